@@ -1,0 +1,36 @@
+// The kernel dispatch table: one struct of function pointers, filled once from
+// the CPU's features (platform/cpu.h) the first time it is asked for. Ops call
+// through it; nothing else in the runtime knows which ISA it runs on.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/qs8_gemm.h"
+
+namespace octet {
+
+// One compiled implementation of a kernel family and what it needs to run.
+template <typename Fn>
+struct KernelVariant {
+  const char* name;           // e.g. "qs8_gemm_4x4c64__avx512vnni"
+  Fn fn;
+  uint32_t required_features; // CpuFeature bits; 0 = runs everywhere
+};
+
+struct KernelTable {
+  Qs8GemmFn qs8_gemm;
+  const char* qs8_gemm_name;
+};
+
+// The table for this machine (GetCpuInfo(), including OCTET_CPU_DISABLE).
+const KernelTable& GetKernelTable();
+
+// The table for a given feature set: the fastest variant whose features are all present.
+KernelTable SelectKernels(uint32_t cpu_features);
+
+// Every qs8_gemm variant compiled into this build, fastest first, the reference
+// last. Tests iterate over it; `count` receives the number of entries.
+const KernelVariant<Qs8GemmFn>* Qs8GemmVariants(size_t* count);
+
+}  // namespace octet
