@@ -1,1 +1,214 @@
-// placeholder: being written in this session
+#include "write/model_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <algorithm>
+#include <stdexcept>
+
+#include "format/model.h"
+
+namespace octet {
+
+struct ModelWriter::Item {
+  std::string name;
+  fb::DType dtype = fb::DType::U8;
+  std::vector<uint32_t> shape;
+  QuantParams quant;
+  const void* data = nullptr;     // caller-owned, or owned.data()
+  std::vector<uint8_t> owned;
+  uint64_t size = 0;
+  uint64_t offset = 0;            // in the data segment, set by Plan()
+};
+
+struct ModelWriter::Layout {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<const Item*> items;  // tensors then blobs, with their offsets
+  std::vector<uint64_t> offsets;
+  uint64_t data_offset = 0;        // of the data segment in the file
+  uint64_t file_size = 0;
+};
+
+namespace {
+
+[[noreturn]] void Fail(const std::string& message) { throw std::runtime_error(message); }
+
+uint64_t AlignUp64(uint64_t v) { return (v + kDataAlignment - 1) & ~(kDataAlignment - 1); }
+
+}  // namespace
+
+ModelWriter::ModelWriter() = default;
+ModelWriter::~ModelWriter() = default;
+ModelWriter::ModelWriter(ModelWriter&&) noexcept = default;
+ModelWriter& ModelWriter::operator=(ModelWriter&&) noexcept = default;
+
+// The generated object-API types copy deeply.
+void ModelWriter::SetArchitecture(const fb::ArchitectureT& architecture) {
+  architecture_ = std::make_unique<fb::ArchitectureT>(architecture);
+}
+
+void ModelWriter::SetProvenance(const fb::ProvenanceT& provenance) {
+  provenance_ = std::make_unique<fb::ProvenanceT>(provenance);
+}
+
+void ModelWriter::SetMemoryPlan(const fb::MemoryPlanT& plan) {
+  memory_plan_ = std::make_unique<fb::MemoryPlanT>(plan);
+}
+
+void ModelWriter::SetTokenizerKind(fb::TokenizerKind kind) { tokenizer_kind_ = kind; }
+
+void ModelWriter::AddItem(Item item) {
+  for (const Item& t : tensors_) {
+    if (t.name == item.name) Fail("tensor '" + item.name + "' added twice");
+  }
+  tensors_.push_back(std::move(item));
+}
+
+void ModelWriter::AddTensor(const std::string& name, fb::DType dtype,
+                            const std::vector<uint32_t>& shape, const void* data,
+                            QuantParams quant) {
+  if (name.empty()) Fail("a tensor needs a name");
+  if (shape.empty() || shape.size() > static_cast<size_t>(kMaxTensorRank)) {
+    Fail("tensor '" + name + "': rank must be 1.." + std::to_string(kMaxTensorRank));
+  }
+  uint64_t numel = 1;
+  for (uint32_t d : shape) {
+    if (d == 0) Fail("tensor '" + name + "' has a zero dimension");
+    numel *= d;
+  }
+  if (dtype == fb::DType::I8 && quant.scheme == fb::QuantScheme::None) {
+    Fail("tensor '" + name + "' is int8 and needs quantization parameters");
+  }
+  Item item;
+  item.name = name;
+  item.dtype = dtype;
+  item.shape = shape;
+  item.quant = std::move(quant);
+  item.data = data;
+  item.size = numel * DTypeSize(dtype);
+  AddItem(std::move(item));
+}
+
+void ModelWriter::AddTensorCopy(const std::string& name, fb::DType dtype,
+                                const std::vector<uint32_t>& shape, const void* data,
+                                QuantParams quant) {
+  AddTensor(name, dtype, shape, nullptr, std::move(quant));
+  Item& item = tensors_.back();
+  const uint8_t* bytes = static_cast<const uint8_t*>(data);
+  item.owned.assign(bytes, bytes + item.size);
+  item.data = item.owned.data();
+}
+
+void ModelWriter::AddTokenizerFile(const std::string& name, const void* data, uint64_t size) {
+  Item item;
+  item.name = name;
+  const uint8_t* bytes = static_cast<const uint8_t*>(data);
+  item.owned.assign(bytes, bytes + size);
+  item.data = item.owned.data();
+  item.size = size;
+  blobs_.push_back(std::move(item));
+}
+
+ModelWriter::Layout ModelWriter::Plan() const {
+  if (!architecture_ || !architecture_->attention) {
+    Fail("model writer: the architecture (with its attention table) is not set");
+  }
+  Layout layout;
+  uint64_t cursor = 0;
+  for (const Item& t : tensors_) {
+    layout.items.push_back(&t);
+    layout.offsets.push_back(cursor);
+    cursor = AlignUp64(cursor + t.size);
+  }
+  for (const Item& b : blobs_) {
+    layout.items.push_back(&b);
+    layout.offsets.push_back(cursor);
+    cursor = AlignUp64(cursor + b.size);
+  }
+  const uint64_t data_size = cursor;
+
+  flatbuffers::FlatBufferBuilder& fbb = layout.fbb;
+  const auto architecture = fb::Architecture::Pack(fbb, architecture_.get());
+  std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const Item& t = tensors_[i];
+    flatbuffers::Offset<fb::Quantization> quant = 0;
+    if (t.quant.scheme != fb::QuantScheme::None) {
+      quant = fb::CreateQuantizationDirect(fbb, t.quant.scheme, t.quant.axis, t.quant.block_size,
+                                           &t.quant.scales,
+                                           t.quant.zero_points.empty() ? nullptr
+                                                                       : &t.quant.zero_points);
+    }
+    tensors.push_back(fb::CreateTensorDirect(fbb, t.name.c_str(), t.dtype, &t.shape, quant,
+                                             layout.offsets[i], t.size));
+  }
+  flatbuffers::Offset<fb::Tokenizer> tokenizer = 0;
+  if (!blobs_.empty() || tokenizer_kind_ != fb::TokenizerKind::None) {
+    std::vector<flatbuffers::Offset<fb::Blob>> files;
+    for (size_t i = 0; i < blobs_.size(); ++i) {
+      files.push_back(fb::CreateBlobDirect(fbb, blobs_[i].name.c_str(),
+                                           layout.offsets[tensors_.size() + i], blobs_[i].size));
+    }
+    tokenizer = fb::CreateTokenizerDirect(fbb, tokenizer_kind_, &files);
+  }
+  flatbuffers::Offset<fb::Provenance> provenance = 0;
+  if (provenance_) provenance = fb::Provenance::Pack(fbb, provenance_.get());
+  flatbuffers::Offset<fb::MemoryPlan> plan = 0;
+  if (memory_plan_) plan = fb::MemoryPlan::Pack(fbb, memory_plan_.get());
+  const auto root = fb::CreateModelDirect(fbb, kFormatMajor, kFormatMinor, architecture, &tensors,
+                                          tokenizer, provenance, plan,
+                                          static_cast<uint32_t>(kDataAlignment), data_size);
+  fb::FinishSizePrefixedModelBuffer(fbb, root);
+  layout.data_offset = AlignUp64(fbb.GetSize());
+  layout.file_size = layout.data_offset + data_size;
+  return layout;
+}
+
+void ModelWriter::Write(const std::string& path) const {
+  const Layout layout = Plan();
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) Fail("cannot create '" + path + "': " + std::strerror(errno));
+  auto write_at = [&](const void* data, uint64_t size, uint64_t offset) {
+    const uint8_t* p = static_cast<const uint8_t*>(data);
+    while (size > 0) {
+      const size_t chunk = static_cast<size_t>(std::min<uint64_t>(size, 1u << 30));
+      const ssize_t n = pwrite(fd, p, chunk, static_cast<off_t>(offset));
+      if (n <= 0) {
+        const std::string reason = std::strerror(errno);
+        close(fd);
+        Fail("cannot write '" + path + "': " + reason);
+      }
+      p += n;
+      size -= static_cast<uint64_t>(n);
+      offset += static_cast<uint64_t>(n);
+    }
+  };
+  write_at(layout.fbb.GetBufferPointer(), layout.fbb.GetSize(), 0);
+  for (size_t i = 0; i < layout.items.size(); ++i) {
+    const Item* item = layout.items[i];
+    if (item->data != nullptr && item->size > 0) {
+      write_at(item->data, item->size, layout.data_offset + layout.offsets[i]);
+    }
+  }
+  // Padding and sparse tensors are holes: the file reads zeros there.
+  if (ftruncate(fd, static_cast<off_t>(layout.file_size)) != 0 || close(fd) != 0) {
+    Fail("cannot finish '" + path + "': " + std::strerror(errno));
+  }
+}
+
+std::vector<uint8_t> ModelWriter::WriteToBuffer() const {
+  const Layout layout = Plan();
+  std::vector<uint8_t> out(layout.file_size, 0);
+  std::memcpy(out.data(), layout.fbb.GetBufferPointer(), layout.fbb.GetSize());
+  for (size_t i = 0; i < layout.items.size(); ++i) {
+    const Item* item = layout.items[i];
+    if (item->data != nullptr && item->size > 0) {
+      std::memcpy(out.data() + layout.data_offset + layout.offsets[i], item->data, item->size);
+    }
+  }
+  return out;
+}
+
+}  // namespace octet

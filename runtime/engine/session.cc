@@ -1,1 +1,348 @@
-// placeholder: being written in this session
+// Session: plan at creation, compute in Run.
+//
+// What runs today: the embedding (token, learned position, token type 0,
+// embedding scale, embedding norm) and, for decoders, the final norm and the
+// LM head: int8 weights through the dispatch table's qs8_gemm with dynamic
+// per-row activation scales (core/quant.h), fp32 weights through f32_gemm.
+// Models with transformer layers are refused at creation with kUnsupported
+// until the engine lands (issue #3); the plan still covers them.
+#include "engine/session.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+#include "core/checked_math.h"
+#include "core/quant.h"
+#include "kernels/f32_gemm.h"
+
+namespace octet {
+namespace {
+
+constexpr uint32_t kMaxBatch = 4096;
+constexpr uint64_t kMaxRows = 1u << 24;  // batch x seq
+constexpr uint32_t kRowBlock = 16;       // rows per LM-head GEMM call
+
+bool IsDecoder(const fb::Architecture& a) { return a.structure() == fb::Structure::DecoderOnly; }
+
+// The weight that a row-gather or a GEMM reads: F32, or I8 with per-tensor or
+// per-row (axis 0) scales.
+Status CheckMatrix(const TensorView* t, const char* role) {
+  if (t == nullptr) return Status::Error(StatusCode::kInvalidModel, "%s is missing", role);
+  if (t->rank != 2) {
+    return Status::Error(StatusCode::kInvalidModel, "%s '%s' must be a matrix", role, t->name);
+  }
+  if (t->dtype == fb::DType::F32) return Status::Ok();
+  if (t->dtype == fb::DType::I8 && t->quant != nullptr &&
+      (t->quant->scheme() == fb::QuantScheme::PerTensor ||
+       (t->quant->scheme() == fb::QuantScheme::PerChannel && t->quant->axis() == 0))) {
+    if (t->quant->zero_points() != nullptr && t->quant->zero_points()->size() != 0) {
+      for (uint32_t i = 0; i < t->quant->zero_points()->size(); ++i) {
+        if (t->quant->zero_points()->Get(i) != 0) {
+          return Status::Error(StatusCode::kUnsupported, "%s '%s' has a non-zero zero point; "
+                               "octet weights are symmetric", role, t->name);
+        }
+      }
+    }
+    return Status::Ok();
+  }
+  return Status::Error(StatusCode::kUnsupported, "%s '%s' is %s%s; this runtime reads F32 or "
+                       "int8 with per-tensor or per-row scales", role, t->name,
+                       DTypeName(t->dtype), t->quant ? " with an unsupported scheme" : "");
+}
+
+Status CheckVector(const TensorView* t, uint32_t n, bool required, const char* name) {
+  if (t == nullptr) {
+    if (!required) return Status::Ok();
+    return Status::Error(StatusCode::kInvalidModel, "tensor '%s' is missing", name);
+  }
+  if (t->dtype != fb::DType::F32 || t->rank != 1 || t->shape[0] != n) {
+    return Status::Error(StatusCode::kInvalidModel, "tensor '%s' must be F32 [%u]", name, n);
+  }
+  return Status::Ok();
+}
+
+float RowScale(const TensorView& t, uint32_t row) {
+  if (t.quant == nullptr) return 1.0f;
+  return t.quant->scheme() == fb::QuantScheme::PerTensor ? t.quant->scales()->Get(0)
+                                                         : t.quant->scales()->Get(row);
+}
+
+// out[0..n) += scale_multiplier * row `row` of t (F32 or I8).
+void AddRow(const TensorView& t, uint32_t row, float multiplier, float* out) {
+  const uint32_t n = t.shape[1];
+  if (t.dtype == fb::DType::F32) {
+    const float* src = static_cast<const float*>(t.data) + static_cast<size_t>(row) * n;
+    for (uint32_t i = 0; i < n; ++i) out[i] += multiplier * src[i];
+  } else {
+    const int8_t* src = static_cast<const int8_t*>(t.data) + static_cast<size_t>(row) * n;
+    const float scale = multiplier * RowScale(t, row);
+    for (uint32_t i = 0; i < n; ++i) out[i] += scale * static_cast<float>(src[i]);
+  }
+}
+
+// In place over x[0..n): LayerNorm (weight, optional bias) or RMSNorm (weight).
+void Normalize(fb::NormKind kind, float eps, const TensorView& weight, const TensorView* bias,
+               float* x, uint32_t n) {
+  const float* w = static_cast<const float*>(weight.data);
+  const float* b = bias ? static_cast<const float*>(bias->data) : nullptr;
+  if (kind == fb::NormKind::LayerNorm) {
+    float mean = 0.0f;
+    for (uint32_t i = 0; i < n; ++i) mean += x[i];
+    mean /= static_cast<float>(n);
+    float var = 0.0f;
+    for (uint32_t i = 0; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
+    const float inv = 1.0f / std::sqrt(var / static_cast<float>(n) + eps);
+    for (uint32_t i = 0; i < n; ++i) x[i] = (x[i] - mean) * inv * w[i] + (b ? b[i] : 0.0f);
+  } else {
+    float sum_sq = 0.0f;
+    for (uint32_t i = 0; i < n; ++i) sum_sq += x[i] * x[i];
+    const float inv = 1.0f / std::sqrt(sum_sq / static_cast<float>(n) + eps);
+    for (uint32_t i = 0; i < n; ++i) x[i] = x[i] * inv * w[i] + (b ? b[i] : 0.0f);
+  }
+}
+
+}  // namespace
+
+// Every buffer of a run, as offsets into the arenas. Computed identically by
+// Plan() and Create(), so the plan is the allocation.
+struct Session::Layout {
+  SessionPlan plan;
+  size_t hidden = 0;   // activations: f32 [rows, hidden]
+  size_t output = 0;   // activations: f32 [rows, vocab] (decoders; encoders output `hidden`)
+  size_t qrows = 0;    // scratch: int8 [rows, hidden]
+  size_t qscales = 0;  // scratch: f32 [rows]
+  size_t acc = 0;      // scratch: int32 [kRowBlock, vocab]
+
+  static Status Compute(const Model& model, const SessionLimits& limits, Layout* out) {
+    const fb::Architecture& a = model.architecture();
+    if (limits.max_batch < 1 || limits.max_batch > kMaxBatch) {
+      return Status::Error(StatusCode::kInvalidArgument, "max_batch %u must be in [1, %u]",
+                           limits.max_batch, kMaxBatch);
+    }
+    if (limits.max_seq < 1) return Status(StatusCode::kInvalidArgument, "max_seq must be >= 1");
+    if (a.position() == fb::PositionKind::Learned && limits.max_seq > a.max_positions()) {
+      return Status::Error(StatusCode::kInvalidArgument,
+                           "max_seq %u exceeds the model's %u learned positions", limits.max_seq,
+                           a.max_positions());
+    }
+    const uint64_t rows = static_cast<uint64_t>(limits.max_batch) * limits.max_seq;
+    if (rows > kMaxRows) {
+      return Status::Error(StatusCode::kInvalidArgument, "max_batch x max_seq = %llu exceeds %llu",
+                           static_cast<unsigned long long>(rows),
+                           static_cast<unsigned long long>(kMaxRows));
+    }
+    const size_t h = a.hidden_size();
+    const size_t v = a.vocab_size();
+    ArenaLayout activations, scratch;
+    out->hidden = activations.Reserve(rows * h * sizeof(float));
+    if (IsDecoder(a)) {
+      out->output = activations.Reserve(rows * v * sizeof(float));
+      out->qrows = scratch.Reserve(rows * h);
+      out->qscales = scratch.Reserve(rows * sizeof(float));
+      out->acc = scratch.Reserve(static_cast<size_t>(kRowBlock) * v * sizeof(int32_t));
+    }
+    // KV cache for the decoder layers: int8 K and V plus one f32 scale per token
+    // per kv head (DESIGN.md §4), for max_seq + max_new_tokens positions.
+    ArenaLayout kv;
+    const fb::Attention& att = *a.attention();
+    const uint64_t decoder_layers =
+        a.structure() == fb::Structure::EncoderDecoder ? a.num_decoder_layers()
+        : IsDecoder(a)                                 ? a.num_layers()
+                                                       : 0;
+    if (decoder_layers > 0) {
+      const uint64_t positions = static_cast<uint64_t>(limits.max_seq) + limits.max_new_tokens;
+      const uint64_t per_token = 2ull * att.num_kv_heads() * (att.head_dim() + sizeof(float));
+      uint64_t bytes = 0;
+      if (!CheckedMul(decoder_layers * limits.max_batch, positions, &bytes) ||
+          !CheckedMul(bytes, per_token, &bytes) || bytes > (1ull << 40)) {
+        return Status(StatusCode::kInvalidArgument, "the KV cache for these limits is too large");
+      }
+      kv.Reserve(static_cast<size_t>(bytes));
+    }
+    if (!activations.ok() || !scratch.ok() || !kv.ok()) {
+      return Status(StatusCode::kOutOfMemory, "the memory plan overflows the address space");
+    }
+    out->plan.activation_bytes = activations.size();
+    out->plan.scratch_bytes = scratch.size();
+    out->plan.kv_cache_bytes = kv.size();
+    return Status::Ok();
+  }
+};
+
+Result<SessionPlan> Session::Plan(const Model& model, const SessionLimits& limits) {
+  Layout layout;
+  OCTET_RETURN_IF_ERROR(Layout::Compute(model, limits, &layout));
+  return SessionPlan(layout.plan);
+}
+
+Result<Session> Session::Create(const Model& model, const SessionLimits& limits) {
+  return Build(model, limits, nullptr);
+}
+
+Result<Session> Session::CreateWithMemory(const Model& model, const SessionLimits& limits,
+                                          const SessionMemory& memory) {
+  return Build(model, limits, &memory);
+}
+
+Result<Session> Session::Build(const Model& model, const SessionLimits& limits,
+                               const SessionMemory* memory) {
+  const fb::Architecture& a = model.architecture();
+  const uint32_t layers = a.num_layers() + a.num_decoder_layers();
+  if (layers > 0) {
+    return Status::Error(StatusCode::kUnsupported,
+                         "the model has %u transformer layers; running them lands with the "
+                         "engine (issue #3): this build runs embedding-and-head models only",
+                         layers);
+  }
+  if (a.structure() == fb::Structure::EncoderDecoder) {
+    return Status(StatusCode::kUnsupported, "encoder-decoder models land with the engine (issue #3)");
+  }
+  // Prepare: every weight Run reads, checked once here.
+  OCTET_RETURN_IF_ERROR(CheckMatrix(model.Find("token_embedding"), "token_embedding"));
+  if (a.position() == fb::PositionKind::Learned) {
+    OCTET_RETURN_IF_ERROR(CheckMatrix(model.Find("position_embedding"), "position_embedding"));
+  } else if (a.position() != fb::PositionKind::None && a.position() != fb::PositionKind::Rope) {
+    return Status::Error(StatusCode::kUnsupported, "position encoding %s lands with the engine",
+                         fb::EnumNamePositionKind(a.position()));
+  }
+  if (a.type_vocab_size() > 0) {
+    OCTET_RETURN_IF_ERROR(CheckMatrix(model.Find("token_type_embedding"), "token_type_embedding"));
+  }
+  const char* norm = IsDecoder(a) ? "final_norm" : "embedding_norm";
+  char norm_weight[64], norm_bias[64];
+  std::snprintf(norm_weight, sizeof(norm_weight), "%s.weight", norm);
+  std::snprintf(norm_bias, sizeof(norm_bias), "%s.bias", norm);
+  OCTET_RETURN_IF_ERROR(CheckVector(model.Find(norm_weight), a.hidden_size(), false, norm_weight));
+  OCTET_RETURN_IF_ERROR(CheckVector(model.Find(norm_bias), a.hidden_size(), false, norm_bias));
+  if (model.Find(norm_bias) != nullptr && model.Find(norm_weight) == nullptr) {
+    return Status::Error(StatusCode::kInvalidModel, "'%s' without '%s'", norm_bias, norm_weight);
+  }
+  if (IsDecoder(a)) {
+    const TensorView* head = a.tied_embeddings() ? model.Find("token_embedding")
+                                                 : model.Find("lm_head");
+    OCTET_RETURN_IF_ERROR(CheckMatrix(head, a.tied_embeddings() ? "tied head" : "lm_head"));
+    if (head->dtype == fb::DType::I8 && a.hidden_size() > kQs8GemmMaxK) {
+      return Status(StatusCode::kUnsupported, "hidden size exceeds the int8 GEMM's K limit");
+    }
+  }
+
+  Layout layout;
+  OCTET_RETURN_IF_ERROR(Layout::Compute(model, limits, &layout));
+  Session session;
+  session.model_ = &model;
+  session.kernels_ = &GetKernelTable();
+  session.limits_ = limits;
+  session.plan_ = layout.plan;
+  if (memory == nullptr) {
+    OCTET_RETURN_IF_ERROR(session.activations_.Allocate(layout.plan.activation_bytes));
+    OCTET_RETURN_IF_ERROR(session.scratch_.Allocate(layout.plan.scratch_bytes));
+    OCTET_RETURN_IF_ERROR(session.kv_cache_.Allocate(layout.plan.kv_cache_bytes));
+  } else {
+    OCTET_RETURN_IF_ERROR(session.activations_.Wrap(memory->activations, layout.plan.activation_bytes));
+    OCTET_RETURN_IF_ERROR(session.scratch_.Wrap(memory->scratch, layout.plan.scratch_bytes));
+    OCTET_RETURN_IF_ERROR(session.kv_cache_.Wrap(memory->kv_cache, layout.plan.kv_cache_bytes));
+  }
+  session.hidden_offset_ = layout.hidden;
+  session.output_offset_ = layout.output;
+  session.qrows_offset_ = layout.qrows;
+  session.qscales_offset_ = layout.qscales;
+  session.acc_offset_ = layout.acc;
+  return session;
+}
+
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+Session::~Session() = default;
+
+Status Session::Run(const int32_t* ids, const uint32_t* lengths, uint32_t batch, uint32_t seq) {
+  const fb::Architecture& a = model_->architecture();
+  // Run-time data: checked with plain ifs, errors as Status (no allocation).
+  if (ids == nullptr || lengths == nullptr) {
+    return Status(StatusCode::kInvalidArgument, "ids and lengths must not be null");
+  }
+  if (batch < 1 || batch > limits_.max_batch) {
+    return Status::Error(StatusCode::kInvalidArgument, "batch %u is outside [1, %u]", batch,
+                         limits_.max_batch);
+  }
+  if (seq < 1 || seq > limits_.max_seq) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "sequence length %u is outside [1, %u] (the session's max_seq)", seq,
+                         limits_.max_seq);
+  }
+  for (uint32_t b = 0; b < batch; ++b) {
+    if (lengths[b] < 1 || lengths[b] > seq) {
+      return Status::Error(StatusCode::kInvalidArgument, "length of sequence %u is %u, outside "
+                           "[1, %u]", b, lengths[b], seq);
+    }
+    for (uint32_t s = 0; s < lengths[b]; ++s) {
+      const int32_t id = ids[static_cast<size_t>(b) * seq + s];
+      if (id < 0 || static_cast<uint32_t>(id) >= a.vocab_size()) {
+        return Status::Error(StatusCode::kInvalidArgument, "token id %d at sequence %u position "
+                             "%u is outside the vocabulary [0, %u)", id, b, s, a.vocab_size());
+      }
+    }
+  }
+
+  const uint32_t h = a.hidden_size();
+  const size_t rows = static_cast<size_t>(batch) * seq;
+  float* hidden = activations_.At<float>(hidden_offset_);  // [rows, h]
+  std::memset(hidden, 0, rows * h * sizeof(float));
+  const TensorView& tokens = *model_->Find("token_embedding");
+  const TensorView* positions =
+      a.position() == fb::PositionKind::Learned ? model_->Find("position_embedding") : nullptr;
+  const TensorView* types = a.type_vocab_size() > 0 ? model_->Find("token_type_embedding") : nullptr;
+  const bool decoder = IsDecoder(a);
+  const TensorView* norm_w = model_->Find(decoder ? "final_norm.weight" : "embedding_norm.weight");
+  const TensorView* norm_b = model_->Find(decoder ? "final_norm.bias" : "embedding_norm.bias");
+  for (uint32_t b = 0; b < batch; ++b) {
+    for (uint32_t s = 0; s < lengths[b]; ++s) {
+      const size_t row = static_cast<size_t>(b) * seq + s;
+      float* x = hidden + row * h;  // [h]
+      AddRow(tokens, static_cast<uint32_t>(ids[row]), a.embedding_scale(), x);
+      if (positions != nullptr) AddRow(*positions, s, 1.0f, x);
+      if (types != nullptr) AddRow(*types, 0, 1.0f, x);
+      if (norm_w != nullptr) Normalize(a.norm(), a.norm_eps(), *norm_w, norm_b, x, h);
+    }
+  }
+  if (!decoder) {
+    output_ = OutputView{hidden, batch, seq, h};
+    return Status::Ok();
+  }
+
+  // LM head: logits[rows, vocab] = hidden[rows, h] x head[vocab, h]^T.
+  const uint32_t vocab = a.vocab_size();
+  const TensorView& head = a.tied_embeddings() ? tokens : *model_->Find("lm_head");
+  float* logits = activations_.At<float>(output_offset_);  // [rows, vocab]
+  if (head.dtype == fb::DType::F32) {
+    f32_gemm__ref(rows, vocab, h, hidden, h, static_cast<const float*>(head.data), h, logits,
+                  vocab);
+  } else {
+    int8_t* qrows = scratch_.At<int8_t>(qrows_offset_);    // [rows, h]
+    float* qscales = scratch_.At<float>(qscales_offset_);  // [rows]
+    int32_t* acc = scratch_.At<int32_t>(acc_offset_);      // [kRowBlock, vocab]
+    for (size_t r = 0; r < rows; ++r) {
+      qscales[r] = QuantizeRowSymmetric(hidden + r * h, h, qrows + r * h);
+    }
+    const int8_t* weights = static_cast<const int8_t*>(head.data);
+    for (size_t r0 = 0; r0 < rows; r0 += kRowBlock) {
+      const size_t m = rows - r0 < kRowBlock ? rows - r0 : kRowBlock;
+      kernels_->qs8_gemm(m, vocab, h, qrows + r0 * h, h, weights, h, acc, vocab);
+      for (size_t i = 0; i < m; ++i) {
+        float* out = logits + (r0 + i) * vocab;
+        const int32_t* in = acc + i * vocab;
+        for (uint32_t n = 0; n < vocab; ++n) {
+          out[n] = DequantizeAcc(in[n], qscales[r0 + i], RowScale(head, n));
+        }
+      }
+    }
+  }
+  if (a.logits_scale() != 1.0f) {
+    for (size_t i = 0; i < rows * vocab; ++i) logits[i] *= a.logits_scale();
+  }
+  output_ = OutputView{logits, batch, seq, vocab};
+  return Status::Ok();
+}
+
+}  // namespace octet

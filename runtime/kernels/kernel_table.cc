@@ -5,8 +5,24 @@
 namespace octet {
 namespace {
 
-// Fastest first; the reference last (it runs everywhere).
+// Fastest first; the reference last (it runs everywhere). Which ISA files are
+// compiled is decided by runtime/kernels/CMakeLists.txt, which sets the
+// OCTET_KERNELS_* definitions to match.
 const KernelVariant<Qs8GemmFn> kQs8GemmVariants[] = {
+#if defined(OCTET_KERNELS_X86)
+    // The VNNI file is compiled with AVX512 flags, which imply AVX2 code.
+    {"qs8_gemm_4x4c64__avx512vnni", qs8_gemm_4x4c64__avx512vnni, kCpuX86Avx512Vnni | kCpuX86Avx2},
+    {"qs8_gemm_4x4c8__avx2", qs8_gemm_4x4c8__avx2, kCpuX86Avx2},
+#endif
+#if defined(OCTET_KERNELS_I8MM)
+    {"qs8_gemm_4x4c8__neoni8mm", qs8_gemm_4x4c8__neoni8mm, kCpuArmNeon | kCpuArmI8mm},
+#endif
+#if defined(OCTET_KERNELS_NEONDOT)
+    {"qs8_gemm_4x4c16__neondot", qs8_gemm_4x4c16__neondot, kCpuArmNeon | kCpuArmDotProd},
+#endif
+#if defined(OCTET_KERNELS_NEON)
+    {"qs8_gemm_4x4c16__neon", qs8_gemm_4x4c16__neon, kCpuArmNeon},
+#endif
     {"qs8_gemm__ref", qs8_gemm__ref, 0},
 };
 

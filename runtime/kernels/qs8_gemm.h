@@ -31,4 +31,20 @@ typedef void (*Qs8GemmFn)(size_t M, size_t N, size_t K, const int8_t* A, size_t 
 void qs8_gemm__ref(size_t M, size_t N, size_t K, const int8_t* A, size_t lda, const int8_t* B,
                    size_t ldb, int32_t* C, size_t ldc);
 
+// Optimized variants, named <op>_<MR>x<NR>c<KC>__<isa>: each computes an MR x NR
+// tile of C per pass and consumes KC values of k per instruction group. Only the
+// ones for the target architecture are compiled (runtime/kernels/CMakeLists.txt);
+// kernel_table.cc lists them with the CPU features each needs. Call them only
+// through the table, or after checking those features.
+void qs8_gemm_4x4c8__avx2(size_t M, size_t N, size_t K, const int8_t* A, size_t lda,
+                          const int8_t* B, size_t ldb, int32_t* C, size_t ldc);
+void qs8_gemm_4x4c64__avx512vnni(size_t M, size_t N, size_t K, const int8_t* A, size_t lda,
+                                 const int8_t* B, size_t ldb, int32_t* C, size_t ldc);
+void qs8_gemm_4x4c16__neon(size_t M, size_t N, size_t K, const int8_t* A, size_t lda,
+                           const int8_t* B, size_t ldb, int32_t* C, size_t ldc);
+void qs8_gemm_4x4c16__neondot(size_t M, size_t N, size_t K, const int8_t* A, size_t lda,
+                              const int8_t* B, size_t ldb, int32_t* C, size_t ldc);
+void qs8_gemm_4x4c8__neoni8mm(size_t M, size_t N, size_t K, const int8_t* A, size_t lda,
+                              const int8_t* B, size_t ldb, int32_t* C, size_t ldc);
+
 }  // namespace octet

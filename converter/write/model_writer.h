@@ -1,0 +1,68 @@
+// ModelWriter: builds a .octet file (layout in runtime/format/octet_model.fbs).
+// Used by octet-convert and by the tests to make models. Host-only code: it
+// throws std::runtime_error with a one-line message on misuse or I/O failure.
+//
+// Tensor data is not copied unless asked (AddTensorCopy): the caller keeps the
+// bytes alive until Write(), so a converter can stream a multi-GiB checkpoint
+// from its own mmap into the file. A null data pointer writes zeros as a
+// sparse hole (tests use it for files over 2 GiB).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "octet_model_generated.h"
+
+namespace octet {
+
+struct QuantParams {
+  fb::QuantScheme scheme = fb::QuantScheme::None;
+  uint32_t axis = 0;
+  uint32_t block_size = 0;
+  std::vector<float> scales;
+  std::vector<int32_t> zero_points;  // empty = symmetric
+};
+
+class ModelWriter {
+ public:
+  ModelWriter();
+  ~ModelWriter();
+  ModelWriter(ModelWriter&&) noexcept;
+  ModelWriter& operator=(ModelWriter&&) noexcept;
+
+  void SetArchitecture(const fb::ArchitectureT& architecture);
+  void SetProvenance(const fb::ProvenanceT& provenance);
+  void SetMemoryPlan(const fb::MemoryPlanT& plan);
+  void SetTokenizerKind(fb::TokenizerKind kind);
+
+  // Adds a tensor whose bytes (product(shape) * sizeof(dtype)) stay owned by the caller.
+  void AddTensor(const std::string& name, fb::DType dtype, const std::vector<uint32_t>& shape,
+                 const void* data, QuantParams quant = QuantParams());
+  // Same, but the writer keeps its own copy of the bytes.
+  void AddTensorCopy(const std::string& name, fb::DType dtype, const std::vector<uint32_t>& shape,
+                     const void* data, QuantParams quant = QuantParams());
+  // A tokenizer file carried verbatim (copied).
+  void AddTokenizerFile(const std::string& name, const void* data, uint64_t size);
+
+  // Writes the file (replacing it). Throws on any failure.
+  void Write(const std::string& path) const;
+  // The whole file in memory (tests, fuzz seeds). Sparse tensors become zeros.
+  std::vector<uint8_t> WriteToBuffer() const;
+
+ private:
+  struct Item;
+  struct Layout;
+  Layout Plan() const;
+  void AddItem(Item item);
+
+  std::unique_ptr<fb::ArchitectureT> architecture_;
+  std::unique_ptr<fb::ProvenanceT> provenance_;
+  std::unique_ptr<fb::MemoryPlanT> memory_plan_;
+  fb::TokenizerKind tokenizer_kind_ = fb::TokenizerKind::None;
+  std::vector<Item> tensors_;
+  std::vector<Item> blobs_;
+};
+
+}  // namespace octet

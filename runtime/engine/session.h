@@ -1,0 +1,95 @@
+// Session: the per-run state for one Model, created for limits. Creation plans
+// every buffer into arenas (one allocation each, or memory the caller hands
+// in); Run only computes: no allocation, no logging. Run-time data (token ids,
+// lengths) is still checked and errors come back as a Status.
+//
+// One Session is used by one thread at a time; many Sessions may share a Model.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/arena.h"
+#include "core/result.h"
+#include "format/model.h"
+#include "kernels/kernel_table.h"
+
+namespace octet {
+
+struct SessionLimits {
+  uint32_t max_batch = 1;        // sequences per Run
+  uint32_t max_seq = 128;        // tokens per sequence (prompt + generated, for decoders)
+  uint32_t max_new_tokens = 0;   // decoder steps after the prompt (reserved in the KV cache)
+};
+
+// What creation planned, in bytes. `inspect` and `bench` print it.
+struct SessionPlan {
+  size_t activation_bytes = 0;  // hidden states, layer outputs, the output buffer
+  size_t scratch_bytes = 0;     // per-op temporaries (quantized rows, accumulators)
+  size_t kv_cache_bytes = 0;    // decoder keys and values
+  size_t total() const { return activation_bytes + scratch_bytes + kv_cache_bytes; }
+};
+
+// Caller-owned memory for the arenas (each 64-byte aligned, at least the planned size).
+struct SessionMemory {
+  void* activations = nullptr;
+  void* scratch = nullptr;
+  void* kv_cache = nullptr;
+};
+
+// A float output in the activations arena: [batch, seq, dim], row-major.
+struct OutputView {
+  const float* data = nullptr;
+  uint32_t batch = 0;
+  uint32_t seq = 0;
+  uint32_t dim = 0;
+};
+
+class Session {
+ public:
+  // The plan for `limits`, without allocating.
+  static Result<SessionPlan> Plan(const Model& model, const SessionLimits& limits);
+  // Plans and allocates one arena per kind. `model` must outlive the session.
+  static Result<Session> Create(const Model& model, const SessionLimits& limits);
+  // Plans and uses the caller's memory (no allocation at all).
+  static Result<Session> CreateWithMemory(const Model& model, const SessionLimits& limits,
+                                          const SessionMemory& memory);
+
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+  ~Session();
+
+  // One forward pass over a padded batch: ids is [batch, seq] row-major,
+  // lengths[b] (1..seq) tokens of row b are real, the rest is padding.
+  // Output: encoder-only -> last hidden state [batch, seq, hidden];
+  //         decoder-only -> logits [batch, seq, vocab].
+  Status Run(const int32_t* ids, const uint32_t* lengths, uint32_t batch, uint32_t seq);
+
+  OutputView output() const { return output_; }
+  const SessionPlan& plan() const { return plan_; }
+  const SessionLimits& limits() const { return limits_; }
+  const KernelTable& kernels() const { return *kernels_; }
+
+ private:
+  struct Layout;
+  Session() = default;
+  static Result<Session> Build(const Model& model, const SessionLimits& limits,
+                               const SessionMemory* memory);
+
+  const Model* model_ = nullptr;
+  const KernelTable* kernels_ = nullptr;
+  SessionLimits limits_;
+  SessionPlan plan_;
+  Arena activations_;
+  Arena scratch_;
+  Arena kv_cache_;
+  // Planned offsets (see session.cc).
+  size_t hidden_offset_ = 0;    // f32 [max_batch * max_seq, hidden]
+  size_t output_offset_ = 0;    // f32 [max_batch * max_seq, output_dim]
+  size_t qrows_offset_ = 0;     // int8 [max_batch * max_seq, hidden] (scratch)
+  size_t qscales_offset_ = 0;   // f32 [max_batch * max_seq] (scratch)
+  size_t acc_offset_ = 0;       // int32 [kRowBlock, output_dim] (scratch)
+  OutputView output_;
+};
+
+}  // namespace octet

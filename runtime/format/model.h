@@ -1,0 +1,99 @@
+// Model: a loaded, verified .octet file. Immutable after Load, so one Model can
+// serve many sessions on many threads. Weights are used in place from the
+// mapping (zero copy): TensorView::data points into the file.
+//
+// Canonical tensor names (the converter writes them, the engine reads them):
+//   token_embedding            [vocab, hidden]
+//   position_embedding         [max_positions, hidden]    (PositionKind Learned)
+//   token_type_embedding       [type_vocab, hidden]       (BERT)
+//   embedding_norm.{weight,bias}                          (BERT)
+//   {encoder.,decoder.,}layers.{i}.{...}                  per layer; i < the layer count
+//   final_norm.{weight,bias}, lm_head [vocab, hidden], final_logits_bias [vocab]
+// The per-layer names are fixed by the engine (see runtime/engine/); the loader
+// checks the ones above against the architecture and every layer index.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/result.h"
+#include "octet_model_generated.h"
+#include "platform/file_map.h"
+
+namespace octet {
+
+// The format this build writes and reads. Readers reject a newer major.
+constexpr uint16_t kFormatMajor = 1;
+constexpr uint16_t kFormatMinor = 0;
+constexpr uint64_t kDataAlignment = 64;
+constexpr int kMaxTensorRank = 8;
+
+// Sanity limits on what a file may claim; generous for edge models, small
+// enough that no product of them overflows a 64-bit size.
+constexpr uint32_t kMaxVocab = 1u << 24;
+constexpr uint32_t kMaxHidden = 1u << 16;
+constexpr uint32_t kMaxIntermediate = 1u << 20;
+constexpr uint32_t kMaxLayers = 1024;
+constexpr uint32_t kMaxHeads = 1024;
+constexpr uint32_t kMaxHeadDim = 1024;
+constexpr uint32_t kMaxPositions = 1u << 24;
+constexpr uint32_t kMaxTensorNameLength = 256;
+
+size_t DTypeSize(fb::DType dtype);  // 0 for unknown values
+const char* DTypeName(fb::DType dtype);
+
+struct TensorView {
+  const char* name = nullptr;
+  fb::DType dtype = fb::DType::F32;
+  int rank = 0;
+  uint32_t shape[kMaxTensorRank] = {0};
+  uint64_t numel = 0;
+  const void* data = nullptr;             // inside the mapped file, 64-byte aligned
+  uint64_t size = 0;                      // bytes
+  const fb::Quantization* quant = nullptr;  // null when not quantized
+};
+
+class Model {
+ public:
+  Model() = default;
+  ~Model();
+  Model(Model&& other) noexcept;
+  Model& operator=(Model&& other) noexcept;
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  // Maps `path` and verifies it (FlatBuffers Verifier, then semantic checks).
+  static Result<Model> Load(const char* path);
+  // Verifies a model held in memory the caller owns and keeps alive while the
+  // Model lives (no copy). `data` must be 64-byte aligned.
+  static Result<Model> FromBuffer(const void* data, size_t size);
+
+  const fb::Model& root() const { return *root_; }
+  const fb::Architecture& architecture() const { return *root_->architecture(); }
+
+  size_t num_tensors() const { return num_tensors_; }
+  const TensorView& tensor(size_t i) const { return tensors_[i]; }
+  // Binary search by name; nullptr when absent.
+  const TensorView* Find(const char* name) const;
+
+  const uint8_t* file_data() const { return file_.data(); }
+  uint64_t file_size() const { return file_.size(); }
+  uint64_t data_offset() const { return data_offset_; }  // start of the data segment in the file
+  uint64_t data_size() const { return root_->data_size(); }
+  bool is_mapped() const { return file_.is_mapped(); }
+
+  // Bytes of a tokenizer blob; fills *size. nullptr when `index` is out of range.
+  const uint8_t* blob(size_t index, uint64_t* size) const;
+
+ private:
+  static Result<Model> Verify(MappedFile file);
+  void Release();
+
+  MappedFile file_;
+  const fb::Model* root_ = nullptr;
+  uint64_t data_offset_ = 0;
+  TensorView* tensors_ = nullptr;  // [num_tensors_], sorted by name; one allocation
+  size_t num_tensors_ = 0;
+};
+
+}  // namespace octet

@@ -1,0 +1,269 @@
+// octet bench: times prefill over a synthetic batch and reports speed and
+// memory (DESIGN.md §5). With --json, exactly one JSON object on stdout.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/json.h"
+#include "cli/model_util.h"
+#include "cli/tool_main.h"
+#include "common/alloc_counter.h"
+#include "engine/session.h"
+#include "format/model.h"
+#include "kernels/kernel_table.h"
+#include "platform/clock.h"
+#include "platform/cpu.h"
+
+namespace octet {
+namespace cli {
+namespace {
+
+constexpr char kUsage[] =
+    R"(Usage: octet bench MODEL [--seq 128] [--batch 1] [--decode 128] [--threads N]
+                   [--runs R] [--json]
+
+Times a forward pass (prefill) over a batch of synthetic token ids: one warm-up
+run, then R timed runs; reports the median.
+
+Options:
+  --seq N       tokens per sequence, 1 to 1048576 (default 128)
+  --batch N     sequences, 1 to 4096 (default 1)
+  --decode N    decoder steps to time after the prefill, 0 to 1048576 (default 128;
+                decoder models only). Decoding lands with the engine (issue #3):
+                until then decode_tokens_per_s is null and "notes" says why.
+  --threads N   worker threads, 1 to 1024 (default 1; octet runs on one thread for now)
+  --runs R      timed runs, 1 to 100000 (default 10)
+  --json        print one JSON object instead of a table
+  -h, --help    show this help
+
+JSON fields: prefill_ms (median), prefill_ms_min, prefill_ms_max,
+prefill_tokens_per_s, decode_tokens_per_s (null when not measured), arena_bytes
+(the session plan: activation_bytes + scratch_bytes + kv_cache_bytes),
+weights_bytes, peak_rss_bytes, heap_allocs_during_run (heap allocations made
+during the timed runs; 0 is the contract), notes, and the settings used.
+
+Exit status: 0 on success, 2 for a wrong command line, 1 for any other failure
+(one line on stderr).
+)";
+
+// Tokens per batch beyond which a benchmark is a typo rather than a measurement.
+constexpr uint64_t kMaxBatchTokens = uint64_t{1} << 24;
+
+struct BenchSettings {
+  std::string model_path;
+  uint32_t seq = 128;
+  uint32_t batch = 1;
+  uint32_t decode = 128;
+  uint32_t threads = 1;
+  uint32_t runs = 10;
+  bool json = false;
+};
+
+struct BenchResult {
+  double prefill_ms = 0;  // median
+  double prefill_ms_min = 0;
+  double prefill_ms_max = 0;
+  double prefill_tokens_per_s = 0;
+  uint64_t heap_allocs = 0;
+  bool heap_counter_active = false;
+  uint64_t peak_rss_bytes = 0;
+};
+
+BenchSettings ParseSettings(const ParsedArgs& args) {
+  BenchSettings s;
+  s.model_path = args.positionals[0];
+  const auto get = [&args](const char* flag, uint32_t fallback, uint64_t min, uint64_t max) {
+    if (!args.Has(flag)) return fallback;
+    return static_cast<uint32_t>(ParseUint(flag, args.Value(flag), min, max));
+  };
+  s.seq = get("--seq", s.seq, 1, 1u << 20);
+  s.batch = get("--batch", s.batch, 1, 4096);
+  s.decode = get("--decode", s.decode, 0, 1u << 20);
+  s.threads = get("--threads", s.threads, 1, 1024);
+  s.runs = get("--runs", s.runs, 1, 100000);
+  s.json = args.Switch("--json");
+  return s;
+}
+
+uint64_t PeakRssBytes() {
+  struct rusage usage = {};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // Linux and Android report KiB
+}
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+BenchResult Measure(const BenchSettings& s, const Model& model, Session& session) {
+  const uint32_t vocab = model.architecture().vocab_size();
+  // ids [batch, seq]: deterministic, spread over the vocabulary.
+  std::vector<int32_t> ids(static_cast<size_t>(s.batch) * s.seq);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    ids[i] = static_cast<int32_t>((i * 7919 + 13) % vocab);
+  }
+  const std::vector<uint32_t> lengths(s.batch, s.seq);
+  std::vector<int64_t> nanos(s.runs);  // sized before the timed runs: they must not allocate
+
+  Status status = session.Run(ids.data(), lengths.data(), s.batch, s.seq);  // warm-up
+  if (!status.ok()) throw Failure("forward pass failed: " + DescribeStatus(status));
+
+  BenchResult result;
+  const uint64_t allocs_before = HeapAllocationCount();
+  for (uint32_t r = 0; r < s.runs && status.ok(); ++r) {
+    const int64_t start = MonotonicNanos();
+    status = session.Run(ids.data(), lengths.data(), s.batch, s.seq);
+    nanos[r] = MonotonicNanos() - start;
+  }
+  const uint64_t allocs_after = HeapAllocationCount();
+  if (!status.ok()) throw Failure("forward pass failed: " + DescribeStatus(status));
+
+  std::vector<double> ms(s.runs);
+  for (uint32_t r = 0; r < s.runs; ++r) ms[r] = static_cast<double>(nanos[r]) / 1e6;
+  result.prefill_ms = Median(ms);
+  result.prefill_ms_min = *std::min_element(ms.begin(), ms.end());
+  result.prefill_ms_max = *std::max_element(ms.begin(), ms.end());
+  const double tokens = static_cast<double>(s.batch) * s.seq;
+  result.prefill_tokens_per_s = result.prefill_ms > 0 ? tokens / (result.prefill_ms * 1e-3) : 0;
+  result.heap_allocs = allocs_after - allocs_before;
+  result.heap_counter_active = HeapAllocationCounterActive();
+  result.peak_rss_bytes = PeakRssBytes();
+  return result;
+}
+
+JsonValue Report(const BenchSettings& s, const Model& model, const Session& session,
+                 const BenchResult& r) {
+  const fb::Architecture& arch = model.architecture();
+  const bool decoder = arch.structure() != fb::Structure::EncoderOnly;
+  char features[128];
+  FormatCpuFeatures(GetCpuInfo().features, features, sizeof(features));
+
+  JsonValue notes = JsonValue::Array();
+  if (!decoder) {
+    notes.Append("encoder-only model: --decode does not apply");
+  } else if (s.decode > 0) {
+    notes.Append(
+        "decode not measured: decoding is not implemented yet (it lands with the "
+        "engine, issue #3)");
+  }
+  if (s.threads > 1) notes.Append("--threads accepted; octet runs on one thread for now");
+  if (!r.heap_counter_active) notes.Append("heap allocation counter unavailable in this build");
+
+  const SessionPlan& plan = session.plan();
+  JsonValue json = JsonValue::Object();
+  json.Set("model", s.model_path);
+  json.Set("family", EnumText(fb::EnumNameFamily(arch.family()), static_cast<int>(arch.family())));
+  json.Set("structure", StructureText(arch.structure()));
+  json.Set("batch", s.batch);
+  json.Set("seq", s.seq);
+  json.Set("decode", decoder ? s.decode : 0u);
+  json.Set("threads", s.threads);
+  json.Set("runs", s.runs);
+  json.Set("prefill_ms", r.prefill_ms);
+  json.Set("prefill_ms_min", r.prefill_ms_min);
+  json.Set("prefill_ms_max", r.prefill_ms_max);
+  json.Set("prefill_tokens_per_s", r.prefill_tokens_per_s);
+  json.Set("decode_tokens_per_s", JsonValue());  // null: not measured yet (see notes)
+  json.Set("arena_bytes", plan.total());
+  json.Set("activation_bytes", plan.activation_bytes);
+  json.Set("scratch_bytes", plan.scratch_bytes);
+  json.Set("kv_cache_bytes", plan.kv_cache_bytes);
+  json.Set("weights_bytes", WeightBytes(model));
+  json.Set("peak_rss_bytes", r.peak_rss_bytes);
+  json.Set("heap_allocs_during_run",
+           r.heap_counter_active ? JsonValue(r.heap_allocs) : JsonValue());
+  json.Set("kernel", session.kernels().qs8_gemm_name);
+  json.Set("cpu_features", std::string(features));
+  json.Set("notes", std::move(notes));
+  return json;
+}
+
+void PrintTable(const JsonValue& report) {
+  const auto text = [&report](const char* key) { return report.Find(key)->ToText(); };
+  const auto bytes = [&report](const char* key) {
+    const JsonValue* v = report.Find(key);
+    if (v->is_null()) return std::string("n/a");
+    return HumanBytes(v->AsUint()) + " (" + v->ToText() + " bytes)";
+  };
+  const auto number = [&report](const char* key, const char* format) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), format, report.Find(key)->AsDouble());
+    return std::string(buffer);
+  };
+  std::printf("octet bench %s (%s, %s)\n", text("model").c_str(), text("family").c_str(),
+              text("structure").c_str());
+  std::printf("  batch %s, seq %s, decode %s, threads %s, %s timed runs after 1 warm-up\n",
+              text("batch").c_str(), text("seq").c_str(), text("decode").c_str(),
+              text("threads").c_str(), text("runs").c_str());
+  std::printf("  %-24s %s (min %s, max %s)\n", "prefill ms (median)",
+              number("prefill_ms", "%.4f").c_str(), number("prefill_ms_min", "%.4f").c_str(),
+              number("prefill_ms_max", "%.4f").c_str());
+  std::printf("  %-24s %s\n", "prefill tokens/s", number("prefill_tokens_per_s", "%.1f").c_str());
+  std::printf("  %-24s %s\n", "decode tokens/s",
+              report.Find("decode_tokens_per_s")->is_null() ? "not measured (see notes)"
+                                                            : text("decode_tokens_per_s").c_str());
+  std::printf("  %-24s %s\n", "arena", bytes("arena_bytes").c_str());
+  std::printf("  %-24s %s\n", "  activations", bytes("activation_bytes").c_str());
+  std::printf("  %-24s %s\n", "  scratch", bytes("scratch_bytes").c_str());
+  std::printf("  %-24s %s\n", "  kv cache", bytes("kv_cache_bytes").c_str());
+  std::printf("  %-24s %s\n", "weights", bytes("weights_bytes").c_str());
+  std::printf("  %-24s %s\n", "peak RSS", bytes("peak_rss_bytes").c_str());
+  std::printf("  %-24s %s\n", "heap allocs during runs", text("heap_allocs_during_run").c_str());
+  std::printf("  %-24s %s (cpu: %s)\n", "kernel", text("kernel").c_str(),
+              text("cpu_features").c_str());
+  for (const JsonValue& note : report.Find("notes")->items()) {
+    std::printf("  note: %s\n", note.ToText().c_str());
+  }
+}
+
+}  // namespace
+
+int BenchCommand(const std::vector<std::string>& args) {
+  static const std::vector<OptionSpec> kOptions = {
+      ValueOption("--seq"),     ValueOption("--batch"), ValueOption("--decode"),
+      ValueOption("--threads"), ValueOption("--runs"),  SwitchOption("--json"),
+  };
+  const ParsedArgs parsed = ParseArgs("octet bench", kOptions, args, 1, 1, "MODEL");
+  if (parsed.help) {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  const BenchSettings settings = ParseSettings(parsed);
+  const Model model = LoadModel(settings.model_path);
+  const fb::Architecture& arch = model.architecture();
+  const bool decoder = arch.structure() != fb::Structure::EncoderOnly;
+
+  SessionLimits limits;
+  limits.max_batch = settings.batch;
+  limits.max_seq = settings.seq + (decoder ? settings.decode : 0);
+  limits.max_new_tokens = decoder ? settings.decode : 0;
+  if (arch.max_positions() != 0 && limits.max_seq > arch.max_positions()) {
+    throw UsageError(std::string(decoder ? "--seq + --decode" : "--seq") + " = " +
+                     std::to_string(limits.max_seq) + " exceeds the model's max_positions " +
+                     std::to_string(arch.max_positions()));
+  }
+  if (static_cast<uint64_t>(limits.max_batch) * limits.max_seq > kMaxBatchTokens) {
+    throw UsageError("--batch x (" + std::string(decoder ? "--seq + --decode" : "--seq") + ") is " +
+                     std::to_string(uint64_t{limits.max_batch} * limits.max_seq) +
+                     " tokens; at most " + std::to_string(kMaxBatchTokens) + " per run");
+  }
+  Session session = CreateSession(model, limits);
+  const BenchResult result = Measure(settings, model, session);
+  const JsonValue report = Report(settings, model, session, result);
+  if (settings.json) {
+    std::printf("%s\n", report.Serialize().c_str());
+  } else {
+    PrintTable(report);
+  }
+  return kExitOk;
+}
+
+}  // namespace cli
+}  // namespace octet

@@ -1,0 +1,334 @@
+// octet run: one forward pass over a padded batch of token ids (DESIGN.md §5).
+// Generation, attention maps and encoder-decoder models are parsed and
+// validated here; they run once the engine supports them (issue #3).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/model_util.h"
+#include "cli/npy.h"
+#include "cli/tool_main.h"
+#include "engine/session.h"
+#include "format/model.h"
+
+namespace octet {
+namespace cli {
+namespace {
+
+constexpr char kUsage[] =
+    R"(Usage: octet run MODEL --ids 5,17,42 [--ids 7,8 ...] [--decoder-ids 0,5,9 ...]
+                 [--dump OUT.npy] [--threads N]
+       octet run MODEL (--ids IDS | --prompt TEXT) --generate N [--temperature T]
+                 [--top-k K] [--top-p P] [--seed S]
+       octet run MODEL --ids IDS ... --attention-map OUT.png [--layer L] [--head H]
+
+One forward pass over a batch: one --ids per sequence. Shorter sequences are
+padded and masked; padded positions of the output may hold anything finite.
+
+Input:
+  --ids IDS            comma-separated token ids of one sequence (repeat per sequence)
+  --decoder-ids IDS    encoder-decoder models (marian, t5): the decoder input of the
+                       sequence given by the --ids at the same position, teacher-forced
+                       and used as given (it starts with the decoder start token);
+                       one per --ids
+  --threads N          worker threads, 1 to 1024 (accepted; octet runs on one thread
+                       for now)
+
+Output:
+  --dump OUT.npy       write the output as a float32 .npy (little-endian, C order):
+                         encoder-only (bert):          last hidden state [batch, seq, hidden]
+                         decoder-only (gpt2, llama..): logits [batch, seq, vocab]
+                         encoder-decoder (marian, t5): decoder logits [batch, decoder_seq, vocab]
+                       without --dump: the output shape and, for decoders, the most
+                       likely next token of each sequence
+
+Generation (not implemented yet: it lands with the engine, issue #3):
+  --generate N         generate N tokens (1 to 1000000) with the KV cache; prints text
+                       when the model has a tokenizer, else ids
+  --prompt TEXT        the prompt as text (needs the model's tokenizer); instead of --ids
+  --temperature T      sampling temperature, 0 to 100 (0 = greedy)
+  --top-k K            sample among the K most likely tokens (0 = no limit)
+  --top-p P            sample within the smallest set of probability >= P, in (0, 1]
+  --seed S             random seed, 0 to 2^64 - 1
+
+Attention maps (not implemented yet: it lands with the engine, issue #3):
+  --attention-map OUT.png   write a heatmap of the attention weights
+  --layer L            layer to draw (default 0)
+  --head H             head to draw (default: all heads, tiled)
+
+  -h, --help           show this help
+
+Exit status: 0 on success, 2 for a wrong command line, 1 for any other failure
+(one line on stderr).
+)";
+
+constexpr char kNotYet[] = " is not implemented yet (it lands with the engine, issue #3)";
+constexpr uint64_t kMaxThreads = 1024;
+constexpr uint64_t kMaxGenerate = 1000000;
+
+struct RunRequest {
+  std::string model_path;
+  std::vector<std::vector<int32_t>> ids;          // one per sequence
+  std::vector<std::vector<int32_t>> decoder_ids;  // empty, or one per sequence
+  std::string dump_path;                          // empty = print a summary
+  uint32_t threads = 1;
+  // Generation.
+  std::string prompt;
+  bool has_prompt = false;
+  uint64_t generate = 0;  // 0 = one forward pass
+  double temperature = 1.0;
+  uint64_t top_k = 0;  // 0 = no limit
+  double top_p = 1.0;
+  uint64_t seed = 0;
+  // Attention map.
+  std::string attention_map_path;  // empty = none
+  uint32_t layer = 0;
+  int64_t head = -1;  // -1 = all heads
+};
+
+const std::vector<OptionSpec>& Options() {
+  static const std::vector<OptionSpec> kOptions = {
+      RepeatedOption("--ids"),      RepeatedOption("--decoder-ids"), ValueOption("--dump"),
+      ValueOption("--threads"),     ValueOption("--prompt"),         ValueOption("--generate"),
+      ValueOption("--temperature"), ValueOption("--top-k"),          ValueOption("--top-p"),
+      ValueOption("--seed"),        ValueOption("--attention-map"),  ValueOption("--layer"),
+      ValueOption("--head"),
+  };
+  return kOptions;
+}
+
+// Everything that can be checked without the model.
+RunRequest ParseRequest(const ParsedArgs& args) {
+  RunRequest r;
+  r.model_path = args.positionals[0];
+  for (const std::string& text : args.Values("--ids")) r.ids.push_back(ParseIdList("--ids", text));
+  for (const std::string& text : args.Values("--decoder-ids")) {
+    r.decoder_ids.push_back(ParseIdList("--decoder-ids", text));
+  }
+  if (args.Has("--threads")) {
+    r.threads =
+        static_cast<uint32_t>(ParseUint("--threads", args.Value("--threads"), 1, kMaxThreads));
+  }
+  if (args.Has("--dump")) {
+    r.dump_path = args.Value("--dump");
+    if (r.dump_path.empty()) throw UsageError("--dump needs a file name");
+  }
+
+  // Input: --ids or --prompt.
+  r.has_prompt = args.Has("--prompt");
+  if (r.has_prompt) {
+    r.prompt = args.Value("--prompt");
+    if (!r.ids.empty()) throw UsageError("give either --ids or --prompt, not both");
+    if (r.prompt.empty()) throw UsageError("--prompt is empty");
+  } else if (r.ids.empty()) {
+    throw UsageError(
+        "missing --ids (one per sequence, e.g. --ids 5,17,42; see 'octet run --help')");
+  }
+  if (!r.decoder_ids.empty() && r.decoder_ids.size() != r.ids.size()) {
+    throw UsageError("got " + std::to_string(r.ids.size()) + " --ids but " +
+                     std::to_string(r.decoder_ids.size()) +
+                     " --decoder-ids; give one --decoder-ids per --ids");
+  }
+
+  // Generation and sampling.
+  if (args.Has("--generate")) {
+    r.generate = ParseUint("--generate", args.Value("--generate"), 1, kMaxGenerate);
+  }
+  if (args.Has("--temperature")) {
+    r.temperature = ParseDouble("--temperature", args.Value("--temperature"), 0, 100);
+  }
+  if (args.Has("--top-k")) r.top_k = ParseUint("--top-k", args.Value("--top-k"), 0, kMaxVocab);
+  if (args.Has("--top-p")) {
+    r.top_p = ParseDouble("--top-p", args.Value("--top-p"), 0, 1);
+    if (r.top_p <= 0) throw UsageError("--top-p " + args.Value("--top-p") + " must be above 0");
+  }
+  if (args.Has("--seed")) r.seed = ParseUint("--seed", args.Value("--seed"), 0, UINT64_MAX);
+  if (r.generate == 0) {
+    for (const char* flag : {"--prompt", "--temperature", "--top-k", "--top-p", "--seed"}) {
+      if (args.Has(flag)) throw UsageError(std::string(flag) + " needs --generate N");
+    }
+  } else if (!r.dump_path.empty()) {
+    throw UsageError("--dump writes one forward pass; it does not combine with --generate");
+  }
+
+  // Attention map.
+  if (args.Has("--attention-map")) {
+    r.attention_map_path = args.Value("--attention-map");
+    if (r.attention_map_path.empty()) throw UsageError("--attention-map needs a file name");
+    if (args.Has("--layer")) {
+      r.layer =
+          static_cast<uint32_t>(ParseUint("--layer", args.Value("--layer"), 0, kMaxLayers - 1));
+    }
+    if (args.Has("--head")) {
+      r.head = static_cast<int64_t>(ParseUint("--head", args.Value("--head"), 0, kMaxHeads - 1));
+    }
+  } else {
+    for (const char* flag : {"--layer", "--head"}) {
+      if (args.Has(flag)) throw UsageError(std::string(flag) + " needs --attention-map OUT.png");
+    }
+  }
+  return r;
+}
+
+void CheckIds(const std::string& flag, const std::vector<std::vector<int32_t>>& batch,
+              const fb::Architecture& arch) {
+  for (size_t b = 0; b < batch.size(); ++b) {
+    const std::string which = flag + " #" + std::to_string(b + 1);
+    for (int32_t id : batch[b]) {
+      if (static_cast<uint32_t>(id) >= arch.vocab_size()) {
+        throw UsageError(which + ": token id " + std::to_string(id) +
+                         " is out of range (the model's vocab_size is " +
+                         std::to_string(arch.vocab_size()) + ")");
+      }
+    }
+    if (arch.max_positions() != 0 && batch[b].size() > arch.max_positions()) {
+      throw UsageError(which + " has " + std::to_string(batch[b].size()) +
+                       " tokens; the model takes at most " + std::to_string(arch.max_positions()) +
+                       " (max_positions)");
+    }
+  }
+}
+
+// What depends on the model: ids in range, the right inputs for its structure.
+void CheckAgainstModel(const RunRequest& r, const Model& model) {
+  const fb::Architecture& arch = model.architecture();
+  const fb::Structure structure = arch.structure();
+  CheckIds("--ids", r.ids, arch);
+  CheckIds("--decoder-ids", r.decoder_ids, arch);
+  if (structure == fb::Structure::EncoderDecoder) {
+    if (r.generate == 0 && r.decoder_ids.empty()) {
+      throw UsageError(
+          "this is an encoder-decoder model: give one --decoder-ids per --ids "
+          "(starting with the decoder start token " +
+          std::to_string(arch.decoder_start_token_id()) + ")");
+    }
+  } else if (!r.decoder_ids.empty()) {
+    throw UsageError("--decoder-ids is for encoder-decoder models; this one is " +
+                     StructureText(structure));
+  }
+  if (r.generate != 0 && structure == fb::Structure::EncoderOnly) {
+    throw UsageError("--generate needs a decoder; this model is encoder-only");
+  }
+  const fb::Tokenizer* tokenizer = model.root().tokenizer();
+  if (r.has_prompt && (tokenizer == nullptr || tokenizer->kind() == fb::TokenizerKind::None)) {
+    throw UsageError("--prompt needs a model with a tokenizer; this one has none (use --ids)");
+  }
+  if (!r.attention_map_path.empty()) {
+    const uint32_t layers = std::max(arch.num_layers(), arch.num_decoder_layers());
+    if (r.layer >= layers) {
+      throw UsageError("--layer " + std::to_string(r.layer) + " is out of range (the model has " +
+                       std::to_string(layers) + " layers)");
+    }
+    const uint32_t heads = arch.attention()->num_heads();
+    if (r.head >= 0 && static_cast<uint64_t>(r.head) >= heads) {
+      throw UsageError("--head " + std::to_string(r.head) + " is out of range (the model has " +
+                       std::to_string(heads) + " heads)");
+    }
+  }
+}
+
+void RejectUnimplemented(const RunRequest& r, const Model& model) {
+  if (r.generate != 0) throw Failure("text generation (--generate)" + std::string(kNotYet));
+  if (!r.attention_map_path.empty()) {
+    throw Failure("writing attention maps (--attention-map)" + std::string(kNotYet));
+  }
+  if (model.architecture().structure() == fb::Structure::EncoderDecoder) {
+    throw Failure("running encoder-decoder models (--decoder-ids)" + std::string(kNotYet));
+  }
+}
+
+// Index of the largest of n values (the first on ties).
+uint32_t ArgMax(const float* values, uint32_t n) {
+  uint32_t best = 0;
+  for (uint32_t i = 1; i < n; ++i) {
+    if (values[i] > values[best]) best = i;
+  }
+  return best;
+}
+
+void PrintSummary(const RunRequest& r, const Model& model, const OutputView& out) {
+  const bool decoder = model.architecture().structure() == fb::Structure::DecoderOnly;
+  std::printf("%s: %s, %s\n", r.model_path.c_str(),
+              EnumText(fb::EnumNameFamily(model.architecture().family()),
+                       static_cast<int>(model.architecture().family()))
+                  .c_str(),
+              StructureText(model.architecture().structure()).c_str());
+  std::printf("output: %s float32 [%u, %u, %u]\n", decoder ? "logits" : "last hidden state",
+              out.batch, out.seq, out.dim);
+  for (uint32_t b = 0; b < out.batch; ++b) {
+    const uint32_t length = static_cast<uint32_t>(r.ids[b].size());
+    const float* last = out.data + (static_cast<size_t>(b) * out.seq + (length - 1)) * out.dim;
+    if (decoder) {
+      const uint32_t next = ArgMax(last, out.dim);
+      std::printf("sequence %u: %u tokens; next token (argmax at position %u): %u (logit %.6g)\n",
+                  b, length, length - 1, next, static_cast<double>(last[next]));
+    } else {
+      const float* first = out.data + static_cast<size_t>(b) * out.seq * out.dim;
+      double norm = 0.0;
+      for (uint32_t i = 0; i < out.dim; ++i) norm += static_cast<double>(first[i]) * first[i];
+      std::printf("sequence %u: %u tokens; hidden state at position 0: L2 norm %.6g\n", b, length,
+                  std::sqrt(norm));
+    }
+  }
+}
+
+void Forward(const RunRequest& r, const Model& model) {
+  const auto batch = static_cast<uint32_t>(r.ids.size());
+  uint32_t seq = 0;
+  for (const auto& ids : r.ids) seq = std::max(seq, static_cast<uint32_t>(ids.size()));
+
+  SessionLimits limits;
+  limits.max_batch = batch;
+  limits.max_seq = seq;
+  limits.max_new_tokens = 0;
+  Session session = CreateSession(model, limits);
+
+  // ids [batch, seq], row-major; padding with the model's pad token (or 0).
+  const int32_t pad = std::max(model.architecture().pad_token_id(), 0);
+  std::vector<int32_t> ids(static_cast<size_t>(batch) * seq, pad);
+  std::vector<uint32_t> lengths(batch);
+  for (uint32_t b = 0; b < batch; ++b) {
+    std::copy(r.ids[b].begin(), r.ids[b].end(), ids.begin() + static_cast<size_t>(b) * seq);
+    lengths[b] = static_cast<uint32_t>(r.ids[b].size());
+  }
+
+  const Status status = session.Run(ids.data(), lengths.data(), batch, seq);
+  if (!status.ok()) throw Failure("forward pass failed: " + DescribeStatus(status));
+  const OutputView out = session.output();
+  if (out.data == nullptr || out.batch != batch || out.seq != seq || out.dim == 0) {
+    throw Failure("internal error: the session returned an output of shape [" +
+                  std::to_string(out.batch) + ", " + std::to_string(out.seq) + ", " +
+                  std::to_string(out.dim) + "] for a batch of [" + std::to_string(batch) + ", " +
+                  std::to_string(seq) + "]");
+  }
+
+  if (r.dump_path.empty()) {
+    PrintSummary(r, model, out);
+    return;
+  }
+  WriteNpyFloat32(r.dump_path, out.data, {out.batch, out.seq, out.dim});
+  std::printf("wrote %s: float32 [%u, %u, %u]\n", r.dump_path.c_str(), out.batch, out.seq, out.dim);
+}
+
+}  // namespace
+
+int RunCommand(const std::vector<std::string>& args) {
+  const ParsedArgs parsed = ParseArgs("octet run", Options(), args, 1, 1, "MODEL");
+  if (parsed.help) {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  const RunRequest request = ParseRequest(parsed);
+  const Model model = LoadModel(request.model_path);
+  CheckAgainstModel(request, model);
+  RejectUnimplemented(request, model);
+  Forward(request, model);
+  return kExitOk;
+}
+
+}  // namespace cli
+}  // namespace octet

@@ -1,0 +1,404 @@
+# Runs one CLI test case: cmake -DOCTET=... -DCONVERT=... -DTESTMODEL=...
+#   -DEMULATOR="qemu|-L|..." -DPYTHON=python3-or-empty -DWORK=dir -DCASE=name -P cli_test.cmake
+# Each case runs the tools the way a user does and checks exit status, that
+# errors are exactly one line "<tool>: ..." on stderr, and the output content.
+cmake_minimum_required(VERSION 3.25)
+
+string(REPLACE "|" ";" EMULATOR "${EMULATOR}")
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+
+# Runs a command (through the emulator); sets RC, OUT and ERR in the caller.
+function(run)
+  execute_process(COMMAND ${EMULATOR} ${ARGN}
+                  WORKING_DIRECTORY "${WORK}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  set(RC "${rc}" PARENT_SCOPE)
+  set(OUT "${out}" PARENT_SCOPE)
+  set(ERR "${err}" PARENT_SCOPE)
+  list(JOIN ARGN " " command)
+  set(LAST_COMMAND "${command}" PARENT_SCOPE)
+endfunction()
+
+function(fail what)
+  message(FATAL_ERROR "${what}\n  command: ${LAST_COMMAND}\n  exit: ${RC}\n"
+                      "  stdout:\n${OUT}\n  stderr:\n${ERR}")
+endfunction()
+
+# The last command exited 0, wrote nothing on stderr and its stdout matches every regex.
+function(expect_ok)
+  if(NOT RC EQUAL 0)
+    fail("expected exit status 0")
+  endif()
+  if(NOT ERR STREQUAL "")
+    fail("expected nothing on stderr")
+  endif()
+  foreach(pattern IN LISTS ARGN)
+    if(NOT OUT MATCHES "${pattern}")
+      fail("stdout does not match '${pattern}'")
+    endif()
+  endforeach()
+endfunction()
+
+# The last command exited with `status`, printed nothing on stdout and exactly
+# one line "<tool>: ..." on stderr matching every regex.
+function(expect_error status tool)
+  if(NOT RC STREQUAL "${status}")
+    fail("expected exit status ${status}")
+  endif()
+  if(NOT OUT STREQUAL "")
+    fail("expected nothing on stdout")
+  endif()
+  string(REGEX MATCHALL "\n" newlines "${ERR}")
+  list(LENGTH newlines lines)
+  if(NOT lines EQUAL 1 OR NOT ERR MATCHES "\n$")
+    fail("expected exactly one line on stderr")
+  endif()
+  if(NOT ERR MATCHES "^${tool}: [^ ]")
+    fail("stderr does not start with '${tool}: '")
+  endif()
+  foreach(pattern IN LISTS ARGN)
+    if(NOT ERR MATCHES "${pattern}")
+      fail("stderr does not match '${pattern}'")
+    endif()
+  endforeach()
+endfunction()
+
+# Writes a tiny model: make_model(NAME testmodel-args...) -> ${WORK}/NAME.octet
+function(make_model name)
+  run(${TESTMODEL} "${WORK}/${name}.octet" ${ARGN})
+  expect_ok()
+endfunction()
+
+# Checks the .npy header of `path`: float32, C order, the given shape, and the
+# file size (a 64-byte multiple of header, then the data).
+function(expect_npy path d0 d1 d2)
+  if(NOT EXISTS "${path}")
+    fail("${path} was not written")
+  endif()
+  file(READ "${path}" magic LIMIT 8 HEX)
+  if(NOT magic STREQUAL "934e554d50590100")
+    fail("${path} does not start with the .npy v1.0 magic (got ${magic})")
+  endif()
+  file(READ "${path}" length_hex OFFSET 8 LIMIT 2 HEX)
+  string(SUBSTRING "${length_hex}" 0 2 low)
+  string(SUBSTRING "${length_hex}" 2 2 high)
+  math(EXPR header_length "0x${high} * 256 + 0x${low}")
+  math(EXPR header_end "10 + ${header_length}")
+  math(EXPR misaligned "${header_end} % 64")
+  if(NOT misaligned EQUAL 0)
+    fail("${path}: the data does not start on a 64-byte boundary (${header_end})")
+  endif()
+  file(READ "${path}" header OFFSET 10 LIMIT ${header_length})
+  set(expected "{'descr': '<f4', 'fortran_order': False, 'shape': (${d0}, ${d1}, ${d2}), }")
+  string(FIND "${header}" "${expected}" at)
+  if(NOT at EQUAL 0 OR NOT header MATCHES "\n$")
+    fail("${path}: header is '${header}', expected '${expected}'")
+  endif()
+  file(SIZE "${path}" size)
+  math(EXPR expected_size "${header_end} + ${d0} * ${d1} * ${d2} * 4")
+  if(NOT size EQUAL expected_size)
+    fail("${path}: ${size} bytes, expected ${expected_size}")
+  endif()
+endfunction()
+
+set(REQUIRED_BENCH_KEYS prefill_ms prefill_tokens_per_s decode_tokens_per_s arena_bytes
+    weights_bytes peak_rss_bytes heap_allocs_during_run notes)
+
+# ---------------------------------------------------------------------------
+if(CASE STREQUAL "help")
+  foreach(command "${OCTET}|--help" "${OCTET}|-h" "${OCTET}|help" "${OCTET}|run|--help"
+                  "${OCTET}|bench|--help" "${OCTET}|inspect|--help" "${OCTET}|inspect|-h"
+                  "${CONVERT}|--help" "${TESTMODEL}|--help")
+    string(REPLACE "|" ";" command "${command}")
+    run(${command})
+    expect_ok("Usage: ")
+  endforeach()
+  # Help wins over other errors on the same line.
+  run(${OCTET} run --bogus --help)
+  expect_ok("Usage: octet run")
+  run(${OCTET} run --help)
+  expect_ok("--ids" "--decoder-ids" "--dump" "--threads" "--generate" "--prompt" "--temperature"
+            "--top-k" "--top-p" "--seed" "--attention-map" "--layer" "--head")
+  run(${OCTET} bench --help)
+  expect_ok("--seq" "--batch" "--decode" "--threads" "--runs" "--json")
+  run(${CONVERT} --help)
+  expect_ok("-o OUT.octet" "--dtype int8\\|fp32" "--calibration" "--quiet" "bert" "gpt2" "llama"
+            "qwen2" "mistral" "marian" "t5" "F32" "F16" "BF16" "index.json")
+  run(${OCTET} --help)
+  expect_ok("run" "bench" "inspect" "--version")
+
+elseif(CASE STREQUAL "version")
+  run(${OCTET} --version)
+  expect_ok("^octet [0-9]+\\.[0-9]+\\.[0-9]+\n$")
+  run(${CONVERT} --version)
+  expect_ok("^octet-convert [0-9]+\\.[0-9]+\\.[0-9]+\n$")
+
+elseif(CASE STREQUAL "inspect")
+  make_model(llama --family llama --layers 2)
+  run(${OCTET} inspect llama.octet)
+  expect_ok("format version +1\\.0" "family +Llama" "structure +DecoderOnly" "vocab_size +32"
+            "hidden_size +16" "num_layers +2" "norm +RmsNorm" "activation +Silu"
+            "attention\\.num_heads +2" "attention\\.head_dim +8" "rope\\.theta +10000"
+            "position +Rope" "token_embedding +I8 +\\[32, 16\\] +512 "
+            "layers\\.1\\.attn\\.q\\.weight +I8 +\\[16, 16\\]" "PerChannel axis 0, 32 scale"
+            "final_norm\\.weight +F32 +\\[16\\] +64 " "HfTokenizerJson" "tokenizer\\.json"
+            "synthetic tiny model" "38\\.5 dB" "memory plan" "session plan" "qs8_gemm")
+
+elseif(CASE STREQUAL "inspect_json")
+  make_model(llama --family llama --layers 1)
+  run(${OCTET} inspect llama.octet --json)
+  expect_ok("^{\n" "}\n$" "\"file\": {" "\"size_bytes\": [0-9]+" "\"format_version\": \"1\\.0\""
+            "\"architecture\": {" "\"family\": \"Llama\"" "\"attention\": {" "\"rope\": {"
+            "\"tensors\": ." "\"name\": \"token_embedding\"" "\"shape\": \\[32, 16\\]"
+            "\"scheme\": \"PerChannel\"" "\"min_scale\": [0-9]" "\"weights\": {"
+            "\"bytes_by_dtype\": {" "\"tokenizer\": {" "\"provenance\": {" "\"layer_errors\": ."
+            "\"sqnr_db\": 38\\.5" "\"memory_plan\": {" "\"session_plan\": {" "\"cpu\": {"
+            "\"qs8_gemm_kernel\": \"qs8_gemm")
+  # Exactly one object: one line starts with '{' and one with '}'.
+  string(REGEX MATCHALL "\n}" closings "${OUT}")
+  list(LENGTH closings count)
+  if(NOT count EQUAL 1)
+    fail("expected one top-level JSON object")
+  endif()
+
+elseif(CASE STREQUAL "inspect_bert")
+  make_model(bert --family bert --layers 0 --fp32 --no-tokenizer)
+  run(${OCTET} inspect bert.octet)
+  expect_ok("family +Bert" "structure +EncoderOnly" "position_embedding +F32 +\\[64, 16\\]"
+            "rope +null" "tokenizer\n +none" "session plan \\(this build, batch 1, seq 64\\)"
+            "activations +[0-9]+")
+
+elseif(CASE STREQUAL "inspect_t5")
+  # The session plan may be unavailable for models this build cannot run yet;
+  # inspect reports that in its section and still succeeds.
+  make_model(t5 --family t5 --layers 1)
+  run(${OCTET} inspect t5.octet)
+  expect_ok("family +T5" "structure +EncoderDecoder" "num_decoder_layers +1"
+            "position +RelativeBias" "attention\\.relative_buckets +32"
+            "encoder\\.layers\\.0\\.attn\\.q\\.weight" "decoder\\.layers\\.0\\.ffn\\.down\\.weight"
+            "session plan \\(this build, batch 1, seq 512\\)")
+  run(${OCTET} inspect t5.octet --json)
+  expect_ok("\"session_plan\": {")
+
+elseif(CASE STREQUAL "bad_files")
+  make_model(good --layers 0)
+  file(SIZE "${WORK}/good.octet" size)
+  math(EXPR half "${size} / 2")
+  make_model(truncated --layers 0 --truncate ${half})
+  make_model(header_only --layers 0 --truncate 16)
+  file(WRITE "${WORK}/garbage.octet" "this is not an octet model, just some text to fill a file\n")
+  file(WRITE "${WORK}/empty.octet" "")
+  foreach(command inspect run bench)
+    set(extra)
+    if(command STREQUAL "run")
+      set(extra --ids 1,2)
+    endif()
+    foreach(name truncated header_only garbage empty missing)
+      run(${OCTET} ${command} ${name}.octet ${extra})
+      expect_error(1 octet)
+    endforeach()
+    run(${OCTET} ${command} "${WORK}" ${extra})  # a directory
+    expect_error(1 octet)
+  endforeach()
+  run(${OCTET} inspect missing.octet)
+  expect_error(1 octet "missing\\.octet")
+
+elseif(CASE STREQUAL "bad_flags")
+  make_model(llama --layers 0)
+  make_model(bert --family bert --layers 0)
+  make_model(t5 --family t5 --layers 0)
+  set(cases
+    "${OCTET}"
+    "${OCTET}|frobnicate"
+    "${OCTET}|--frobnicate"
+    "${OCTET}|run"
+    "${OCTET}|run|llama.octet"
+    "${OCTET}|run|llama.octet|--ids"
+    "${OCTET}|run|llama.octet|--ids|5,x"
+    "${OCTET}|run|llama.octet|--ids|5,,6"
+    "${OCTET}|run|llama.octet|--ids|-5"
+    "${OCTET}|run|llama.octet|--ids|99999999999"
+    "${OCTET}|run|llama.octet|--ids|1|--bogus"
+    "${OCTET}|run|llama.octet|--ids|1|extra"
+    "${OCTET}|run|llama.octet|--ids|1|--threads|0"
+    "${OCTET}|run|llama.octet|--ids|1|--threads|-3"
+    "${OCTET}|run|llama.octet|--ids|1|--threads|100000"
+    "${OCTET}|run|llama.octet|--ids|1|--threads|2x"
+    "${OCTET}|run|llama.octet|--ids|1|--dump|a.npy|--dump|b.npy"
+    "${OCTET}|run|llama.octet|--ids|1|--temperature|0.5"
+    "${OCTET}|run|llama.octet|--ids|1|--generate|0"
+    "${OCTET}|run|llama.octet|--ids|1|--generate|4|--temperature|-1"
+    "${OCTET}|run|llama.octet|--ids|1|--generate|4|--temperature|nan"
+    "${OCTET}|run|llama.octet|--ids|1|--generate|4|--top-p|0"
+    "${OCTET}|run|llama.octet|--ids|1|--generate|4|--top-p|1.5"
+    "${OCTET}|run|llama.octet|--ids|1|--generate|4|--top-k|-1"
+    "${OCTET}|run|llama.octet|--ids|1|--generate|4|--seed|x"
+    "${OCTET}|run|llama.octet|--ids|1|--prompt|hello|--generate|4"
+    "${OCTET}|run|llama.octet|--ids|1|--layer|0"
+    "${OCTET}|run|llama.octet|--ids|1|--attention-map|a.png|--head|x"
+    "${OCTET}|run|llama.octet|--ids|1|--decoder-ids|0,1"
+    "${OCTET}|run|llama.octet|--ids|1|--ids|2|--decoder-ids|0"
+    "${OCTET}|run|llama.octet|--ids|32"
+    "${OCTET}|run|llama.octet|--ids|1|--attention-map|a.png|--layer|0"
+    "${OCTET}|run|bert.octet|--ids|1|--generate|3"
+    "${OCTET}|run|t5.octet|--ids|1,2"
+    "${OCTET}|bench"
+    "${OCTET}|bench|llama.octet|--runs|0"
+    "${OCTET}|bench|llama.octet|--runs|-1"
+    "${OCTET}|bench|llama.octet|--seq|0"
+    "${OCTET}|bench|llama.octet|--batch|1.5"
+    "${OCTET}|bench|llama.octet|--threads|0"
+    "${OCTET}|bench|llama.octet|--json=yes"
+    "${OCTET}|bench|bert.octet|--seq|128"
+    "${OCTET}|inspect"
+    "${OCTET}|inspect|llama.octet|--bogus"
+    "${OCTET}|inspect|llama.octet|llama.octet"
+    "${CONVERT}"
+    "${CONVERT}|${WORK}"
+    "${CONVERT}|${WORK}|-o"
+    "${CONVERT}|${WORK}|-o|out.octet|--dtype|int4"
+    "${CONVERT}|${WORK}|-o|out.octet|--bogus")
+  foreach(command IN LISTS cases)
+    string(REPLACE "|" ";" command "${command}")
+    list(GET command 0 tool_path)
+    set(tool octet)
+    if(tool_path STREQUAL "${CONVERT}")
+      set(tool octet-convert)
+    endif()
+    run(${command})
+    expect_error(2 ${tool})
+  endforeach()
+  # The messages name the problem.
+  run(${OCTET} run llama.octet --ids 5,x)
+  expect_error(2 octet "--ids" "'x'")
+  run(${OCTET} run llama.octet --ids 1 --bogus)
+  expect_error(2 octet "unknown option '--bogus'")
+  run(${OCTET} run llama.octet --ids 32)
+  expect_error(2 octet "out of range" "vocab_size is 32")
+  run(${OCTET} bench llama.octet --threads 0)
+  expect_error(2 octet "--threads")
+  run(${OCTET} run llama.octet --dump)
+  expect_error(2 octet "missing value for --dump")
+
+elseif(CASE STREQUAL "run_dump_llama")
+  make_model(llama --family llama --layers 0)
+  run(${OCTET} run llama.octet --ids 5,17,31 --ids 7,8 --dump out.npy)
+  expect_ok()
+  expect_npy("${WORK}/out.npy" 2 3 32)
+  run(${OCTET} run llama.octet --ids 5,17,31,1,2 --ids 7 --ids 3,3 --dump out3.npy --threads 2)
+  expect_ok()
+  expect_npy("${WORK}/out3.npy" 3 5 32)
+  make_model(tied --family llama --layers 0 --tied --fp32)
+  run(${OCTET} run tied.octet --ids 1 --dump tied.npy)
+  expect_ok()
+  expect_npy("${WORK}/tied.npy" 1 1 32)
+
+elseif(CASE STREQUAL "run_dump_bert")
+  make_model(bert --family bert --layers 0)
+  run(${OCTET} run bert.octet --ids 5,17,31 --ids 7,8 --dump out.npy)
+  expect_ok()
+  expect_npy("${WORK}/out.npy" 2 3 16)
+
+elseif(CASE STREQUAL "run_summary")
+  make_model(llama --family llama --layers 0)
+  run(${OCTET} run llama.octet --ids 5,17,31 --ids 7,8)
+  expect_ok("logits float32 \\[2, 3, 32\\]" "sequence 0: 3 tokens; next token"
+            "sequence 1: 2 tokens; next token \\(argmax at position 1\\): [0-9]+")
+  make_model(bert --family bert --layers 0)
+  run(${OCTET} run bert.octet --ids 5,17,31)
+  expect_ok("last hidden state float32 \\[1, 3, 16\\]")
+  # An unwritable dump is a runtime failure.
+  run(${OCTET} run llama.octet --ids 1 --dump "${WORK}/no/such/dir/out.npy")
+  expect_error(1 octet "cannot write")
+
+elseif(CASE STREQUAL "run_layers_unsupported")
+  # Until the engine lands (issue #3), models with transformer layers are refused.
+  make_model(llama --family llama --layers 1)
+  run(${OCTET} run llama.octet --ids 5,17,31 --ids 7,8 --dump out.npy)
+  expect_error(1 octet "unsupported|not implemented")
+  if(EXISTS "${WORK}/out.npy")
+    fail("out.npy was written although the run failed")
+  endif()
+  make_model(bert --family bert --layers 2)
+  run(${OCTET} run bert.octet --ids 5,17,31)
+  expect_error(1 octet "unsupported|not implemented")
+
+elseif(CASE STREQUAL "run_not_implemented")
+  make_model(llama --family llama --layers 0)
+  make_model(t5 --family t5 --layers 0)
+  run(${OCTET} run llama.octet --ids 1,2 --generate 4 --temperature 0.7 --top-k 5 --top-p 0.9
+      --seed 3)
+  expect_error(1 octet "--generate" "not implemented yet")
+  run(${OCTET} run llama.octet --prompt "Hello there" --generate 4)
+  expect_error(1 octet "--generate" "not implemented yet")
+  run(${OCTET} run llama.octet --ids 1,2 --attention-map map.png --layer 0 --head 1)
+  expect_error(2 octet "--layer 0 is out of range")  # a 0-layer model has no attention
+  make_model(llama1 --family llama --layers 1)
+  run(${OCTET} run llama1.octet --ids 1,2 --attention-map map.png --layer 0 --head 1)
+  expect_error(1 octet "--attention-map" "not implemented yet")
+  run(${OCTET} run t5.octet --ids 1,2 --ids 3 --decoder-ids 0,5 --decoder-ids 0)
+  expect_error(1 octet "--decoder-ids" "not implemented yet")
+
+elseif(CASE STREQUAL "bench_json")
+  make_model(llama --family llama --layers 0)
+  run(${OCTET} bench llama.octet --seq 16 --batch 2 --decode 8 --runs 3 --json)
+  expect_ok("^{\n" "}\n$" "\"heap_allocs_during_run\": 0,"
+            "\"decode_tokens_per_s\": null" "\"batch\": 2" "\"seq\": 16")
+  foreach(key IN LISTS REQUIRED_BENCH_KEYS)
+    if(NOT OUT MATCHES "\"${key}\": ")
+      fail("bench --json has no '${key}'")
+    endif()
+  endforeach()
+  make_model(bert --family bert --layers 0)
+  run(${OCTET} bench bert.octet --seq 8 --runs 2 --json)
+  expect_ok("\"heap_allocs_during_run\": 0," "\"structure\": \"encoder-only\"")
+
+elseif(CASE STREQUAL "bench_text")
+  make_model(llama --family llama --layers 0)
+  run(${OCTET} bench llama.octet --seq 8 --runs 2)
+  expect_ok("prefill ms \\(median\\)" "prefill tokens/s" "arena" "weights" "peak RSS"
+            "heap allocs during runs +0\n")
+
+elseif(CASE STREQUAL "bench_unsupported")
+  make_model(llama --family llama --layers 1)
+  run(${OCTET} bench llama.octet --seq 8 --runs 2 --json)
+  expect_error(1 octet "unsupported|not implemented")
+
+elseif(CASE STREQUAL "convert")
+  file(MAKE_DIRECTORY "${WORK}/empty_dir")
+  run(${CONVERT} "${WORK}/empty_dir" -o out.octet)
+  expect_error(1 octet-convert "config\\.json")
+  run(${CONVERT} "${WORK}/no_such_dir" -o out.octet)
+  expect_error(1 octet-convert "does not exist")
+  file(MAKE_DIRECTORY "${WORK}/checkpoint")
+  file(WRITE "${WORK}/checkpoint/config.json" "{\"model_type\": \"llama\"}\n")
+  run(${CONVERT} "${WORK}/checkpoint" -o out.octet --dtype fp32 --quiet)
+  expect_error(1 octet-convert "not implemented yet")
+  run(${CONVERT} "${WORK}/checkpoint" --output=out.octet --dtype int8)
+  expect_error(1 octet-convert "not implemented yet")
+
+elseif(CASE STREQUAL "python_checks")
+  # Host only: parse the JSON and the .npy files with Python's standard library.
+  get_filename_component(here "${CMAKE_CURRENT_LIST_FILE}" DIRECTORY)
+  make_model(llama --family llama --layers 0)
+  make_model(bert --family bert --layers 0)
+  make_model(t5 --family t5 --layers 1)
+  foreach(model llama bert t5)
+    run(${OCTET} inspect ${model}.octet --json)
+    expect_ok()
+    file(WRITE "${WORK}/inspect_${model}.json" "${OUT}")
+  endforeach()
+  run(${OCTET} bench llama.octet --seq 8 --runs 2 --json)
+  expect_ok()
+  file(WRITE "${WORK}/bench.json" "${OUT}")
+  run(${OCTET} run llama.octet --ids 5,17,31 --ids 7,8 --dump llama.npy)
+  expect_ok()
+  run(${OCTET} run bert.octet --ids 5,17,31 --ids 7,8 --dump bert.npy)
+  expect_ok()
+  run(${PYTHON} "${here}/check_outputs.py" "${WORK}")
+  expect_ok()
+
+else()
+  message(FATAL_ERROR "unknown CASE '${CASE}'")
+endif()

@@ -1,0 +1,66 @@
+// The promise of DESIGN.md §3: no malloc/new inside a run. The whole process's
+// allocations are counted (targets/common/alloc_counter.h) around many runs of
+// every session kind that runs today.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "common/alloc_counter.h"
+#include "engine/session.h"
+#include "support/test_models.h"
+
+namespace octet {
+namespace {
+
+using testing::AlignedBytes;
+using testing::MakeTinyModelBytes;
+using testing::TinyModelOptions;
+
+TEST_CASE("the allocation counter sees allocations") {
+  REQUIRE(HeapAllocationCounterActive());
+  const uint64_t before = HeapAllocationCount();
+  void* volatile p = std::malloc(64);
+  std::free(p);
+  std::vector<int>* volatile v = new std::vector<int>(100);
+  delete v;
+  CHECK(HeapAllocationCount() - before >= 3);
+}
+
+TEST_CASE("zero heap allocations while running") {
+  REQUIRE(HeapAllocationCounterActive());
+  for (fb::Family family : {fb::Family::Llama, fb::Family::Bert}) {
+    for (bool int8 : {true, false}) {
+      CAPTURE(static_cast<int>(family));
+      CAPTURE(int8);
+      TinyModelOptions options;
+      options.family = family;
+      options.layers = 0;
+      options.int8 = int8;
+      AlignedBytes bytes(MakeTinyModelBytes(options));
+      Result<Model> model = Model::FromBuffer(bytes.data(), bytes.size());
+      REQUIRE(model.ok());
+      Result<Session> session = Session::Create(*model, SessionLimits{4, 16, 0});
+      REQUIRE_MESSAGE(session.ok(), session.status().message());
+      std::vector<int32_t> ids(4 * 16);
+      for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 7 + 3) % 32);
+      const uint32_t lengths[4] = {16, 9, 1, 12};
+      const int32_t bad[1] = {99};
+      const uint32_t one[1] = {1};
+
+      const uint64_t before = HeapAllocationCount();
+      for (int run = 0; run < 50; ++run) {
+        const Status s = session->Run(ids.data(), lengths, 4, 16);
+        if (!s.ok()) FAIL(s.message());
+        const Status error = session->Run(bad, one, 1, 1);  // errors allocate nothing either
+        if (error.ok()) FAIL("an out-of-vocabulary id was accepted");
+      }
+      const uint64_t allocations = HeapAllocationCount() - before;
+      MESSAGE("heap allocations during 100 runs: " << allocations);
+      CHECK(allocations == 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace octet

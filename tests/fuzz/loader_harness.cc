@@ -1,0 +1,119 @@
+#include "fuzz/loader_harness.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+namespace octet {
+namespace testing {
+namespace {
+
+// Where the bytes read end up, so the compiler cannot drop the reads.
+volatile uint64_t g_sink = 0;
+
+uint64_t Checksum(const uint8_t* p, uint64_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (uint64_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+bool Inside(const void* p, uint64_t n, const uint8_t* begin, uint64_t size) {
+  const uint8_t* q = static_cast<const uint8_t*>(p);
+  return q >= begin && static_cast<uint64_t>(q - begin) <= size &&
+         n <= size - static_cast<uint64_t>(q - begin);
+}
+
+std::string Named(const char* what, const char* name) {
+  return std::string(what) + " ('" + (name != nullptr ? name : "(null)") + "')";
+}
+
+}  // namespace
+
+std::string WalkLoadedModel(const Model& model, const uint8_t* begin, uint64_t size) {
+  if (model.file_data() != begin || model.file_size() != size) return "file_data/file_size";
+  if (model.data_offset() % kDataAlignment != 0 ||
+      model.data_offset() + model.data_size() != size) {
+    return "data segment does not end the file";
+  }
+  const fb::Architecture& arch = model.architecture();
+  uint64_t sum = arch.vocab_size() + arch.hidden_size() + arch.num_layers() +
+                 arch.attention()->num_heads();
+
+  if (model.Find("token_embedding") == nullptr) return "loaded without token_embedding";
+  for (size_t i = 0; i < model.num_tensors(); ++i) {
+    const TensorView& v = model.tensor(i);
+    if (v.name == nullptr || std::strlen(v.name) == 0 || std::strlen(v.name) > 256) {
+      return "tensor name missing or too long";
+    }
+    if (model.Find(v.name) != &v) return Named("Find does not return the tensor", v.name);
+    if (i > 0 && std::strcmp(model.tensor(i - 1).name, v.name) >= 0) {
+      return Named("tensors not sorted by unique name", v.name);
+    }
+    if (v.rank < 1 || v.rank > kMaxTensorRank) return Named("rank out of range", v.name);
+    uint64_t numel = 1;
+    for (int d = 0; d < v.rank; ++d) {
+      if (v.shape[d] == 0) return Named("zero dimension", v.name);
+      if (__builtin_mul_overflow(numel, v.shape[d], &numel)) {
+        return Named("element count overflows", v.name);
+      }
+    }
+    const size_t element = DTypeSize(v.dtype);
+    if (element == 0) return Named("unknown dtype", v.name);
+    if (numel != v.numel || numel * element != v.size) {
+      return Named("size is not shape x dtype", v.name);
+    }
+    if (reinterpret_cast<uintptr_t>(v.data) % kDataAlignment != 0) {
+      return Named("data not 64-byte aligned", v.name);
+    }
+    if (!Inside(v.data, v.size, begin + model.data_offset(), model.data_size())) {
+      return Named("data outside the data segment", v.name);
+    }
+    if (v.dtype == fb::DType::I8 && v.quant == nullptr) return Named("int8 without scales", v.name);
+    if (v.quant != nullptr) {
+      const auto* scales = v.quant->scales();
+      if (scales == nullptr || scales->size() == 0) return Named("quantized, no scales", v.name);
+      for (uint32_t s = 0; s < scales->size(); ++s) {
+        if (!std::isfinite(scales->Get(s)) || !(scales->Get(s) > 0.0f)) {
+          return Named("scale not finite and > 0", v.name);
+        }
+      }
+    }
+    sum += Checksum(static_cast<const uint8_t*>(v.data), v.size);
+  }
+
+  for (size_t i = 0;; ++i) {
+    uint64_t blob_size = 0;
+    const uint8_t* blob = model.blob(i, &blob_size);
+    if (blob == nullptr) break;
+    if (!Inside(blob, blob_size, begin + model.data_offset(), model.data_size())) {
+      return "tokenizer blob outside the data segment";
+    }
+    sum += Checksum(blob, blob_size);
+  }
+  g_sink = g_sink + sum;
+  return std::string();
+}
+
+Status LoadUntrusted(const uint8_t* data, size_t size, std::string* broken_promise) {
+  broken_promise->clear();
+  // posix_memalign keeps the exact size, so ASan's redzone starts at data[size].
+  void* buffer = nullptr;
+  if (posix_memalign(&buffer, kDataAlignment, size == 0 ? 1 : size) != 0) {
+    return Status(StatusCode::kOutOfMemory, "test harness: no memory for the input");
+  }
+  if (size > 0) std::memcpy(buffer, data, size);
+  Status status;
+  {
+    Result<Model> model = Model::FromBuffer(buffer, size);
+    if (model.ok()) {
+      *broken_promise = WalkLoadedModel(*model, static_cast<const uint8_t*>(buffer), size);
+    } else {
+      status = model.status();
+    }
+  }
+  std::free(buffer);
+  return status;
+}
+
+}  // namespace testing
+}  // namespace octet

@@ -1,0 +1,29 @@
+// What the fuzzer, the corpus replay and the malformed-file tests do with one
+// untrusted model: load it the way an app would, and when the loader accepts
+// it, use every part a session could use, checking the promises Model makes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "format/model.h"
+
+namespace octet {
+namespace testing {
+
+// Checks a loaded model against what model.h promises (views inside
+// [begin, begin + size), 64-byte aligned, size == shape x dtype, names unique
+// and found by Find, int8 tensors quantized, blobs inside the file) and reads
+// every byte of every tensor and blob, so a sanitizer sees any view that is
+// out of bounds. Returns "" when every promise holds, else the first broken one.
+std::string WalkLoadedModel(const Model& model, const uint8_t* begin, uint64_t size);
+
+// Copies `data` into a 64-byte aligned buffer of exactly `size` bytes (so
+// AddressSanitizer reports any read past the end), loads it with
+// Model::FromBuffer, and walks it when it loads. Returns the load status;
+// *broken_promise gets WalkLoadedModel's answer ("" after a failed load).
+Status LoadUntrusted(const uint8_t* data, size_t size, std::string* broken_promise);
+
+}  // namespace testing
+}  // namespace octet
