@@ -59,8 +59,8 @@ grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec|stat::
     "$LOG" || true
 if [ "$status" -ne 0 ]; then
   echo "fuzz.sh: FAILED (exit $status); the report:" >&2
-  grep -E -A40 'ERROR: (libFuzzer|AddressSanitizer|UndefinedBehaviorSanitizer|LeakSanitizer)|runtime error|loaded, but|rejected with' \
-      "$LOG" | head -80 >&2 || tail -40 "$LOG" >&2
+  REPORT='ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer)|runtime error|loaded, but|rejected with'
+  grep -E -A40 "$REPORT" "$LOG" | head -80 >&2 || tail -40 "$LOG" >&2
   echo "fuzz.sh: full log $LOG; the input is in $ARTIFACTS/" >&2
   exit 1
 fi

@@ -30,6 +30,7 @@ PACKAGES=(
   ca-certificates debian-archive-keyring
 )
 
+# shellcheck disable=SC1091
 [ -r /etc/os-release ] && . /etc/os-release
 if [ "${ID:-}" != debian ] || [ "${VERSION_CODENAME:-}" != bookworm ]; then
   say "warning: this is ${PRETTY_NAME:-an unknown system}; the script is made for Debian 12 (bookworm)"

@@ -41,8 +41,10 @@ Status& Status::WithContext(const char* format, ...) {
   va_start(args, format);
   std::vsnprintf(prefix, sizeof(prefix), format, args);
   va_end(args);
+  // Truncation to kMaxMessage - 1 is the intent.
   char joined[kMaxMessage];
-  std::snprintf(joined, sizeof(joined), "%s: %s", prefix, message_);
+  const int length = std::snprintf(joined, sizeof(joined), "%s: %s", prefix, message_);
+  if (length < 0) return *this;
   std::memcpy(message_, joined, sizeof(message_));
   return *this;
 }

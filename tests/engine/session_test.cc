@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/quant.h"
@@ -20,7 +21,7 @@ using testing::TinyModelOptions;
 struct Loaded {
   explicit Loaded(const TinyModelOptions& options) : bytes(MakeTinyModelBytes(options)) {
     Result<Model> loaded = Model::FromBuffer(bytes.data(), bytes.size());
-    REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+    REQUIRE_MESSAGE(loaded.ok(), std::string(loaded.status().message()));
     model = std::move(loaded).value();
   }
   AlignedBytes bytes;
@@ -88,7 +89,7 @@ TEST_CASE("a zero-layer decoder computes embedding -> norm -> LM head") {
       options.tied = tied;
       Loaded m(options);
       Result<Session> session = Session::Create(m.model, SessionLimits{2, 4, 0});
-      REQUIRE_MESSAGE(session.ok(), session.status().message());
+      REQUIRE_MESSAGE(session.ok(), std::string(session.status().message()));
       const int32_t ids[2 * 4] = {3, 17, 5, 31, 9, 0, 0, 0};
       const uint32_t lengths[2] = {4, 1};
       REQUIRE(session->Run(ids, lengths, 2, 4).ok());
@@ -230,7 +231,7 @@ TEST_CASE("a session can run entirely in caller-owned memory") {
   AlignedBytes activations(plan->activation_bytes), scratch(plan->scratch_bytes);
   SessionMemory memory{activations.data(), scratch.data(), nullptr};
   Result<Session> session = Session::CreateWithMemory(m.model, limits, memory);
-  REQUIRE_MESSAGE(session.ok(), session.status().message());
+  REQUIRE_MESSAGE(session.ok(), std::string(session.status().message()));
   const int32_t ids[4] = {1, 2, 3, 4};
   const uint32_t lengths[1] = {4};
   REQUIRE(session->Run(ids, lengths, 1, 4).ok());

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "common/alloc_counter.h"
@@ -41,7 +42,7 @@ TEST_CASE("zero heap allocations while running") {
       Result<Model> model = Model::FromBuffer(bytes.data(), bytes.size());
       REQUIRE(model.ok());
       Result<Session> session = Session::Create(*model, SessionLimits{4, 16, 0});
-      REQUIRE_MESSAGE(session.ok(), session.status().message());
+      REQUIRE_MESSAGE(session.ok(), std::string(session.status().message()));
       std::vector<int32_t> ids(4 * 16);
       for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 7 + 3) % 32);
       const uint32_t lengths[4] = {16, 9, 1, 12};
@@ -51,7 +52,7 @@ TEST_CASE("zero heap allocations while running") {
       const uint64_t before = HeapAllocationCount();
       for (int run = 0; run < 50; ++run) {
         const Status s = session->Run(ids.data(), lengths, 4, 16);
-        if (!s.ok()) FAIL(s.message());
+        if (!s.ok()) FAIL(std::string(s.message()));
         const Status error = session->Run(bad, one, 1, 1);  // errors allocate nothing either
         if (error.ok()) FAIL("an out-of-vocabulary id was accepted");
       }

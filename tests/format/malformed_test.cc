@@ -19,8 +19,10 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/checked_math.h"
@@ -130,8 +132,8 @@ std::vector<uint8_t> ModelWithoutAttention() {
   fbb.AddElement<uint32_t>(fb::Architecture::VT_VOCAB_SIZE, 32, 0);
   fbb.AddElement<uint32_t>(fb::Architecture::VT_HIDDEN_SIZE, 16, 0);
   const flatbuffers::Offset<fb::Architecture> architecture(fbb.EndTable(start));
-  return FinishWithEmptyDataSegment(fbb, fb::CreateModel(fbb, kFormatMajor, kFormatMinor,
-                                                         architecture));
+  return FinishWithEmptyDataSegment(fbb,
+                                    fb::CreateModel(fbb, kFormatMajor, kFormatMinor, architecture));
 }
 
 fb::TensorT& T(fb::ModelT& m, const std::string& name) {
@@ -259,12 +261,11 @@ TEST_CASE("truncation at every offset is refused (buffer of exactly the prefix)"
     for (size_t n = 0; n < file.size() && failures < 5; ++n) {
       std::string broken;
       const Status status = LoadUntrusted(file.data(), n, &broken);
-      const bool named = Contains(status.message(), "truncated") ||
-                         Contains(status.message(), "too short");
+      const bool named =
+          Contains(status.message(), "truncated") || Contains(status.message(), "too short");
       if (status.ok() || status.code() != kBad || !named) {
         ++failures;
-        FAIL_CHECK("prefix of " << n << " bytes: "
-                                << (status.ok() ? "loaded" : Text(status)));
+        FAIL_CHECK("prefix of " << n << " bytes: " << (status.ok() ? "loaded" : Text(status)));
       }
     }
     CHECK(failures == 0);
@@ -333,8 +334,8 @@ TEST_CASE("single-byte flips: a clean error, or a model whose views are all in b
     }
     CHECK(failures == 0);
     CHECK(rejected > 0);
-    MESSAGE("metadata of " << metadata_end << " bytes: " << rejected << " flips refused, "
-                           << loaded << " loaded and walked");
+    MESSAGE("metadata of " << metadata_end << " bytes: " << rejected << " flips refused, " << loaded
+                           << " loaded and walked");
 
     // Padding and weights are not interpreted: flips there must still load.
     loaded = rejected = 0;
@@ -349,16 +350,27 @@ TEST_CASE("single-byte flips: a clean error, or a model whose views are all in b
 
 TEST_CASE("identifier, format version, alignment and required tables") {
   const TinyModelOptions options = Options(fb::Family::Llama);
-  RunCases(options, {
-      {"format major 2", [](fb::ModelT& m) { m.format_major = 2; }, StatusCode::kUnsupported,
-       {"format 2.0", "upgrade"}},
-      {"format major 65535", [](fb::ModelT& m) { m.format_major = 65535; },
-       StatusCode::kUnsupported, {"format 65535."}},
-      {"format major 0 (missing)", [](fb::ModelT& m) { m.format_major = 0; }, kBad,
-       {"version is missing"}},
-      {"data alignment 32", [](fb::ModelT& m) { m.data_alignment = 32; }, kBad, {"alignment 32"}},
-      {"data alignment 0", [](fb::ModelT& m) { m.data_alignment = 0; }, kBad, {"alignment 0"}},
-  });
+  RunCases(
+      options,
+      {
+          {"format major 2",
+           [](fb::ModelT& m) { m.format_major = 2; },
+           StatusCode::kUnsupported,
+           {"format 2.0", "upgrade"}},
+          {"format major 65535",
+           [](fb::ModelT& m) { m.format_major = 65535; },
+           StatusCode::kUnsupported,
+           {"format 65535."}},
+          {"format major 0 (missing)",
+           [](fb::ModelT& m) { m.format_major = 0; },
+           kBad,
+           {"version is missing"}},
+          {"data alignment 32",
+           [](fb::ModelT& m) { m.data_alignment = 32; },
+           kBad,
+           {"alignment 32"}},
+          {"data alignment 0", [](fb::ModelT& m) { m.data_alignment = 0; }, kBad, {"alignment 0"}},
+      });
   ExpectRejected(ModelWithoutArchitecture(), kBad, {"verification"});
   ExpectRejected(ModelWithoutAttention(), kBad, {"verification"});
 
@@ -396,7 +408,9 @@ TEST_CASE("identifier, format version, alignment and required tables") {
 
 TEST_CASE("file size: empty, the size prefix only, truncated, extended") {
   const std::vector<uint8_t> valid = MakeTinyModelBytes(Options(fb::Family::Llama));
-  const auto prefix = [&](size_t n) { return std::vector<uint8_t>(valid.begin(), valid.begin() + n); };
+  const auto prefix = [&](size_t n) {
+    return std::vector<uint8_t>(valid.begin(), valid.begin() + n);
+  };
   ExpectRejected({}, kBad, {"too short"});
   ExpectRejected(prefix(4), kBad, {"too short"});
   ExpectRejected(prefix(11), kBad, {"too short"});
@@ -419,13 +433,16 @@ TEST_CASE("file size: empty, the size prefix only, truncated, extended") {
     ExpectRejected(bad, kBad, {"truncated"});
   }
 
-  RunCases(Options(fb::Family::Llama), {
-      {"data_size + 64", [](fb::ModelT& m) { m.data_size += 64; }, kBad, {"layout says"}},
-      {"data_size - 64", [](fb::ModelT& m) { m.data_size -= 64; }, kBad, {"layout says"}},
-      {"data_size 0", [](fb::ModelT& m) { m.data_size = 0; }, kBad, {"layout says"}},
-      {"data_size overflows the file offset", [](fb::ModelT& m) { m.data_size = kU64Max; }, kBad,
-       {"layout says"}},
-  });
+  RunCases(Options(fb::Family::Llama),
+           {
+               {"data_size + 64", [](fb::ModelT& m) { m.data_size += 64; }, kBad, {"layout says"}},
+               {"data_size - 64", [](fb::ModelT& m) { m.data_size -= 64; }, kBad, {"layout says"}},
+               {"data_size 0", [](fb::ModelT& m) { m.data_size = 0; }, kBad, {"layout says"}},
+               {"data_size overflows the file offset",
+                [](fb::ModelT& m) { m.data_size = kU64Max; },
+                kBad,
+                {"layout says"}},
+           });
 
   TempFile temp;
   REQUIRE(WriteSparseFile(temp.path(), {}, 0).empty());
@@ -453,42 +470,64 @@ TEST_CASE("FromBuffer refuses a null or misaligned buffer") {
 }
 
 TEST_CASE("tensor offsets and sizes against the data segment") {
-  RunCases(Options(fb::Family::Llama), {
-      {"offset at the end of the data segment",
-       [](fb::ModelT& m) { T(m, "token_embedding").offset = m.data_size; }, kBad,
-       {"token_embedding", "outside the data segment"}},
-      {"offset straddling the end",
-       [](fb::ModelT& m) { T(m, "lm_head").offset = m.data_size - 64; }, kBad,
-       {"lm_head", "outside"}},
-      {"offset far past the end",
-       [](fb::ModelT& m) { T(m, "final_norm.weight").offset = 1ull << 40; }, kBad,
-       {"final_norm.weight", "outside"}},
-      {"offset + size overflows uint64",
-       [](fb::ModelT& m) { T(m, "token_embedding").offset = kU64Max - 63; }, kBad,
-       {"token_embedding", "outside"}},
-      {"offset 2^63", [](fb::ModelT& m) { T(m, "lm_head").offset = 1ull << 63; }, kBad,
-       {"outside"}},
-      {"offset + 1", [](fb::ModelT& m) { T(m, "lm_head").offset += 1; }, kBad,
-       {"lm_head", "aligned"}},
-      {"offset + 8", [](fb::ModelT& m) { T(m, "lm_head").offset += 8; }, kBad, {"aligned"}},
-      {"offset + 32", [](fb::ModelT& m) { T(m, "lm_head").offset += 32; }, kBad, {"aligned"}},
-      {"size + 1", [](fb::ModelT& m) { T(m, "token_embedding").size += 1; }, kBad,
-       {"token_embedding", "does not match"}},
-      {"size - 1", [](fb::ModelT& m) { T(m, "token_embedding").size -= 1; }, kBad,
-       {"does not match"}},
-      {"size 0", [](fb::ModelT& m) { T(m, "final_norm.weight").size = 0; }, kBad,
-       {"final_norm.weight", "does not match"}},
-      {"size x 2", [](fb::ModelT& m) { T(m, "final_norm.weight").size *= 2; }, kBad,
-       {"does not match"}},
-      {"size 2^64 - 1", [](fb::ModelT& m) { T(m, "lm_head").size = kU64Max; }, kBad,
-       {"does not match"}},
-      {"dtype F32 on int8 bytes",
-       [](fb::ModelT& m) { T(m, "token_embedding").dtype = fb::DType::F32; }, kBad,
-       {"does not match"}},
-      {"unknown dtype 200",
-       [](fb::ModelT& m) { T(m, "token_embedding").dtype = static_cast<fb::DType>(200); }, kBad,
-       {"token_embedding", "unknown dtype 200"}},
-  });
+  RunCases(
+      Options(fb::Family::Llama),
+      {
+          {"offset at the end of the data segment",
+           [](fb::ModelT& m) { T(m, "token_embedding").offset = m.data_size; },
+           kBad,
+           {"token_embedding", "outside the data segment"}},
+          {"offset straddling the end",
+           [](fb::ModelT& m) { T(m, "lm_head").offset = m.data_size - 64; },
+           kBad,
+           {"lm_head", "outside"}},
+          {"offset far past the end",
+           [](fb::ModelT& m) { T(m, "final_norm.weight").offset = 1ull << 40; },
+           kBad,
+           {"final_norm.weight", "outside"}},
+          {"offset + size overflows uint64",
+           [](fb::ModelT& m) { T(m, "token_embedding").offset = kU64Max - 63; },
+           kBad,
+           {"token_embedding", "outside"}},
+          {"offset 2^63",
+           [](fb::ModelT& m) { T(m, "lm_head").offset = 1ull << 63; },
+           kBad,
+           {"outside"}},
+          {"offset + 1",
+           [](fb::ModelT& m) { T(m, "lm_head").offset += 1; },
+           kBad,
+           {"lm_head", "aligned"}},
+          {"offset + 8", [](fb::ModelT& m) { T(m, "lm_head").offset += 8; }, kBad, {"aligned"}},
+          {"offset + 32", [](fb::ModelT& m) { T(m, "lm_head").offset += 32; }, kBad, {"aligned"}},
+          {"size + 1",
+           [](fb::ModelT& m) { T(m, "token_embedding").size += 1; },
+           kBad,
+           {"token_embedding", "does not match"}},
+          {"size - 1",
+           [](fb::ModelT& m) { T(m, "token_embedding").size -= 1; },
+           kBad,
+           {"does not match"}},
+          {"size 0",
+           [](fb::ModelT& m) { T(m, "final_norm.weight").size = 0; },
+           kBad,
+           {"final_norm.weight", "does not match"}},
+          {"size x 2",
+           [](fb::ModelT& m) { T(m, "final_norm.weight").size *= 2; },
+           kBad,
+           {"does not match"}},
+          {"size 2^64 - 1",
+           [](fb::ModelT& m) { T(m, "lm_head").size = kU64Max; },
+           kBad,
+           {"does not match"}},
+          {"dtype F32 on int8 bytes",
+           [](fb::ModelT& m) { T(m, "token_embedding").dtype = fb::DType::F32; },
+           kBad,
+           {"does not match"}},
+          {"unknown dtype 200",
+           [](fb::ModelT& m) { T(m, "token_embedding").dtype = static_cast<fb::DType>(200); },
+           kBad,
+           {"token_embedding", "unknown dtype 200"}},
+      });
 }
 
 TEST_CASE("tensor shapes: zero, huge and overflowing dimensions, rank 0 and 9") {
@@ -499,28 +538,43 @@ TEST_CASE("tensor shapes: zero, huge and overflowing dimensions, rank 0 and 9") 
       T(m, name).size = size;
     };
   };
-  RunCases(Options(fb::Family::Llama, false), {
-      {"a dimension of 0", reshape("token_embedding", {32, 0}, 0), kBad,
-       {"token_embedding", "dimension 1 = 0"}},
-      {"a dimension of 2^31 + 1", reshape("final_norm.weight", {(1u << 31) + 1}, 8589934596ull),
-       kBad, {"final_norm.weight", "dimension 0 = 2147483649"}},
-      {"a dimension of 2^32 - 1", reshape("final_norm.weight", {1, 0xffffffffu}, 0), kBad,
-       {"dimension 1"}},
-      {"rank 0", reshape("final_norm.weight", {}, 0), kBad, {"final_norm.weight", "rank 0"}},
-      {"rank 9", reshape("token_embedding", {1, 1, 1, 1, 1, 1, 1, 32, 16}, 2048), kBad,
-       {"rank 9"}},
-      {"element count overflows 64 bits",
-       reshape("final_norm.weight", {1u << 31, 1u << 31, 1u << 31}, 0), kBad,
-       {"final_norm.weight", "overflows"}},
-      {"8 dimensions of 2^31", reshape("final_norm.weight", std::vector<uint32_t>(8, 1u << 31), 0),
-       kBad, {"overflows"}},
-      {"bytes overflow 64 bits (2^63 floats)",
-       reshape("final_norm.weight", {1u << 31, 1u << 31, 2}, 0), kBad,
-       {"final_norm.weight", "does not match"}},
-      {"consistent but far larger than the file",
-       reshape("final_norm.weight", {1u << 31, 1u << 29}, 1ull << 62), kBad,
-       {"outside the data segment"}},
-  });
+  RunCases(
+      Options(fb::Family::Llama, false),
+      {
+          {"a dimension of 0",
+           reshape("token_embedding", {32, 0}, 0),
+           kBad,
+           {"token_embedding", "dimension 1 = 0"}},
+          {"a dimension of 2^31 + 1",
+           reshape("final_norm.weight", {(1u << 31) + 1}, 8589934596ull),
+           kBad,
+           {"final_norm.weight", "dimension 0 = 2147483649"}},
+          {"a dimension of 2^32 - 1",
+           reshape("final_norm.weight", {1, 0xffffffffu}, 0),
+           kBad,
+           {"dimension 1"}},
+          {"rank 0", reshape("final_norm.weight", {}, 0), kBad, {"final_norm.weight", "rank 0"}},
+          {"rank 9",
+           reshape("token_embedding", {1, 1, 1, 1, 1, 1, 1, 32, 16}, 2048),
+           kBad,
+           {"rank 9"}},
+          {"element count overflows 64 bits",
+           reshape("final_norm.weight", {1u << 31, 1u << 31, 1u << 31}, 0),
+           kBad,
+           {"final_norm.weight", "overflows"}},
+          {"8 dimensions of 2^31",
+           reshape("final_norm.weight", std::vector<uint32_t>(8, 1u << 31), 0),
+           kBad,
+           {"overflows"}},
+          {"bytes overflow 64 bits (2^63 floats)",
+           reshape("final_norm.weight", {1u << 31, 1u << 31, 2}, 0),
+           kBad,
+           {"final_norm.weight", "does not match"}},
+          {"consistent but far larger than the file",
+           reshape("final_norm.weight", {1u << 31, 1u << 29}, 1ull << 62),
+           kBad,
+           {"outside the data segment"}},
+      });
 }
 
 TEST_CASE("quantization: scales, zero points, schemes") {
@@ -534,238 +588,431 @@ TEST_CASE("quantization: scales, zero points, schemes") {
       q.zero_points[5] = value;
     };
   };
-  RunCases(Options(fb::Family::Llama, true), {
-      {"NaN scale", scale0(kNaN), kBad, {"token_embedding", "scale 0 is nan"}},
-      {"+inf scale", scale0(kInf), kBad, {"token_embedding", "scale 0 is inf"}},
-      {"-inf scale", scale0(-kInf), kBad, {"scale 0"}},
-      {"negative scale", scale0(-0.5f), kBad, {"scale 0 is -0.5"}},
-      {"zero scale", scale0(0.0f), kBad, {"scale 0 is 0"}},
-      {"negative zero scale", scale0(-0.0f), kBad, {"scale 0"}},
-      {"NaN in the last scale",
-       [](fb::ModelT& m) { T(m, "lm_head").quant->scales.back() = kNaN; }, kBad,
-       {"lm_head", "scale 31"}},
-      {"one scale too few",
-       [](fb::ModelT& m) { T(m, "token_embedding").quant->scales.pop_back(); }, kBad,
-       {"token_embedding", "31 scales, expected 32"}},
-      {"one scale too many",
-       [](fb::ModelT& m) { T(m, "token_embedding").quant->scales.push_back(1.0f); }, kBad,
-       {"33 scales, expected 32"}},
-      {"no scales", [](fb::ModelT& m) { T(m, "token_embedding").quant->scales.clear(); }, kBad,
-       {"0 scales"}},
-      {"per-tensor with 32 scales",
-       [](fb::ModelT& m) { T(m, "token_embedding").quant->scheme = fb::QuantScheme::PerTensor; },
-       kBad, {"32 scales, expected 1"}},
-      {"per-channel on axis 1 (16 channels)",
-       [](fb::ModelT& m) { T(m, "token_embedding").quant->axis = 1; }, kBad,
-       {"32 scales, expected 16"}},
-      {"per-channel axis 2 of a rank-2 tensor",
-       [](fb::ModelT& m) { T(m, "token_embedding").quant->axis = 2; }, kBad, {"axis 2"}},
-      {"per-channel axis 2^32 - 1",
-       [](fb::ModelT& m) { T(m, "token_embedding").quant->axis = 0xffffffffu; }, kBad,
-       {"axis 4294967295"}},
-      {"per-block with block size 0",
-       [](fb::ModelT& m) { T(m, "token_embedding").quant->scheme = fb::QuantScheme::PerBlock; },
-       kBad, {"block size 0"}},
-      {"per-block with a block size that does not divide the row",
-       [](fb::ModelT& m) {
-         T(m, "token_embedding").quant->scheme = fb::QuantScheme::PerBlock;
-         T(m, "token_embedding").quant->block_size = 3;
-       },
-       kBad, {"block size 3"}},
-      {"per-block: 32 scales for 64 blocks",
-       [](fb::ModelT& m) {
-         T(m, "token_embedding").quant->scheme = fb::QuantScheme::PerBlock;
-         T(m, "token_embedding").quant->block_size = 8;
-       },
-       kBad, {"32 scales, expected 64"}},
-      {"unknown scheme 9",
-       [](fb::ModelT& m) { T(m, "token_embedding").quant->scheme = static_cast<fb::QuantScheme>(9); },
-       kBad, {"unknown quantization scheme 9"}},
-      {"zero point -129", zero_points(-129), kBad, {"token_embedding", "zero point 5 is -129"}},
-      {"zero point 128", zero_points(128), kBad, {"zero point 5 is 128"}},
-      {"zero point INT32_MIN", zero_points(std::numeric_limits<int32_t>::min()), kBad,
-       {"zero point 5"}},
-      {"zero point INT32_MAX", zero_points(std::numeric_limits<int32_t>::max()), kBad,
-       {"zero point 5"}},
-      {"31 zero points for 32 scales",
-       [](fb::ModelT& m) { T(m, "token_embedding").quant->zero_points.assign(31, 0); }, kBad,
-       {"31 zero points for 32 scales"}},
-      {"int8 without a quantization table",
-       [](fb::ModelT& m) { T(m, "token_embedding").quant.reset(); }, kBad,
-       {"token_embedding", "int8 without quantization"}},
-      {"int8 with scheme None",
-       [](fb::ModelT& m) { T(m, "lm_head").quant->scheme = fb::QuantScheme::None; }, kBad,
-       {"lm_head", "int8 without quantization"}},
-  });
-  RunCases(Options(fb::Family::Llama, false), {
-      {"fp32 tensor with a per-tensor scale",
-       [](fb::ModelT& m) {
-         auto q = std::make_unique<fb::QuantizationT>();
-         q->scheme = fb::QuantScheme::PerTensor;
-         q->scales = {1.0f};
-         T(m, "final_norm.weight").quant = std::move(q);
-       },
-       kBad, {"final_norm.weight", "only int8 tensors have scales"}},
-      {"scales without a scheme",
-       [](fb::ModelT& m) {
-         auto q = std::make_unique<fb::QuantizationT>();
-         q->scales = {1.0f};
-         T(m, "final_norm.weight").quant = std::move(q);
-       },
-       kBad, {"final_norm.weight", "no quantization scheme"}},
-  });
+  RunCases(
+      Options(fb::Family::Llama, true),
+      {
+          {"NaN scale", scale0(kNaN), kBad, {"token_embedding", "scale 0 is nan"}},
+          {"+inf scale", scale0(kInf), kBad, {"token_embedding", "scale 0 is inf"}},
+          {"-inf scale", scale0(-kInf), kBad, {"scale 0"}},
+          {"negative scale", scale0(-0.5f), kBad, {"scale 0 is -0.5"}},
+          {"zero scale", scale0(0.0f), kBad, {"scale 0 is 0"}},
+          {"negative zero scale", scale0(-0.0f), kBad, {"scale 0"}},
+          {"NaN in the last scale",
+           [](fb::ModelT& m) { T(m, "lm_head").quant->scales.back() = kNaN; },
+           kBad,
+           {"lm_head", "scale 31"}},
+          {"one scale too few",
+           [](fb::ModelT& m) { T(m, "token_embedding").quant->scales.pop_back(); },
+           kBad,
+           {"token_embedding", "31 scales, expected 32"}},
+          {"one scale too many",
+           [](fb::ModelT& m) { T(m, "token_embedding").quant->scales.push_back(1.0f); },
+           kBad,
+           {"33 scales, expected 32"}},
+          {"no scales",
+           [](fb::ModelT& m) { T(m, "token_embedding").quant->scales.clear(); },
+           kBad,
+           {"0 scales"}},
+          {"per-tensor with 32 scales",
+           [](fb::ModelT& m) {
+             T(m, "token_embedding").quant->scheme = fb::QuantScheme::PerTensor;
+           },
+           kBad,
+           {"32 scales, expected 1"}},
+          {"per-channel on axis 1 (16 channels)",
+           [](fb::ModelT& m) { T(m, "token_embedding").quant->axis = 1; },
+           kBad,
+           {"32 scales, expected 16"}},
+          {"per-channel axis 2 of a rank-2 tensor",
+           [](fb::ModelT& m) { T(m, "token_embedding").quant->axis = 2; },
+           kBad,
+           {"axis 2"}},
+          {"per-channel axis 2^32 - 1",
+           [](fb::ModelT& m) { T(m, "token_embedding").quant->axis = 0xffffffffu; },
+           kBad,
+           {"axis 4294967295"}},
+          {"per-block with block size 0",
+           [](fb::ModelT& m) { T(m, "token_embedding").quant->scheme = fb::QuantScheme::PerBlock; },
+           kBad,
+           {"block size 0"}},
+          {"per-block with a block size that does not divide the row",
+           [](fb::ModelT& m) {
+             T(m, "token_embedding").quant->scheme = fb::QuantScheme::PerBlock;
+             T(m, "token_embedding").quant->block_size = 3;
+           },
+           kBad,
+           {"block size 3"}},
+          {"per-block: 32 scales for 64 blocks",
+           [](fb::ModelT& m) {
+             T(m, "token_embedding").quant->scheme = fb::QuantScheme::PerBlock;
+             T(m, "token_embedding").quant->block_size = 8;
+           },
+           kBad,
+           {"32 scales, expected 64"}},
+          {"unknown scheme 9",
+           [](fb::ModelT& m) {
+             T(m, "token_embedding").quant->scheme = static_cast<fb::QuantScheme>(9);
+           },
+           kBad,
+           {"unknown quantization scheme 9"}},
+          {"zero point -129", zero_points(-129), kBad, {"token_embedding", "zero point 5 is -129"}},
+          {"zero point 128", zero_points(128), kBad, {"zero point 5 is 128"}},
+          {"zero point INT32_MIN",
+           zero_points(std::numeric_limits<int32_t>::min()),
+           kBad,
+           {"zero point 5"}},
+          {"zero point INT32_MAX",
+           zero_points(std::numeric_limits<int32_t>::max()),
+           kBad,
+           {"zero point 5"}},
+          {"31 zero points for 32 scales",
+           [](fb::ModelT& m) { T(m, "token_embedding").quant->zero_points.assign(31, 0); },
+           kBad,
+           {"31 zero points for 32 scales"}},
+          {"int8 without a quantization table",
+           [](fb::ModelT& m) { T(m, "token_embedding").quant.reset(); },
+           kBad,
+           {"token_embedding", "int8 without quantization"}},
+          {"int8 with scheme None",
+           [](fb::ModelT& m) { T(m, "lm_head").quant->scheme = fb::QuantScheme::None; },
+           kBad,
+           {"lm_head", "int8 without quantization"}},
+      });
+  RunCases(Options(fb::Family::Llama, false),
+           {
+               {"fp32 tensor with a per-tensor scale",
+                [](fb::ModelT& m) {
+                  auto q = std::make_unique<fb::QuantizationT>();
+                  q->scheme = fb::QuantScheme::PerTensor;
+                  q->scales = {1.0f};
+                  T(m, "final_norm.weight").quant = std::move(q);
+                },
+                kBad,
+                {"final_norm.weight", "only int8 tensors have scales"}},
+               {"scales without a scheme",
+                [](fb::ModelT& m) {
+                  auto q = std::make_unique<fb::QuantizationT>();
+                  q->scales = {1.0f};
+                  T(m, "final_norm.weight").quant = std::move(q);
+                },
+                kBad,
+                {"final_norm.weight", "no quantization scheme"}},
+           });
 }
 
 TEST_CASE("tensor names: duplicates, empty, too long, non-printable") {
   const auto rename = [](const char* from, std::string to) {
     return [=](fb::ModelT& m) { T(m, from).name = to; };
   };
-  RunCases(Options(fb::Family::Llama, false), {
-      {"two token_embedding", rename("lm_head", "token_embedding"), kBad,
-       {"'token_embedding' appears twice"}},
-      {"two q projections", rename("layers.0.attn.k.weight", "layers.0.attn.q.weight"), kBad,
-       {"'layers.0.attn.q.weight' appears twice"}},
-      {"empty name", rename("lm_head", ""), kBad, {"has no name"}},
-      {"257-byte name", rename("lm_head", std::string(257, 'x')), kBad, {"257 bytes (limit 256)"}},
-      {"a space", rename("lm_head", "lm head"), kBad, {"non-printable byte 0x20"}},
-      {"a tab", rename("lm_head", "lm\thead"), kBad, {"non-printable byte 0x09"}},
-      {"a NUL inside", rename("lm_head", std::string("lm\0head", 7)), kBad,
-       {"non-printable byte 0x00"}},
-      {"DEL", rename("lm_head", "lm\x7f" "head"), kBad, {"non-printable byte 0x7f"}},
-      {"UTF-8", rename("lm_head", "lm_h\xc3\xa9" "ad"), kBad, {"non-printable byte 0xc3"}},
-      {"a newline at the end", rename("final_norm.weight", "final_norm.weight\n"), kBad,
-       {"non-printable byte 0x0a"}},
-  });
+  RunCases(Options(fb::Family::Llama, false),
+           {
+               {"two token_embedding",
+                rename("lm_head", "token_embedding"),
+                kBad,
+                {"'token_embedding' appears twice"}},
+               {"two q projections",
+                rename("layers.0.attn.k.weight", "layers.0.attn.q.weight"),
+                kBad,
+                {"'layers.0.attn.q.weight' appears twice"}},
+               {"empty name", rename("lm_head", ""), kBad, {"has no name"}},
+               {"257-byte name",
+                rename("lm_head", std::string(257, 'x')),
+                kBad,
+                {"257 bytes (limit 256)"}},
+               {"a space", rename("lm_head", "lm head"), kBad, {"non-printable byte 0x20"}},
+               {"a tab", rename("lm_head", "lm\thead"), kBad, {"non-printable byte 0x09"}},
+               {"a NUL inside",
+                rename("lm_head", std::string("lm\0head", 7)),
+                kBad,
+                {"non-printable byte 0x00"}},
+               {"DEL",
+                rename("lm_head",
+                       "lm\x7f"
+                       "head"),
+                kBad,
+                {"non-printable byte 0x7f"}},
+               {"UTF-8",
+                rename("lm_head",
+                       "lm_h\xc3\xa9"
+                       "ad"),
+                kBad,
+                {"non-printable byte 0xc3"}},
+               {"a newline at the end",
+                rename("final_norm.weight", "final_norm.weight\n"),
+                kBad,
+                {"non-printable byte 0x0a"}},
+           });
 }
 
 TEST_CASE("architecture values out of range (written by the real writer)") {
   using F = fb::Family;
   const std::vector<ArchitectureCase> cases = {
-      {"vocab 0", F::Llama, [](fb::ArchitectureT& a) { a.vocab_size = 0; }, kBad,
+      {"vocab 0",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.vocab_size = 0; },
+       kBad,
        {"vocab_size = 0"}},
-      {"vocab 2^24 + 1", F::Llama, [](fb::ArchitectureT& a) { a.vocab_size = (1u << 24) + 1; },
-       kBad, {"vocab_size = 16777217"}},
-      {"hidden 0", F::Llama, [](fb::ArchitectureT& a) { a.hidden_size = 0; }, kBad,
+      {"vocab 2^24 + 1",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.vocab_size = (1u << 24) + 1; },
+       kBad,
+       {"vocab_size = 16777217"}},
+      {"hidden 0",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.hidden_size = 0; },
+       kBad,
        {"hidden_size = 0"}},
-      {"hidden 2^16 + 1", F::Llama, [](fb::ArchitectureT& a) { a.hidden_size = 65537; }, kBad,
+      {"hidden 2^16 + 1",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.hidden_size = 65537; },
+       kBad,
        {"hidden_size"}},
-      {"intermediate 0 with layers", F::Llama,
-       [](fb::ArchitectureT& a) { a.intermediate_size = 0; }, kBad, {"intermediate_size = 0"}},
-      {"5000 layers", F::Llama, [](fb::ArchitectureT& a) { a.num_layers = 5000; }, kBad,
+      {"intermediate 0 with layers",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.intermediate_size = 0; },
+       kBad,
+       {"intermediate_size = 0"}},
+      {"5000 layers",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.num_layers = 5000; },
+       kBad,
        {"num_layers = 5000"}},
-      {"decoder layers in a decoder-only model", F::Llama,
-       [](fb::ArchitectureT& a) { a.num_decoder_layers = 1; }, kBad, {"num_decoder_layers = 1"}},
-      {"5000 decoder layers (t5)", F::T5,
-       [](fb::ArchitectureT& a) { a.num_decoder_layers = 5000; }, kBad,
+      {"decoder layers in a decoder-only model",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.num_decoder_layers = 1; },
+       kBad,
+       {"num_decoder_layers = 1"}},
+      {"5000 decoder layers (t5)",
+       F::T5,
+       [](fb::ArchitectureT& a) { a.num_decoder_layers = 5000; },
+       kBad,
        {"num_decoder_layers = 5000"}},
-      {"0 heads", F::Llama, [](fb::ArchitectureT& a) { a.attention->num_heads = 0; }, kBad,
+      {"0 heads",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.attention->num_heads = 0; },
+       kBad,
        {"attention.num_heads = 0"}},
-      {"2000 heads", F::Llama,
+      {"2000 heads",
+       F::Llama,
        [](fb::ArchitectureT& a) { a.attention->num_heads = a.attention->num_kv_heads = 2000; },
-       kBad, {"attention.num_heads = 2000"}},
-      {"kv heads do not divide heads", F::Llama,
-       [](fb::ArchitectureT& a) { a.attention->num_heads = 3; }, kBad,
+       kBad,
+       {"attention.num_heads = 2000"}},
+      {"kv heads do not divide heads",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.attention->num_heads = 3; },
+       kBad,
        {"num_kv_heads 2 does not divide num_heads 3"}},
-      {"kv heads > heads", F::Llama, [](fb::ArchitectureT& a) { a.attention->num_kv_heads = 4; },
-       kBad, {"attention.num_kv_heads = 4"}},
-      {"0 kv heads", F::Llama, [](fb::ArchitectureT& a) { a.attention->num_kv_heads = 0; }, kBad,
+      {"kv heads > heads",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.attention->num_kv_heads = 4; },
+       kBad,
+       {"attention.num_kv_heads = 4"}},
+      {"0 kv heads",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.attention->num_kv_heads = 0; },
+       kBad,
        {"attention.num_kv_heads = 0"}},
-      {"head_dim 0", F::Llama, [](fb::ArchitectureT& a) { a.attention->head_dim = 0; }, kBad,
+      {"head_dim 0",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.attention->head_dim = 0; },
+       kBad,
        {"attention.head_dim = 0"}},
-      {"head_dim 5000", F::Llama, [](fb::ArchitectureT& a) { a.attention->head_dim = 5000; },
-       kBad, {"attention.head_dim = 5000"}},
-      {"attention scale -1", F::Llama, [](fb::ArchitectureT& a) { a.attention->scale = -1.0f; },
-       kBad, {"attention.scale"}},
-      {"attention scale NaN", F::Llama, [](fb::ArchitectureT& a) { a.attention->scale = kNaN; },
-       kBad, {"attention.scale"}},
-      {"attention scale inf", F::Llama, [](fb::ArchitectureT& a) { a.attention->scale = kInf; },
-       kBad, {"attention.scale"}},
-      {"norm_eps NaN", F::Llama, [](fb::ArchitectureT& a) { a.norm_eps = kNaN; }, kBad,
+      {"head_dim 5000",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.attention->head_dim = 5000; },
+       kBad,
+       {"attention.head_dim = 5000"}},
+      {"attention scale -1",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.attention->scale = -1.0f; },
+       kBad,
+       {"attention.scale"}},
+      {"attention scale NaN",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.attention->scale = kNaN; },
+       kBad,
+       {"attention.scale"}},
+      {"attention scale inf",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.attention->scale = kInf; },
+       kBad,
+       {"attention.scale"}},
+      {"norm_eps NaN",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.norm_eps = kNaN; },
+       kBad,
        {"norm_eps"}},
-      {"norm_eps 0", F::Llama, [](fb::ArchitectureT& a) { a.norm_eps = 0.0f; }, kBad,
+      {"norm_eps 0",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.norm_eps = 0.0f; },
+       kBad,
        {"norm_eps = 0"}},
-      {"norm_eps negative", F::Bert, [](fb::ArchitectureT& a) { a.norm_eps = -1e-5f; }, kBad,
+      {"norm_eps negative",
+       F::Bert,
+       [](fb::ArchitectureT& a) { a.norm_eps = -1e-5f; },
+       kBad,
        {"norm_eps"}},
-      {"norm_eps inf", F::T5, [](fb::ArchitectureT& a) { a.norm_eps = kInf; }, kBad,
-       {"norm_eps"}},
-      {"norm_eps 1", F::Llama, [](fb::ArchitectureT& a) { a.norm_eps = 1.0f; }, kBad,
-       {"norm_eps"}},
-      {"rope theta NaN", F::Llama, [](fb::ArchitectureT& a) { a.rope->theta = kNaN; }, kBad,
+      {"norm_eps inf", F::T5, [](fb::ArchitectureT& a) { a.norm_eps = kInf; }, kBad, {"norm_eps"}},
+      {"norm_eps 1", F::Llama, [](fb::ArchitectureT& a) { a.norm_eps = 1.0f; }, kBad, {"norm_eps"}},
+      {"rope theta NaN",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.rope->theta = kNaN; },
+       kBad,
        {"rope.theta"}},
-      {"rope theta inf", F::Llama, [](fb::ArchitectureT& a) { a.rope->theta = kInf; }, kBad,
+      {"rope theta inf",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.rope->theta = kInf; },
+       kBad,
        {"rope.theta"}},
-      {"rope theta 0", F::Llama, [](fb::ArchitectureT& a) { a.rope->theta = 0.0f; }, kBad,
+      {"rope theta 0",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.rope->theta = 0.0f; },
+       kBad,
        {"rope.theta = 0"}},
-      {"rope theta 1", F::Llama, [](fb::ArchitectureT& a) { a.rope->theta = 1.0f; }, kBad,
+      {"rope theta 1",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.rope->theta = 1.0f; },
+       kBad,
        {"rope.theta = 1"}},
-      {"rope position without rope parameters", F::Llama,
-       [](fb::ArchitectureT& a) { a.rope.reset(); }, kBad, {"without rope parameters"}},
-      {"unknown rope scaling", F::Llama,
-       [](fb::ArchitectureT& a) { a.rope->scaling = static_cast<fb::RopeScaling>(7); }, kBad,
+      {"rope position without rope parameters",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.rope.reset(); },
+       kBad,
+       {"without rope parameters"}},
+      {"unknown rope scaling",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.rope->scaling = static_cast<fb::RopeScaling>(7); },
+       kBad,
        {"rope scaling"}},
-      {"rope factor NaN", F::Llama, [](fb::ArchitectureT& a) { a.rope->factor = kNaN; }, kBad,
+      {"rope factor NaN",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.rope->factor = kNaN; },
+       kBad,
        {"rope scaling"}},
-      {"rope factor 0", F::Llama, [](fb::ArchitectureT& a) { a.rope->factor = 0.0f; }, kBad,
+      {"rope factor 0",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.rope->factor = 0.0f; },
+       kBad,
        {"rope scaling"}},
-      {"odd rotary_dim", F::Llama, [](fb::ArchitectureT& a) { a.rope->rotary_dim = 3; }, kBad,
+      {"odd rotary_dim",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.rope->rotary_dim = 3; },
+       kBad,
        {"rope.rotary_dim 3"}},
-      {"rotary_dim > head_dim", F::Llama, [](fb::ArchitectureT& a) { a.rope->rotary_dim = 10; },
-       kBad, {"rope.rotary_dim 10"}},
-      {"family 200", F::Llama, [](fb::ArchitectureT& a) { a.family = static_cast<F>(200); },
-       StatusCode::kUnsupported, {"unknown family 200"}},
-      {"family Unknown", F::Llama, [](fb::ArchitectureT& a) { a.family = F::Unknown; },
-       StatusCode::kUnsupported, {"unknown family 0"}},
-      {"llama as an encoder", F::Llama,
-       [](fb::ArchitectureT& a) { a.structure = fb::Structure::EncoderOnly; }, kBad,
+      {"rotary_dim > head_dim",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.rope->rotary_dim = 10; },
+       kBad,
+       {"rope.rotary_dim 10"}},
+      {"family 200",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.family = static_cast<F>(200); },
+       StatusCode::kUnsupported,
+       {"unknown family 200"}},
+      {"family Unknown",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.family = F::Unknown; },
+       StatusCode::kUnsupported,
+       {"unknown family 0"}},
+      {"llama as an encoder",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.structure = fb::Structure::EncoderOnly; },
+       kBad,
        {"family Llama must be DecoderOnly"}},
-      {"bert as a decoder", F::Bert,
-       [](fb::ArchitectureT& a) { a.structure = fb::Structure::DecoderOnly; }, kBad,
+      {"bert as a decoder",
+       F::Bert,
+       [](fb::ArchitectureT& a) { a.structure = fb::Structure::DecoderOnly; },
+       kBad,
        {"family Bert must be EncoderOnly"}},
-      {"t5 as a decoder", F::T5,
-       [](fb::ArchitectureT& a) { a.structure = fb::Structure::DecoderOnly; }, kBad,
+      {"t5 as a decoder",
+       F::T5,
+       [](fb::ArchitectureT& a) { a.structure = fb::Structure::DecoderOnly; },
+       kBad,
        {"family T5 must be EncoderDecoder"}},
-      {"structure 9", F::Llama,
-       [](fb::ArchitectureT& a) { a.structure = static_cast<fb::Structure>(9); }, kBad,
+      {"structure 9",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.structure = static_cast<fb::Structure>(9); },
+       kBad,
        {"unknown structure 9"}},
-      {"norm 9", F::Llama, [](fb::ArchitectureT& a) { a.norm = static_cast<fb::NormKind>(9); },
-       kBad, {"enum field"}},
-      {"norm placement 5", F::Llama,
-       [](fb::ArchitectureT& a) { a.norm_placement = static_cast<fb::NormPlacement>(5); }, kBad,
+      {"norm 9",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.norm = static_cast<fb::NormKind>(9); },
+       kBad,
        {"enum field"}},
-      {"activation 9", F::Llama,
-       [](fb::ArchitectureT& a) { a.activation = static_cast<fb::Activation>(9); }, kBad,
+      {"norm placement 5",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.norm_placement = static_cast<fb::NormPlacement>(5); },
+       kBad,
        {"enum field"}},
-      {"position 99", F::Llama,
-       [](fb::ArchitectureT& a) { a.position = static_cast<fb::PositionKind>(99); }, kBad,
+      {"activation 9",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.activation = static_cast<fb::Activation>(9); },
+       kBad,
        {"enum field"}},
-      {"embedding scale NaN", F::Llama, [](fb::ArchitectureT& a) { a.embedding_scale = kNaN; },
-       kBad, {"embedding_scale"}},
-      {"logits scale 0", F::Llama, [](fb::ArchitectureT& a) { a.logits_scale = 0.0f; }, kBad,
+      {"position 99",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.position = static_cast<fb::PositionKind>(99); },
+       kBad,
+       {"enum field"}},
+      {"embedding scale NaN",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.embedding_scale = kNaN; },
+       kBad,
+       {"embedding_scale"}},
+      {"logits scale 0",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.logits_scale = 0.0f; },
+       kBad,
        {"logits_scale"}},
-      {"logits scale -inf", F::T5, [](fb::ArchitectureT& a) { a.logits_scale = -kInf; }, kBad,
+      {"logits scale -inf",
+       F::T5,
+       [](fb::ArchitectureT& a) { a.logits_scale = -kInf; },
+       kBad,
        {"logits_scale"}},
-      {"type vocab 5000", F::Bert, [](fb::ArchitectureT& a) { a.type_vocab_size = 5000; }, kBad,
+      {"type vocab 5000",
+       F::Bert,
+       [](fb::ArchitectureT& a) { a.type_vocab_size = 5000; },
+       kBad,
        {"type_vocab_size = 5000"}},
-      {"max positions 2^24 + 1", F::Llama,
-       [](fb::ArchitectureT& a) { a.max_positions = (1u << 24) + 1; }, kBad,
+      {"max positions 2^24 + 1",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.max_positions = (1u << 24) + 1; },
+       kBad,
        {"max_positions = 16777217"}},
-      {"learned positions, max_positions 0", F::Bert,
-       [](fb::ArchitectureT& a) { a.max_positions = 0; }, kBad, {"max_positions = 0"}},
-      {"relative bias with 0 buckets", F::T5,
-       [](fb::ArchitectureT& a) { a.attention->relative_buckets = 0; }, kBad,
+      {"learned positions, max_positions 0",
+       F::Bert,
+       [](fb::ArchitectureT& a) { a.max_positions = 0; },
+       kBad,
+       {"max_positions = 0"}},
+      {"relative bias with 0 buckets",
+       F::T5,
+       [](fb::ArchitectureT& a) { a.attention->relative_buckets = 0; },
+       kBad,
        {"attention.relative_buckets = 0"}},
-      {"relative bias with max distance 0", F::T5,
-       [](fb::ArchitectureT& a) { a.attention->relative_max_distance = 0; }, kBad,
+      {"relative bias with max distance 0",
+       F::T5,
+       [](fb::ArchitectureT& a) { a.attention->relative_max_distance = 0; },
+       kBad,
        {"attention.relative_max_distance = 0"}},
-      {"bos id = vocab", F::Llama, [](fb::ArchitectureT& a) { a.bos_token_id = 32; }, kBad,
+      {"bos id = vocab",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.bos_token_id = 32; },
+       kBad,
        {"bos_token_id 32"}},
-      {"pad id -2", F::Bert, [](fb::ArchitectureT& a) { a.pad_token_id = -2; }, kBad,
+      {"pad id -2",
+       F::Bert,
+       [](fb::ArchitectureT& a) { a.pad_token_id = -2; },
+       kBad,
        {"pad_token_id -2"}},
-      {"eos id INT32_MAX", F::Llama,
-       [](fb::ArchitectureT& a) { a.eos_token_id = std::numeric_limits<int32_t>::max(); }, kBad,
+      {"eos id INT32_MAX",
+       F::Llama,
+       [](fb::ArchitectureT& a) { a.eos_token_id = std::numeric_limits<int32_t>::max(); },
+       kBad,
        {"eos_token_id"}},
-      {"decoder start id 1000", F::T5,
-       [](fb::ArchitectureT& a) { a.decoder_start_token_id = 1000; }, kBad,
+      {"decoder start id 1000",
+       F::T5,
+       [](fb::ArchitectureT& a) { a.decoder_start_token_id = 1000; },
+       kBad,
        {"decoder_start_token_id 1000"}},
   };
   for (const ArchitectureCase& c : cases) {
@@ -784,89 +1031,134 @@ TEST_CASE("canonical tensors against the architecture, and layer indices") {
   const auto reshape = [](const char* name, std::vector<uint32_t> shape) {
     return [=](fb::ModelT& m) { T(m, name).shape = shape; };  // same element count
   };
-  RunCases(Options(fb::Family::Llama, false), {
-      {"token_embedding missing", rename("token_embedding", "token_embeddings"), kBad,
-       {"'token_embedding' is missing"}},
-      {"no tensors at all", [](fb::ModelT& m) { m.tensors.clear(); }, kBad,
-       {"'token_embedding' is missing"}},
-      {"token_embedding transposed", reshape("token_embedding", {16, 32}), kBad,
-       {"'token_embedding' must be [32, 16]"}},
-      {"token_embedding of rank 1", reshape("token_embedding", {512}), kBad,
-       {"'token_embedding' must be [32, 16]"}},
-      {"token_embedding of rank 3", reshape("token_embedding", {32, 16, 1}), kBad,
-       {"'token_embedding' must be [32, 16]"}},
-      {"vocab 64 but a 32-row embedding",
-       [](fb::ModelT& m) { m.architecture->vocab_size = 64; }, kBad,
-       {"'token_embedding' must be [64, 16]"}},
-      {"lm_head of the wrong shape", reshape("lm_head", {64, 8}), kBad,
-       {"'lm_head' must be [32, 16]"}},
-      {"layer 1 of a 1-layer model", rename("layers.0.attn.q.weight", "layers.1.attn.q.weight"),
-       kBad, {"'layers.1.attn.q.weight' names layer 1, but the architecture has 1"}},
-      {"layer 2^32", rename("layers.0.ffn.up.weight", "layers.4294967296.ffn.up.weight"), kBad,
-       {"layers.4294967296.ffn.up.weight", "names layer"}},
-      {"a layer index of 30 digits",
-       rename("layers.0.ffn.up.weight", "layers.999999999999999999999999999999.ffn.up.weight"),
-       kBad, {"names layer"}},
-      {"0 layers but layer tensors", [](fb::ModelT& m) { m.architecture->num_layers = 0; }, kBad,
-       {"names layer 0, but the architecture has 0"}},
-      {"encoder layers in a decoder-only model",
-       rename("layers.0.attn.o.weight", "encoder.layers.0.attn.o.weight"), kBad,
-       {"'encoder.layers.0.attn.o.weight' names layer 0, but the architecture has 0"}},
-  });
-  RunCases(Options(fb::Family::T5, false), {
-      {"decoder layer 1 of 1", rename("decoder.layers.0.attn.q.weight",
-                                      "decoder.layers.1.attn.q.weight"),
-       kBad, {"'decoder.layers.1.attn.q.weight' names layer 1, but the architecture has 1"}},
-      {"encoder layer 7 of 1", rename("encoder.layers.0.ffn.down.weight",
-                                      "encoder.layers.7.ffn.down.weight"),
-       kBad, {"names layer 7"}},
-      {"plain layers in an encoder-decoder",
-       rename("encoder.layers.0.attn.v.weight", "layers.0.attn.v.weight"), kBad,
-       {"'layers.0.attn.v.weight' names layer 0, but the architecture has 0"}},
-  });
-  RunCases(Options(fb::Family::Bert, false), {
-      {"position_embedding one row short",
-       [](fb::ModelT& m) {
-         T(m, "position_embedding").shape = {63, 16};
-         T(m, "position_embedding").size = 63 * 16 * 4;
-       },
-       kBad, {"'position_embedding' must be [64, 16]"}},
-      {"token_type_embedding of 3 types",
-       [](fb::ModelT& m) { m.architecture->type_vocab_size = 3; }, kBad,
-       {"'token_type_embedding' must be [3, 16]"}},
-  });
+  RunCases(
+      Options(fb::Family::Llama, false),
+      {
+          {"token_embedding missing",
+           rename("token_embedding", "token_embeddings"),
+           kBad,
+           {"'token_embedding' is missing"}},
+          {"no tensors at all",
+           [](fb::ModelT& m) { m.tensors.clear(); },
+           kBad,
+           {"'token_embedding' is missing"}},
+          {"token_embedding transposed",
+           reshape("token_embedding", {16, 32}),
+           kBad,
+           {"'token_embedding' must be [32, 16]"}},
+          {"token_embedding of rank 1",
+           reshape("token_embedding", {512}),
+           kBad,
+           {"'token_embedding' must be [32, 16]"}},
+          {"token_embedding of rank 3",
+           reshape("token_embedding", {32, 16, 1}),
+           kBad,
+           {"'token_embedding' must be [32, 16]"}},
+          {"vocab 64 but a 32-row embedding",
+           [](fb::ModelT& m) { m.architecture->vocab_size = 64; },
+           kBad,
+           {"'token_embedding' must be [64, 16]"}},
+          {"lm_head of the wrong shape",
+           reshape("lm_head", {64, 8}),
+           kBad,
+           {"'lm_head' must be [32, 16]"}},
+          {"layer 1 of a 1-layer model",
+           rename("layers.0.attn.q.weight", "layers.1.attn.q.weight"),
+           kBad,
+           {"'layers.1.attn.q.weight' names layer 1, but the architecture has 1"}},
+          {"layer 2^32",
+           rename("layers.0.ffn.up.weight", "layers.4294967296.ffn.up.weight"),
+           kBad,
+           {"layers.4294967296.ffn.up.weight", "names layer"}},
+          {"a layer index of 30 digits",
+           rename("layers.0.ffn.up.weight", "layers.999999999999999999999999999999.ffn.up.weight"),
+           kBad,
+           {"names layer"}},
+          {"0 layers but layer tensors",
+           [](fb::ModelT& m) { m.architecture->num_layers = 0; },
+           kBad,
+           {"names layer 0, but the architecture has 0"}},
+          {"encoder layers in a decoder-only model",
+           rename("layers.0.attn.o.weight", "encoder.layers.0.attn.o.weight"),
+           kBad,
+           {"'encoder.layers.0.attn.o.weight' names layer 0, but the architecture has 0"}},
+      });
+  RunCases(Options(fb::Family::T5, false),
+           {
+               {"decoder layer 1 of 1",
+                rename("decoder.layers.0.attn.q.weight", "decoder.layers.1.attn.q.weight"),
+                kBad,
+                {"'decoder.layers.1.attn.q.weight' names layer 1, but the architecture has 1"}},
+               {"encoder layer 7 of 1",
+                rename("encoder.layers.0.ffn.down.weight", "encoder.layers.7.ffn.down.weight"),
+                kBad,
+                {"names layer 7"}},
+               {"plain layers in an encoder-decoder",
+                rename("encoder.layers.0.attn.v.weight", "layers.0.attn.v.weight"),
+                kBad,
+                {"'layers.0.attn.v.weight' names layer 0, but the architecture has 0"}},
+           });
+  RunCases(Options(fb::Family::Bert, false),
+           {
+               {"position_embedding one row short",
+                [](fb::ModelT& m) {
+                  T(m, "position_embedding").shape = {63, 16};
+                  T(m, "position_embedding").size = 63 * 16 * 4;
+                },
+                kBad,
+                {"'position_embedding' must be [64, 16]"}},
+               {"token_type_embedding of 3 types",
+                [](fb::ModelT& m) { m.architecture->type_vocab_size = 3; },
+                kBad,
+                {"'token_type_embedding' must be [3, 16]"}},
+           });
 }
 
 TEST_CASE("tokenizer blobs and the memory plan") {
-  RunCases(Options(fb::Family::Llama), {
-      {"blob at the end of the data segment",
-       [](fb::ModelT& m) { Blob0(m).offset = m.data_size; }, kBad,
-       {"tokenizer file 'tokenizer.json' lies outside the data segment"}},
-      {"blob longer than the data segment",
-       [](fb::ModelT& m) { Blob0(m).size = m.data_size + 1; }, kBad, {"tokenizer.json", "outside"}},
-      {"blob offset + size overflows",
-       [](fb::ModelT& m) {
-         Blob0(m).offset = kU64Max - 63;
-         Blob0(m).size = 128;
-       },
-       kBad, {"tokenizer.json", "outside"}},
-      {"blob size 2^64 - 1", [](fb::ModelT& m) { Blob0(m).size = kU64Max; }, kBad, {"outside"}},
-      {"misaligned blob", [](fb::ModelT& m) { Blob0(m).offset += 4; }, kBad,
-       {"tokenizer.json"}},
-      {"blob without a name", [](fb::ModelT& m) { Blob0(m).name = ""; }, kBad,
-       {"tokenizer file 0 has no name"}},
-      {"blob name with a newline", [](fb::ModelT& m) { Blob0(m).name = "tok\nenizer"; }, kBad,
-       {"tokenizer file 0", "non-printable byte 0x0a"}},
-      {"unknown tokenizer kind",
-       [](fb::ModelT& m) { m.tokenizer->kind = static_cast<fb::TokenizerKind>(99); }, kBad,
-       {"unknown tokenizer kind"}},
-      {"arena of unknown kind",
-       [](fb::ModelT& m) { m.memory_plan->arenas[0]->kind = static_cast<fb::ArenaKind>(9); },
-       kBad, {"memory plan entry 0"}},
-      {"arena of 2^49 bytes",
-       [](fb::ModelT& m) { m.memory_plan->arenas[0]->bytes = 1ull << 49; }, kBad,
-       {"memory plan entry 0"}},
-  });
+  RunCases(
+      Options(fb::Family::Llama),
+      {
+          {"blob at the end of the data segment",
+           [](fb::ModelT& m) { Blob0(m).offset = m.data_size; },
+           kBad,
+           {"tokenizer file 'tokenizer.json' lies outside the data segment"}},
+          {"blob longer than the data segment",
+           [](fb::ModelT& m) { Blob0(m).size = m.data_size + 1; },
+           kBad,
+           {"tokenizer.json", "outside"}},
+          {"blob offset + size overflows",
+           [](fb::ModelT& m) {
+             Blob0(m).offset = kU64Max - 63;
+             Blob0(m).size = 128;
+           },
+           kBad,
+           {"tokenizer.json", "outside"}},
+          {"blob size 2^64 - 1", [](fb::ModelT& m) { Blob0(m).size = kU64Max; }, kBad, {"outside"}},
+          {"misaligned blob",
+           [](fb::ModelT& m) { Blob0(m).offset += 4; },
+           kBad,
+           {"tokenizer.json"}},
+          {"blob without a name",
+           [](fb::ModelT& m) { Blob0(m).name = ""; },
+           kBad,
+           {"tokenizer file 0 has no name"}},
+          {"blob name with a newline",
+           [](fb::ModelT& m) { Blob0(m).name = "tok\nenizer"; },
+           kBad,
+           {"tokenizer file 0", "non-printable byte 0x0a"}},
+          {"unknown tokenizer kind",
+           [](fb::ModelT& m) { m.tokenizer->kind = static_cast<fb::TokenizerKind>(99); },
+           kBad,
+           {"unknown tokenizer kind"}},
+          {"arena of unknown kind",
+           [](fb::ModelT& m) { m.memory_plan->arenas[0]->kind = static_cast<fb::ArenaKind>(9); },
+           kBad,
+           {"memory plan entry 0"}},
+          {"arena of 2^49 bytes",
+           [](fb::ModelT& m) { m.memory_plan->arenas[0]->bytes = 1ull << 49; },
+           kBad,
+           {"memory plan entry 0"}},
+      });
 }
 
 TEST_CASE("edits the loader must accept") {
@@ -920,7 +1212,7 @@ TEST_CASE("edits the loader must accept") {
   }
 }
 
-TEST_CASE("the writer refuses what it can check; the loader refuses the same files") {
+TEST_CASE("the writer refuses bad tensors itself (the cases above build them without it)") {
   // The files themselves are covered above, built without the writer.
   ModelWriter writer;
   const std::vector<float> data(64, 1.0f);
@@ -934,15 +1226,19 @@ TEST_CASE("the writer refuses what it can check; the loader refuses the same fil
   CHECK_THROWS_AS(writer.AddTensor("a", fb::DType::F32, {4}, data.data()), std::runtime_error);
 }
 
-TEST_CASE("files over 4 GiB: tensors past 2^31 and 2^32 on 64-bit builds, a clean error on "
-          "32-bit ones") {
+TEST_CASE(
+    "files over 4 GiB: tensors past 2^31 and 2^32 on 64-bit builds, a clean error on "
+    "32-bit ones") {
   constexpr uint64_t kHole = 1ull << 31;  // each sparse tensor: 2 GiB that cost no disk
   TempFile file;
   // Probe: does the temp file system keep a 4 GiB file sparse?
   const std::string refused = WriteSparseFile(file.path(), {}, 2 * kHole + (1u << 20));
   if (!refused.empty() || AllocatedBytes(file.path()) > (64u << 20)) {
-    MESSAGE("SKIPPED: the temp file system (" << file.path() << ") does not take a sparse "
-            "4 GiB file (" << (refused.empty() ? "holes get allocated" : refused)
+    MESSAGE("SKIPPED: the temp file system ("
+            << file.path()
+            << ") does not take a sparse "
+               "4 GiB file ("
+            << (refused.empty() ? "holes get allocated" : refused)
             << "); set TMPDIR to one that does (ext4, xfs, btrfs, tmpfs) to run this test");
     return;
   }

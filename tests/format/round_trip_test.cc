@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <string>
 
 #include "format/model.h"
 #include "support/test_models.h"
@@ -22,7 +23,7 @@ TEST_CASE("writer output loads back with every field intact") {
       options.int8 = int8;
       AlignedBytes bytes(MakeTinyModelBytes(options));
       Result<Model> model = Model::FromBuffer(bytes.data(), bytes.size());
-      REQUIRE_MESSAGE(model.ok(), model.status().message());
+      REQUIRE_MESSAGE(model.ok(), std::string(model.status().message()));
       CHECK(model->architecture().family() == family);
       CHECK(model->architecture().hidden_size() == 16);
       const TensorView* emb = model->Find("token_embedding");
@@ -52,7 +53,7 @@ TEST_CASE("a model file on disk is mapped, not copied") {
   testing::TempFile file;
   testing::MakeTinyModelWriter(TinyModelOptions()).Write(file.path());
   Result<Model> model = Model::Load(file.path().c_str());
-  REQUIRE_MESSAGE(model.ok(), model.status().message());
+  REQUIRE_MESSAGE(model.ok(), std::string(model.status().message()));
   CHECK(model->is_mapped());
   const TensorView* emb = model->Find("token_embedding");
   REQUIRE(emb != nullptr);

@@ -36,8 +36,8 @@ std::string WalkLoadedModel(const Model& model, const uint8_t* begin, uint64_t s
     return "data segment does not end the file";
   }
   const fb::Architecture& arch = model.architecture();
-  uint64_t sum = arch.vocab_size() + arch.hidden_size() + arch.num_layers() +
-                 arch.attention()->num_heads();
+  uint64_t sum =
+      arch.vocab_size() + arch.hidden_size() + arch.num_layers() + arch.attention()->num_heads();
 
   if (model.Find("token_embedding") == nullptr) return "loaded without token_embedding";
   for (size_t i = 0; i < model.num_tensors(); ++i) {

@@ -60,8 +60,8 @@ std::vector<KernelVariant<Qs8GemmFn>> RunnableVariants() {
     if (missing != 0) {
       char names[128];
       FormatCpuFeatures(missing, names, sizeof(names));
-      MESSAGE("SKIPPED " << std::string(variants[i].name) << ": this CPU lacks "
-                         << std::string(names));
+      MESSAGE("SKIPPED " << std::string(variants[i].name)
+                         << ": missing CPU feature(s): " << std::string(names));
       continue;
     }
     runnable.push_back(variants[i]);

@@ -1,24 +1,30 @@
 // qs8_gemm_4x4c16__neon: baseline Advanced SIMD variant of qs8_gemm (contract in
 // kernels/qs8_gemm.h); armv7 NEON and aarch64 alike.
 //
-// Tiling: C is computed in 4x4 tiles, 16 values of k per step: 4 q-register loads
-// of A, 4 of B, and for each of the 16 (row, column) pairs two vmull_s8 (8 int8
-// products each, to int16) folded into that pair's int32x4 accumulator with
-// vpadalq_s16 (adds adjacent int16 pairs into the int32 lanes). The 4 lanes are
-// folded into the result once per tile, after the k loop. Accumulators are named
-// struct members rather than arrays: GCC keeps those in registers.
+// Tiling: C is computed in tiles of up to 4 rows of A against 4 rows of B, 16
+// values of k per step: 4 q-register loads of A, 4 of B, and for each of the 16
+// (row, column) pairs two vmull_s8 (8 int8 products each, to int16) folded into
+// that pair's int32x4 accumulator with vpadalq_s16 (adds adjacent int16 pairs
+// into the int32 lanes). The 4 lanes are folded into the result once per tile,
+// after the k loop. The last row tile is
+// compiled for its own row count (1..4), so M = 1 (decoding one token) does a
+// quarter of the work of a 4-row tile.
 //
 // Exactness: every int16 product is at most 128 * 128 = 2^14 in magnitude, so it
 // is exact in int16, and vpadalq_s16 widens before adding. vmlal_s8 (products
 // accumulated in int16) is not used: two products of -128 * -128 would already
 // overflow int16. The accumulators hold partial sums of at most K * 2^14 <= 2^30.
 //
-// Edges: rows past M or N repeat the last valid row (results dropped), so every
-// load stays inside A and B. The last K % 16 values of k are copied into
+// Edges: columns past N repeat the last valid row of B (results dropped), so
+// every load stays inside A and B. The last K % 16 values of k are copied into
 // zero-padded 16-byte stack buffers; zeros add nothing.
 //
 // On aarch64 the 16 accumulators and 8 operands fit the 32 q registers. armv7 has
 // 16, so there the compiler keeps some accumulators on the stack.
+//
+// Code shape, for GCC 12: accumulators are named struct members (arrays of them
+// are not kept in registers) and the tail step comes before the k loop (after
+// it, accumulators get copied around the multiplies of the loop).
 
 #include <arm_neon.h>
 #include <stddef.h>
@@ -60,7 +66,8 @@ __attribute__((always_inline)) inline void DotRow(RowAcc& acc, int8x16_t a, int8
   acc.c3 = Dot16(acc.c3, a, b3);
 }
 
-// One step: 16 k from k of rows a[0..3] against rows b[0..3].
+// One step: 16 k from k of rows a[0..kRows-1] against rows b[0..3].
+template <size_t kRows>
 __attribute__((always_inline)) inline void Step(const int8_t* const a[kMr],
                                                 const int8_t* const b[kNr], size_t k,
                                                 TileAcc& acc) {
@@ -69,9 +76,9 @@ __attribute__((always_inline)) inline void Step(const int8_t* const a[kMr],
   const int8x16_t b2 = vld1q_s8(b[2] + k);
   const int8x16_t b3 = vld1q_s8(b[3] + k);
   DotRow(acc.r0, vld1q_s8(a[0] + k), b0, b1, b2, b3);
-  DotRow(acc.r1, vld1q_s8(a[1] + k), b0, b1, b2, b3);
-  DotRow(acc.r2, vld1q_s8(a[2] + k), b0, b1, b2, b3);
-  DotRow(acc.r3, vld1q_s8(a[3] + k), b0, b1, b2, b3);
+  if (kRows > 1) DotRow(acc.r1, vld1q_s8(a[1] + k), b0, b1, b2, b3);
+  if (kRows > 2) DotRow(acc.r2, vld1q_s8(a[2] + k), b0, b1, b2, b3);
+  if (kRows > 3) DotRow(acc.r3, vld1q_s8(a[3] + k), b0, b1, b2, b3);
 }
 
 // [sum(c0), sum(c1), sum(c2), sum(c3)]: the row's 4 results.
@@ -83,10 +90,10 @@ __attribute__((always_inline)) inline int32x4_t Reduce(const RowAcc& acc) {
   return vcombine_s32(vpadd_s32(p0, p1), vpadd_s32(p2, p3));
 }
 
-// Copies k in [k0, k0 + count) of each row into zero-padded 16-byte rows.
-__attribute__((always_inline)) inline void CopyTail(const int8_t* const rows[4], size_t k0,
-                                                    size_t count, int8_t tail[4][kKc]) {
-  for (size_t r = 0; r < 4; ++r) {
+// Copies k in [k0, k0 + count) of rows[0..n-1] into zero-padded 16-byte rows.
+__attribute__((always_inline)) inline void CopyTail(const int8_t* const rows[4], size_t n,
+                                                    size_t k0, size_t count, int8_t tail[4][kKc]) {
+  for (size_t r = 0; r < n; ++r) {
     for (size_t t = 0; t < kKc; ++t) tail[r][t] = t < count ? rows[r][k0 + t] : 0;
   }
 }
@@ -106,6 +113,29 @@ __attribute__((always_inline)) inline void StoreRow(int32_t* c, int32x4_t v, siz
   if (n & 1) vst1_lane_s32(c, part, 0);
 }
 
+// One tile of kRows rows of A (a[0..kRows-1]) against 4 rows of B:
+// rows[i] = C[i, 0..3] for i < kRows. bt: B's zero-padded tails.
+template <size_t kRows>
+__attribute__((always_inline)) inline void Tile(const int8_t* const a[kMr],
+                                                const int8_t* const b[kNr],
+                                                const int8_t* const bt[kNr], size_t k_main,
+                                                size_t k_rem, int32x4_t rows[kMr]) {
+  const int32x4_t zero = vdupq_n_s32(0);
+  const RowAcc zero_row = {zero, zero, zero, zero};
+  TileAcc acc = {zero_row, zero_row, zero_row, zero_row};
+  if (k_rem != 0) {
+    int8_t a_tail[kMr][kKc];  // [row, k]: A[i, k_main:K], zero-padded
+    CopyTail(a, kRows, k_main, k_rem, a_tail);
+    const int8_t* const at[kMr] = {a_tail[0], a_tail[1], a_tail[2], a_tail[3]};
+    Step<kRows>(at, bt, 0, acc);
+  }
+  for (size_t k = 0; k < k_main; k += kKc) Step<kRows>(a, b, k, acc);
+  rows[0] = Reduce(acc.r0);
+  if (kRows > 1) rows[1] = Reduce(acc.r1);
+  if (kRows > 2) rows[2] = Reduce(acc.r2);
+  if (kRows > 3) rows[3] = Reduce(acc.r3);
+}
+
 }  // namespace
 
 void qs8_gemm_4x4c16__neon(size_t M, size_t N, size_t K, const int8_t* A, size_t lda,
@@ -117,28 +147,28 @@ void qs8_gemm_4x4c16__neon(size_t M, size_t N, size_t K, const int8_t* A, size_t
     const int8_t* b[kNr];  // rows n0.. of B; past N, the last row again
     for (size_t j = 0; j < kNr; ++j) b[j] = B + (n0 + (j < nr ? j : nr - 1)) * ldb;
     int8_t b_tail[kNr][kKc];  // [column, k]: B[n0 + j, k_main:K], zero-padded
-    CopyTail(b, k_main, k_rem, b_tail);
+    CopyTail(b, kNr, k_main, k_rem, b_tail);
     const int8_t* const bt[kNr] = {b_tail[0], b_tail[1], b_tail[2], b_tail[3]};
 
     for (size_t m0 = 0; m0 < M; m0 += kMr) {
       const size_t mr = M - m0 < kMr ? M - m0 : kMr;
-      const int8_t* a[kMr];  // rows m0.. of A; past M, the last row again
-      for (size_t i = 0; i < kMr; ++i) a[i] = A + (m0 + (i < mr ? i : mr - 1)) * lda;
-
-      const int32x4_t zero = vdupq_n_s32(0);
-      const RowAcc zero_row = {zero, zero, zero, zero};
-      TileAcc acc = {zero_row, zero_row, zero_row, zero_row};
-      // The tail first: after the loop, GCC 12 may copy accumulators around each
-      // multiply of the loop.
-      if (k_rem != 0) {
-        int8_t a_tail[kMr][kKc];  // [row, k]: A[m0 + i, k_main:K], zero-padded
-        CopyTail(a, k_main, k_rem, a_tail);
-        const int8_t* const at[kMr] = {a_tail[0], a_tail[1], a_tail[2], a_tail[3]};
-        Step(at, bt, 0, acc);
+      const int8_t* a[kMr];  // rows m0..m0+mr-1 of A (the others unused)
+      for (size_t i = 0; i < kMr; ++i) a[i] = A + (m0 + (i < mr ? i : 0)) * lda;
+      int32x4_t rows[kMr];  // [row]: C[m0 + i, n0..n0+3]
+      switch (mr) {
+        case 1:
+          Tile<1>(a, b, bt, k_main, k_rem, rows);
+          break;
+        case 2:
+          Tile<2>(a, b, bt, k_main, k_rem, rows);
+          break;
+        case 3:
+          Tile<3>(a, b, bt, k_main, k_rem, rows);
+          break;
+        default:
+          Tile<4>(a, b, bt, k_main, k_rem, rows);
+          break;
       }
-      for (size_t k = 0; k < k_main; k += kKc) Step(a, b, k, acc);
-      const int32x4_t rows[kMr] = {Reduce(acc.r0), Reduce(acc.r1), Reduce(acc.r2),
-                                   Reduce(acc.r3)};  // [row]: C[m0 + i, n0..n0+3]
       for (size_t i = 0; i < mr; ++i) StoreRow(C + (m0 + i) * ldc + n0, rows[i], nr);
     }
   }

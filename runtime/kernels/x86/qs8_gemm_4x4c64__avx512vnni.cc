@@ -1,12 +1,12 @@
 // qs8_gemm_4x4c64__avx512vnni: AVX512-VNNI variant of qs8_gemm (contract in
 // kernels/qs8_gemm.h).
 //
-// Tiling: C is computed in 4x4 tiles, 64 values of k per step: 4 zmm loads of A,
-// 4 of B and 16 vpdpbusd into 16 zmm accumulators, one per (row, column), each
-// lane a different group of 4 k. The 16 lanes are folded into the 4 results of
-// a row once per tile, after the k loop. Accumulators are named struct members
-// rather than arrays: GCC keeps those in registers (arrays cost a copy per
-// vpdpbusd and spills).
+// Tiling: C is computed in tiles of up to 4 rows of A against 4 rows of B, 64
+// values of k per step: 4 zmm loads of A, 4 of B and 16 vpdpbusd into 16 zmm
+// accumulators, one per (row, column), each lane a different group of 4 k. The
+// 16 lanes are folded into the 4 results of a row once per tile, after the k
+// loop. The last row tile is compiled for its own row count (1..4), so M = 1
+// (decoding one token) does a quarter of the work of a 4-row tile.
 //
 // Exactness: vpdpbusd multiplies unsigned bytes by signed bytes, so A is offset to
 // A + 128 (xor 0x80 maps int8 [-128, 127] onto uint8 [0, 255]) and the tile
@@ -16,14 +16,18 @@
 // row. vpdpbusd does not saturate (vpdpbusds would); the widest partial sum is
 // K * 255 * 128 < 2^31 for K <= kQs8GemmMaxK, so nothing wraps.
 //
-// Edges: rows past M or N repeat the last valid row (results dropped). The last
-// K % 64 values of k use masked byte loads, which read (and fault on) only the
-// selected bytes; B's masked-off bytes are zero, so they add nothing whatever the
-// offset A bytes hold. That step comes first: after the loop, GCC 12 would copy
-// every accumulator around each vpdpbusd of the loop.
+// Edges: columns past N repeat the last valid row of B (results dropped). The
+// last K % 64 values of k use masked byte loads, which read (and fault on) only
+// the selected bytes; B's masked-off bytes are zero, so they add nothing whatever
+// the offset A bytes hold.
+//
+// Code shape, for GCC 12: accumulators are named struct members (arrays of them
+// are not kept in registers); the masked step comes before the k loop (after it,
+// every accumulator is copied around each vpdpbusd of the loop); the reduction
+// starts with 64-bit unpacks (see Reduce).
 
 // GCC 12's AVX-512 intrinsics initialize their "undefined" operands from
-// themselves (GCC PR 105593), which -Wmaybe-uninitialized reports at every use.
+// themselves (__m512i __Y = __Y), which -Wmaybe-uninitialized reports at every use.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -73,9 +77,10 @@ __attribute__((always_inline)) inline __m512i Load64(const int8_t* p, __mmask64 
   return kMasked ? _mm512_maskz_loadu_epi8(mask, p) : _mm512_loadu_si512(p);
 }
 
-// One step of 64 k from k (with kMasked, only the k selected by `mask`):
-// acc.ri.cj += (A[i] + 128) . B[j]; with kSumB also b_sum.cj += 128 . B[j].
-template <bool kSumB, bool kMasked>
+// One step of 64 k from k (with kMasked, only the k selected by `mask`) for rows
+// a[0..kRows-1]: acc.ri.cj += (A[i] + 128) . B[j]; with kSumB also
+// b_sum.cj += 128 . B[j].
+template <size_t kRows, bool kSumB, bool kMasked>
 __attribute__((always_inline)) inline void Step(const int8_t* const a[kMr],
                                                 const int8_t* const b[kNr], size_t k,
                                                 __mmask64 mask, TileAcc& acc, RowAcc& b_sum) {
@@ -84,9 +89,9 @@ __attribute__((always_inline)) inline void Step(const int8_t* const a[kMr],
                     Load64<kMasked>(b[2] + k, mask), Load64<kMasked>(b[3] + k, mask)};
   if (kSumB) DotRow(b_sum, v128, vb);
   DotRow(acc.r0, _mm512_xor_si512(Load64<kMasked>(a[0] + k, mask), v128), vb);
-  DotRow(acc.r1, _mm512_xor_si512(Load64<kMasked>(a[1] + k, mask), v128), vb);
-  DotRow(acc.r2, _mm512_xor_si512(Load64<kMasked>(a[2] + k, mask), v128), vb);
-  DotRow(acc.r3, _mm512_xor_si512(Load64<kMasked>(a[3] + k, mask), v128), vb);
+  if (kRows > 1) DotRow(acc.r1, _mm512_xor_si512(Load64<kMasked>(a[1] + k, mask), v128), vb);
+  if (kRows > 2) DotRow(acc.r2, _mm512_xor_si512(Load64<kMasked>(a[2] + k, mask), v128), vb);
+  if (kRows > 3) DotRow(acc.r3, _mm512_xor_si512(Load64<kMasked>(a[3] + k, mask), v128), vb);
 }
 
 // [sum(c0), sum(c1), sum(c2), sum(c3)] of the 16 int32 lanes of each accumulator.
@@ -108,9 +113,10 @@ __attribute__((always_inline)) inline __m128i Reduce(const RowAcc& acc) {
   return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
 }
 
-// One 4x4 tile: rows[i] = C[i, 0..3]. With kSumB it also computes
+// One tile of kRows rows of A (a[0..kRows-1]) against 4 rows of B:
+// rows[i] = C[i, 0..3] for i < kRows. With kSumB it also computes
 // *b_corr = [128 * sum_k B[j, k]] for j < 4; without, it uses the one given.
-template <bool kSumB>
+template <size_t kRows, bool kSumB>
 __attribute__((always_inline)) inline void Tile(const int8_t* const a[kMr],
                                                 const int8_t* const b[kNr], size_t K,
                                                 __m128i* b_corr, __m128i rows[kMr]) {
@@ -121,14 +127,35 @@ __attribute__((always_inline)) inline void Tile(const int8_t* const a[kMr],
   const size_t k_main = K - K % kKc;
   if (K % kKc != 0) {
     const __mmask64 mask = (static_cast<__mmask64>(1) << (K % kKc)) - 1;
-    Step<kSumB, true>(a, b, k_main, mask, acc, b_sum);
+    Step<kRows, kSumB, true>(a, b, k_main, mask, acc, b_sum);
   }
-  for (size_t k = 0; k < k_main; k += kKc) Step<kSumB, false>(a, b, k, 0, acc, b_sum);
+  for (size_t k = 0; k < k_main; k += kKc) Step<kRows, kSumB, false>(a, b, k, 0, acc, b_sum);
   if (kSumB) *b_corr = Reduce(b_sum);
   rows[0] = _mm_sub_epi32(Reduce(acc.r0), *b_corr);
-  rows[1] = _mm_sub_epi32(Reduce(acc.r1), *b_corr);
-  rows[2] = _mm_sub_epi32(Reduce(acc.r2), *b_corr);
-  rows[3] = _mm_sub_epi32(Reduce(acc.r3), *b_corr);
+  if (kRows > 1) rows[1] = _mm_sub_epi32(Reduce(acc.r1), *b_corr);
+  if (kRows > 2) rows[2] = _mm_sub_epi32(Reduce(acc.r2), *b_corr);
+  if (kRows > 3) rows[3] = _mm_sub_epi32(Reduce(acc.r3), *b_corr);
+}
+
+// Tile<kRows, kSumB> for a row count known only at run time.
+template <bool kSumB>
+__attribute__((always_inline)) inline void TileOfRows(size_t mr, const int8_t* const a[kMr],
+                                                      const int8_t* const b[kNr], size_t K,
+                                                      __m128i* b_corr, __m128i rows[kMr]) {
+  switch (mr) {
+    case 1:
+      Tile<1, kSumB>(a, b, K, b_corr, rows);
+      break;
+    case 2:
+      Tile<2, kSumB>(a, b, K, b_corr, rows);
+      break;
+    case 3:
+      Tile<3, kSumB>(a, b, K, b_corr, rows);
+      break;
+    default:
+      Tile<4, kSumB>(a, b, K, b_corr, rows);
+      break;
+  }
 }
 
 // Stores the first n (1..4) int32 of v to c.
@@ -148,14 +175,13 @@ void qs8_gemm_4x4c64__avx512vnni(size_t M, size_t N, size_t K, const int8_t* A, 
 
     for (size_t m0 = 0; m0 < M; m0 += kMr) {
       const size_t mr = M - m0 < kMr ? M - m0 : kMr;
-      const int8_t* a[kMr];  // rows m0.. of A; past M, the last row again
-      for (size_t i = 0; i < kMr; ++i) a[i] = A + (m0 + (i < mr ? i : mr - 1)) * lda;
-
+      const int8_t* a[kMr];  // rows m0..m0+mr-1 of A (the others unused)
+      for (size_t i = 0; i < kMr; ++i) a[i] = A + (m0 + (i < mr ? i : 0)) * lda;
       __m128i rows[kMr];  // [row]: C[m0 + i, n0..n0+3]
       if (m0 == 0) {
-        Tile<true>(a, b, K, &b_corr, rows);
+        TileOfRows<true>(mr, a, b, K, &b_corr, rows);
       } else {
-        Tile<false>(a, b, K, &b_corr, rows);
+        TileOfRows<false>(mr, a, b, K, &b_corr, rows);
       }
       for (size_t i = 0; i < mr; ++i) StoreRow(C + (m0 + i) * ldc + n0, rows[i], nr);
     }

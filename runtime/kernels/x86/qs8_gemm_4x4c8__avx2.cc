@@ -1,24 +1,28 @@
 // qs8_gemm_4x4c8__avx2: AVX2 variant of qs8_gemm (contract in kernels/qs8_gemm.h).
 //
-// Tiling: C is computed in 4x4 tiles (4 rows of A against 4 rows of B), 8 values
-// of k per step. A step sign-extends 8 int8 of each row to int16 (vpmovsxbw) and
-// multiplies with vpmaddwd, which adds two adjacent int16 products into one int32
-// lane. Two B rows share a ymm ([column n | column n+1], 8 k each) and each A row
-// is broadcast to both 128-bit halves, so a tile needs 8 accumulators (row x
-// column pair) plus 3 operands, which fit the 16 ymm registers. (Unrolling to 16 k
-// per step lets the compiler add the two halves' products before accumulating,
-// which needs 8 more registers and spills.) The 4 lanes per column are folded
-// into the result once per tile, after the k loop. Accumulators are named struct
-// members rather than arrays: GCC keeps those in registers.
+// Tiling: C is computed in tiles of up to 4 rows of A against 4 rows of B, 8
+// values of k per step. A step sign-extends 8 int8 of each row to int16
+// (vpmovsxbw) and multiplies with vpmaddwd, which adds two adjacent int16 products
+// into one int32 lane. Two B rows share a ymm ([column n | column n+1], 8 k each)
+// and each A row is broadcast to both 128-bit halves, so a 4x4 tile needs 8
+// accumulators (row x column pair) plus 3 operands, which fit the 16 ymm
+// registers. The lanes are folded into the 4 results of a row once per tile,
+// after the k loop. The last row tile is compiled for its own row count (1..4),
+// so M = 1 (decoding one token) does a quarter of the work of a 4-row tile.
 //
 // Exactness: vpmaddubsw would saturate to int16, so it is not used. Every int16
 // product is at most 128 * 128 = 2^14 in magnitude, the pair vpmaddwd adds is at
 // most 2^15 and lands in int32, and the accumulators hold partial sums of at most
 // K * 2^14 <= 2^30 (kQs8GemmMaxK), so no step rounds, saturates or overflows.
 //
-// Edges: rows past M or N repeat the last valid row (their results are computed
-// and dropped), so every load stays inside A and B. The last K % 8 values of k
-// are copied into zero-padded 8-byte stack buffers; zeros add nothing.
+// Edges: columns past N repeat the last valid row of B (their results are
+// computed and dropped), so every load stays inside A and B. The last K % 8
+// values of k are copied into zero-padded 8-byte stack buffers; zeros add nothing.
+//
+// Code shape, for GCC 12: accumulators are named struct members (arrays of them
+// are not kept in registers); the tail step comes before the k loop and 16 k per
+// step are not unrolled (either makes it copy or spill accumulators in the loop);
+// the reduction starts with 64-bit unpacks (see Reduce).
 
 #include <immintrin.h>
 #include <stddef.h>
@@ -43,13 +47,13 @@ struct TileAcc {
   RowAcc r0, r1, r2, r3;
 };
 
-// [A[i, k..k+7] | A[i, k..k+7]] as int16.
+// [A[i, k..k+7] | A[i, k..k+7]] as int16, for p = A[i] + k.
 __attribute__((always_inline)) inline __m256i LoadA(const int8_t* p) {
   return _mm256_cvtepi8_epi16(
       _mm_broadcastq_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
 
-// [B[j, k..k+7] | B[j+1, k..k+7]] as int16, for rows p = B[j] + k and q = B[j+1] + k.
+// [B[j, k..k+7] | B[j+1, k..k+7]] as int16, for p = B[j] + k and q = B[j+1] + k.
 __attribute__((always_inline)) inline __m256i LoadBPair(const int8_t* p, const int8_t* q) {
   return _mm256_cvtepi8_epi16(
       _mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)),
@@ -62,16 +66,17 @@ __attribute__((always_inline)) inline void DotRow(RowAcc& acc, __m256i a, __m256
   acc.c23 = _mm256_add_epi32(acc.c23, _mm256_madd_epi16(a, b23));
 }
 
-// One step: 8 k from k of rows a[0..3] against rows b[0..3].
+// One step: 8 k from k of rows a[0..kRows-1] against rows b[0..3].
+template <size_t kRows>
 __attribute__((always_inline)) inline void Step(const int8_t* const a[kMr],
                                                 const int8_t* const b[kNr], size_t k,
                                                 TileAcc& acc) {
   const __m256i b01 = LoadBPair(b[0] + k, b[1] + k);
   const __m256i b23 = LoadBPair(b[2] + k, b[3] + k);
   DotRow(acc.r0, LoadA(a[0] + k), b01, b23);
-  DotRow(acc.r1, LoadA(a[1] + k), b01, b23);
-  DotRow(acc.r2, LoadA(a[2] + k), b01, b23);
-  DotRow(acc.r3, LoadA(a[3] + k), b01, b23);
+  if (kRows > 1) DotRow(acc.r1, LoadA(a[1] + k), b01, b23);
+  if (kRows > 2) DotRow(acc.r2, LoadA(a[2] + k), b01, b23);
+  if (kRows > 3) DotRow(acc.r3, LoadA(a[3] + k), b01, b23);
 }
 
 // [sum of column 0 lanes, ..., column 3 lanes]: the row's 4 results. The first
@@ -85,10 +90,10 @@ __attribute__((always_inline)) inline __m128i Reduce(const RowAcc& acc) {
   return _mm_shuffle_epi32(sums, _MM_SHUFFLE(3, 1, 2, 0));
 }
 
-// Copies k in [k0, k0 + count) of each row into zero-padded 8-byte rows.
-__attribute__((always_inline)) inline void CopyTail(const int8_t* const rows[4], size_t k0,
-                                                    size_t count, int8_t tail[4][kKc]) {
-  for (size_t r = 0; r < 4; ++r) {
+// Copies k in [k0, k0 + count) of rows[0..n-1] into zero-padded 8-byte rows.
+__attribute__((always_inline)) inline void CopyTail(const int8_t* const rows[4], size_t n,
+                                                    size_t k0, size_t count, int8_t tail[4][kKc]) {
+  for (size_t r = 0; r < n; ++r) {
     for (size_t t = 0; t < kKc; ++t) tail[r][t] = t < count ? rows[r][k0 + t] : 0;
   }
 }
@@ -107,6 +112,29 @@ __attribute__((always_inline)) inline void StoreRow(int32_t* c, __m128i v, size_
   if (n & 1) *c = _mm_cvtsi128_si32(v);
 }
 
+// One tile of kRows rows of A (a[0..kRows-1]) against 4 rows of B:
+// rows[i] = C[i, 0..3] for i < kRows. bt: B's zero-padded tails.
+template <size_t kRows>
+__attribute__((always_inline)) inline void Tile(const int8_t* const a[kMr],
+                                                const int8_t* const b[kNr],
+                                                const int8_t* const bt[kNr], size_t k_main,
+                                                size_t k_rem, __m128i rows[kMr]) {
+  const __m256i zero = _mm256_setzero_si256();
+  const RowAcc zero_row = {zero, zero};
+  TileAcc acc = {zero_row, zero_row, zero_row, zero_row};
+  if (k_rem != 0) {
+    int8_t a_tail[kMr][kKc];  // [row, k]: A[i, k_main:K], zero-padded
+    CopyTail(a, kRows, k_main, k_rem, a_tail);
+    const int8_t* const at[kMr] = {a_tail[0], a_tail[1], a_tail[2], a_tail[3]};
+    Step<kRows>(at, bt, 0, acc);
+  }
+  for (size_t k = 0; k < k_main; k += kKc) Step<kRows>(a, b, k, acc);
+  rows[0] = Reduce(acc.r0);
+  if (kRows > 1) rows[1] = Reduce(acc.r1);
+  if (kRows > 2) rows[2] = Reduce(acc.r2);
+  if (kRows > 3) rows[3] = Reduce(acc.r3);
+}
+
 }  // namespace
 
 void qs8_gemm_4x4c8__avx2(size_t M, size_t N, size_t K, const int8_t* A, size_t lda,
@@ -118,28 +146,28 @@ void qs8_gemm_4x4c8__avx2(size_t M, size_t N, size_t K, const int8_t* A, size_t 
     const int8_t* b[kNr];  // rows n0.. of B; past N, the last row again
     for (size_t j = 0; j < kNr; ++j) b[j] = B + (n0 + (j < nr ? j : nr - 1)) * ldb;
     int8_t b_tail[kNr][kKc];  // [column, k]: B[n0 + j, k_main:K], zero-padded
-    CopyTail(b, k_main, k_rem, b_tail);
+    CopyTail(b, kNr, k_main, k_rem, b_tail);
     const int8_t* const bt[kNr] = {b_tail[0], b_tail[1], b_tail[2], b_tail[3]};
 
     for (size_t m0 = 0; m0 < M; m0 += kMr) {
       const size_t mr = M - m0 < kMr ? M - m0 : kMr;
-      const int8_t* a[kMr];  // rows m0.. of A; past M, the last row again
-      for (size_t i = 0; i < kMr; ++i) a[i] = A + (m0 + (i < mr ? i : mr - 1)) * lda;
-
-      const __m256i zero = _mm256_setzero_si256();
-      const RowAcc zero_row = {zero, zero};
-      TileAcc acc = {zero_row, zero_row, zero_row, zero_row};
-      // The tail first: after the loop, GCC 12 would copy every accumulator around
-      // each multiply of the loop.
-      if (k_rem != 0) {
-        int8_t a_tail[kMr][kKc];  // [row, k]: A[m0 + i, k_main:K], zero-padded
-        CopyTail(a, k_main, k_rem, a_tail);
-        const int8_t* const at[kMr] = {a_tail[0], a_tail[1], a_tail[2], a_tail[3]};
-        Step(at, bt, 0, acc);
+      const int8_t* a[kMr];  // rows m0..m0+mr-1 of A (the others unused)
+      for (size_t i = 0; i < kMr; ++i) a[i] = A + (m0 + (i < mr ? i : 0)) * lda;
+      __m128i rows[kMr];  // [row]: C[m0 + i, n0..n0+3]
+      switch (mr) {
+        case 1:
+          Tile<1>(a, b, bt, k_main, k_rem, rows);
+          break;
+        case 2:
+          Tile<2>(a, b, bt, k_main, k_rem, rows);
+          break;
+        case 3:
+          Tile<3>(a, b, bt, k_main, k_rem, rows);
+          break;
+        default:
+          Tile<4>(a, b, bt, k_main, k_rem, rows);
+          break;
       }
-      for (size_t k = 0; k < k_main; k += kKc) Step(a, b, k, acc);
-      const __m128i rows[kMr] = {Reduce(acc.r0), Reduce(acc.r1), Reduce(acc.r2),
-                                 Reduce(acc.r3)};  // [row]: C[m0 + i, n0..n0+3]
       for (size_t i = 0; i < mr; ++i) StoreRow(C + (m0 + i) * ldc + n0, rows[i], nr);
     }
   }
