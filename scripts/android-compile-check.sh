@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
-# Compile-checks the kernels an Android build uses (runtime/kernels/ref and
-# runtime/kernels/neon) for the NDK's two ARM triples with plain clang, without an
-# NDK: kernel files include only compiler headers (stdint.h, stddef.h,
-# arm_neon.h) and kernels/qs8_gemm.h, so -ffreestanding needs no sysroot.
+# Compile-checks the kernels an Android build uses for the NDK's triples with plain
+# clang, without an NDK: kernel files include only compiler headers (stdint.h,
+# stddef.h, arm_neon.h, immintrin.h) and kernels/*.h headers that do the same, so
+# -ffreestanding needs no sysroot.
 #
-#   aarch64-linux-android24      arm64-v8a
-#   armv7a-linux-androideabi24   armeabi-v7a (softfp float ABI)
+#   aarch64-linux-android24      arm64-v8a     runtime/kernels/ref, runtime/kernels/neon
+#   armv7a-linux-androideabi24   armeabi-v7a   the same (softfp float ABI)
+#   x86_64-linux-android24       x86_64        runtime/kernels/ref, runtime/kernels/x86
 #
-# Each file gets the -march its name asks for (__neondot: armv8.2-a+dotprod,
-# __neoni8mm: armv8.6-a+i8mm, others: the baseline with NEON). Fails on any
-# compiler error or warning, on an undefined symbol other than the four the
-# compiler may call in freestanding code (memcpy, memmove, memset, memcmp), and,
-# when llvm-objdump is there, if a dotprod/i8mm file lacks its instruction.
+# Each file gets the ISA flags its name asks for (__neondot: armv8.2-a+dotprod,
+# __neoni8mm: armv8.6-a+i8mm, __avx2: -mavx2 -mfma, __avx512vnni: AVX-512 F, BW, VL
+# and VNNI, others: the baseline, with NEON on ARM). Fails on any compiler error or
+# warning; on an undefined symbol other than the four the compiler may call in
+# freestanding code (memcpy, memmove, memset, memcmp); on a defined symbol other
+# than the file's own function (octet::<file name>): an inline function or template
+# of a shared header emitted as a weak symbol would be merged across files compiled
+# with different ISA flags (see kernels/qs8_gemm_driver.h); on a header under
+# runtime/kernels that no checked file compiles (kernel_table.h aside, which is not
+# a kernel header), so every shared kernel header is checked through the kernel
+# files; and, when llvm-objdump is there, if a file lacks the instruction it exists
+# for.
 #
 # usage: scripts/android-compile-check.sh
 # env:   CLANGXX (default clang++-14), LLVM_OBJDUMP (default llvm-objdump-14),
@@ -33,8 +41,11 @@ common=(-x c++ -std=c++17 -ffreestanding -fno-exceptions -fno-rtti -O2 -fPIC
         -Wall -Wextra -Wshadow -Werror -I "$root/runtime")
 
 shopt -s nullglob
-files=("$root"/runtime/kernels/ref/*.cc "$root"/runtime/kernels/neon/*.cc)
-[ ${#files[@]} -gt 0 ] || { echo "error: no kernel files found under $root/runtime/kernels" >&2; exit 1; }
+ref_files=("$root"/runtime/kernels/ref/*.cc)
+arm_files=("${ref_files[@]}" "$root"/runtime/kernels/neon/*.cc)
+x86_files=("${ref_files[@]}" "$root"/runtime/kernels/x86/*.cc)
+[ ${#arm_files[@]} -gt ${#ref_files[@]} ] && [ ${#x86_files[@]} -gt ${#ref_files[@]} ] ||
+  { echo "error: no kernel files found under $root/runtime/kernels" >&2; exit 1; }
 
 # march_flags <triple> <file>: the ISA flags for one file on one triple.
 march_flags() {
@@ -47,6 +58,9 @@ march_flags() {
     armv7a*:*__neondot) echo "-march=armv8.2-a+dotprod -mfpu=neon-fp-armv8 -mfloat-abi=softfp" ;;
     armv7a*:*__neoni8mm) echo "-march=armv8.6-a+i8mm -mfpu=neon-fp-armv8 -mfloat-abi=softfp" ;;
     armv7a*:*) echo "-march=armv7-a -mfpu=neon -mfloat-abi=softfp" ;;
+    x86_64*:*__avx2) echo "-mavx2 -mfma" ;;
+    x86_64*:*__avx512vnni) echo "-mavx512f -mavx512bw -mavx512vl -mavx512vnni" ;;
+    x86_64*:*) echo "" ;;
   esac
 }
 
@@ -55,18 +69,25 @@ required_insn() {
   case "$(basename "$1" .cc)" in
     *__neondot) echo sdot ;;   # vsdot on AArch32
     *__neoni8mm) echo smmla ;; # vsmmla on AArch32
+    *__avx2) echo vpmaddwd ;;
+    *__avx512vnni) echo vpdpbusd ;;
     *) echo "" ;;
   esac
 }
 
 failures=0
 checked=0
-for triple in aarch64-linux-android24 armv7a-linux-androideabi24; do
+for triple in aarch64-linux-android24 armv7a-linux-androideabi24 x86_64-linux-android24; do
+  case "$triple" in
+    x86_64*) files=("${x86_files[@]}") ;;
+    *) files=("${arm_files[@]}") ;;
+  esac
   for src in "${files[@]}"; do
     rel=${src#"$root"/}
-    obj="$out/$triple-$(basename "$src" .cc).o"
+    name=$(basename "$src" .cc)
+    obj="$out/$triple-$name.o"
     read -r -a flags <<<"$(march_flags "$triple" "$src")"
-    if ! "$cxx" --target="$triple" "${flags[@]}" "${common[@]}" -c "$src" -o "$obj"; then
+    if ! "$cxx" --target="$triple" "${flags[@]}" "${common[@]}" -MD -MF "$obj.d" -c "$src" -o "$obj"; then
       echo "FAIL $triple $rel: does not compile (${flags[*]})" >&2
       failures=$((failures + 1))
       continue
@@ -79,10 +100,20 @@ for triple in aarch64-linux-android24 armv7a-linux-androideabi24; do
         failures=$((failures + 1))
         continue
       fi
+      # Defined external symbols, demangled: only octet::<name>(...) may be there.
+      foreign=$("$nm" -C --defined-only --extern-only "$obj" | cut -d' ' -f2- |
+                grep -Fv "T octet::$name(" || true)
+      if [ -n "$foreign" ]; then
+        echo "FAIL $triple $rel: defines symbols beside octet::$name (weak ones would be merged across ISA flags):" >&2
+        echo "$foreign" >&2
+        failures=$((failures + 1))
+        continue
+      fi
     fi
     insn=$(required_insn "$src")
     if [ -n "$insn" ] && [ "$have_objdump" = 1 ]; then
-      count=$("$objdump" -d --mattr=+dotprod,+i8mm "$obj" | grep -Ec "[[:space:]]v?$insn[[:space:].]" || true)
+      mattr=(); case "$triple" in x86_64*) ;; *) mattr=(--mattr=+dotprod,+i8mm) ;; esac
+      count=$("$objdump" -d "${mattr[@]}" "$obj" | grep -Ec "[[:space:]]v?$insn[[:space:].]" || true)
       if [ "$count" -eq 0 ]; then
         echo "FAIL $triple $rel: no $insn instruction in the object code" >&2
         failures=$((failures + 1))
@@ -93,6 +124,19 @@ for triple in aarch64-linux-android24 armv7a-linux-androideabi24; do
     echo "ok   $triple $rel (${flags[*]}$note)"
     checked=$((checked + 1))
   done
+done
+
+# Every kernel header must have been compiled through some kernel file above.
+compiled=$(cat "$out"/*.d)
+for header in "$root"/runtime/kernels/*.h "$root"/runtime/kernels/*/*.h; do
+  rel=${header#"$root"/}
+  [ "$rel" = runtime/kernels/kernel_table.h ] && continue
+  if ! grep -qF "$rel" <<<"$compiled"; then
+    echo "FAIL $rel: no checked kernel file includes it, so it is not compile-checked" >&2
+    failures=$((failures + 1))
+  else
+    echo "ok   $rel (compiled through the kernel files)"
+  fi
 done
 
 if [ "$failures" -ne 0 ]; then

@@ -1,12 +1,10 @@
 // qs8_gemm_4x4c64__avx512vnni: AVX512-VNNI variant of qs8_gemm (contract in
-// kernels/qs8_gemm.h).
+// kernels/qs8_gemm.h). The tile walk and edges are kernels/qs8_gemm_driver.h's.
 //
-// Tiling: C is computed in tiles of up to 4 rows of A against 4 rows of B, 64
-// values of k per step: 4 zmm loads of A, 4 of B and 16 vpdpbusd into 16 zmm
-// accumulators, one per (row, column), each lane a different group of 4 k. The
-// 16 lanes are folded into the 4 results of a row once per tile, after the k
-// loop. The last row tile is compiled for its own row count (1..4), so M = 1
-// (decoding one token) does a quarter of the work of a 4-row tile.
+// Tiling: 4 x 4 tiles, 64 values of k per step: 4 zmm loads of A, 4 of B and 16
+// vpdpbusd into 16 zmm accumulators, one per (row, column), each lane a different
+// group of 4 k. The 16 lanes are folded into the 4 results of a row once per
+// tile, after the k loop.
 //
 // Exactness: vpdpbusd multiplies unsigned bytes by signed bytes, so A is offset to
 // A + 128 (xor 0x80 maps int8 [-128, 127] onto uint8 [0, 255]) and the tile
@@ -16,10 +14,9 @@
 // row. vpdpbusd does not saturate (vpdpbusds would); the widest partial sum is
 // K * 255 * 128 < 2^31 for K <= kQs8GemmMaxK, so nothing wraps.
 //
-// Edges: columns past N repeat the last valid row of B (results dropped). The
-// last K % 64 values of k use masked byte loads, which read (and fault on) only
-// the selected bytes; B's masked-off bytes are zero, so they add nothing whatever
-// the offset A bytes hold.
+// K tail: instead of the driver's zero-padded copies, the last K % 64 values of k
+// use masked byte loads, which read (and fault on) only the selected bytes; B's
+// masked-off bytes are zero, so they add nothing whatever the offset A bytes hold.
 //
 // Code shape, for GCC 12: accumulators are named struct members (arrays of them
 // are not kept in registers); the masked step comes before the k loop (after it,
@@ -40,12 +37,11 @@
 #include <stdint.h>
 
 #include "kernels/qs8_gemm.h"
+#include "kernels/qs8_gemm_driver.h"
 
 namespace octet {
 namespace {
 
-constexpr size_t kMr = 4;   // rows of A per tile
-constexpr size_t kNr = 4;   // rows of B (columns of C) per tile
 constexpr size_t kKc = 64;  // k per step
 
 // One row of a tile (or the B sums): an accumulator per column, 16 int32 lanes of
@@ -64,7 +60,7 @@ struct BRows {
 };
 
 // acc.cj += a_u8 . bj (unsigned by signed bytes, 4 products per int32 lane).
-__attribute__((always_inline)) inline void DotRow(RowAcc& acc, __m512i a_u8, const BRows& b) {
+OCTET_KERNEL_INLINE void DotRow(RowAcc& acc, __m512i a_u8, const BRows& b) {
   acc.c0 = _mm512_dpbusd_epi32(acc.c0, a_u8, b.b0);
   acc.c1 = _mm512_dpbusd_epi32(acc.c1, a_u8, b.b1);
   acc.c2 = _mm512_dpbusd_epi32(acc.c2, a_u8, b.b2);
@@ -73,7 +69,7 @@ __attribute__((always_inline)) inline void DotRow(RowAcc& acc, __m512i a_u8, con
 
 // 64 bytes at p, or with kMasked only those selected by `mask` (the others 0).
 template <bool kMasked>
-__attribute__((always_inline)) inline __m512i Load64(const int8_t* p, __mmask64 mask) {
+OCTET_KERNEL_INLINE __m512i Load64(const int8_t* p, __mmask64 mask) {
   return kMasked ? _mm512_maskz_loadu_epi8(mask, p) : _mm512_loadu_si512(p);
 }
 
@@ -81,9 +77,8 @@ __attribute__((always_inline)) inline __m512i Load64(const int8_t* p, __mmask64 
 // a[0..kRows-1]: acc.ri.cj += (A[i] + 128) . B[j]; with kSumB also
 // b_sum.cj += 128 . B[j].
 template <size_t kRows, bool kSumB, bool kMasked>
-__attribute__((always_inline)) inline void Step(const int8_t* const a[kMr],
-                                                const int8_t* const b[kNr], size_t k,
-                                                __mmask64 mask, TileAcc& acc, RowAcc& b_sum) {
+OCTET_KERNEL_INLINE void Step(const int8_t* const a[kMr], const int8_t* const b[kNr], size_t k,
+                              __mmask64 mask, TileAcc& acc, RowAcc& b_sum) {
   const __m512i v128 = _mm512_set1_epi8(static_cast<char>(0x80));
   const BRows vb = {Load64<kMasked>(b[0] + k, mask), Load64<kMasked>(b[1] + k, mask),
                     Load64<kMasked>(b[2] + k, mask), Load64<kMasked>(b[3] + k, mask)};
@@ -97,7 +92,7 @@ __attribute__((always_inline)) inline void Step(const int8_t* const a[kMr],
 // [sum(c0), sum(c1), sum(c2), sum(c3)] of the 16 int32 lanes of each accumulator.
 // The first level uses 64-bit unpacks: touching the accumulators as 32-bit vectors
 // after the loop makes GCC 12 keep a second copy of each through the loop.
-__attribute__((always_inline)) inline __m128i Reduce(const RowAcc& acc) {
+OCTET_KERNEL_INLINE __m128i Reduce(const RowAcc& acc) {
   // Per 128-bit lane, with c0 = [a0 a1 a2 a3], c1 = [b0 ..] and so on:
   // t02 = [a0+a2, a1+a3, c0+c2, c1+c3], t13 = [b0+b2, b1+b3, d0+d2, d1+d3].
   const __m512i t02 = _mm512_add_epi32(_mm512_unpacklo_epi64(acc.c0, acc.c2),
@@ -117,9 +112,8 @@ __attribute__((always_inline)) inline __m128i Reduce(const RowAcc& acc) {
 // rows[i] = C[i, 0..3] for i < kRows. With kSumB it also computes
 // *b_corr = [128 * sum_k B[j, k]] for j < 4; without, it uses the one given.
 template <size_t kRows, bool kSumB>
-__attribute__((always_inline)) inline void Tile(const int8_t* const a[kMr],
-                                                const int8_t* const b[kNr], size_t K,
-                                                __m128i* b_corr, __m128i rows[kMr]) {
+OCTET_KERNEL_INLINE void VnniTile(const int8_t* const a[kMr], const int8_t* const b[kNr], size_t K,
+                                  __m128i* b_corr, __m128i rows[kMr]) {
   const __m512i zero = _mm512_setzero_si512();
   const RowAcc zero_row = {zero, zero, zero, zero};
   TileAcc acc = {zero_row, zero_row, zero_row, zero_row};
@@ -137,55 +131,39 @@ __attribute__((always_inline)) inline void Tile(const int8_t* const a[kMr],
   if (kRows > 3) rows[3] = _mm_sub_epi32(Reduce(acc.r3), *b_corr);
 }
 
-// Tile<kRows, kSumB> for a row count known only at run time.
-template <bool kSumB>
-__attribute__((always_inline)) inline void TileOfRows(size_t mr, const int8_t* const a[kMr],
-                                                      const int8_t* const b[kNr], size_t K,
-                                                      __m128i* b_corr, __m128i rows[kMr]) {
-  switch (mr) {
-    case 1:
-      Tile<1, kSumB>(a, b, K, b_corr, rows);
-      break;
-    case 2:
-      Tile<2, kSumB>(a, b, K, b_corr, rows);
-      break;
-    case 3:
-      Tile<3, kSumB>(a, b, K, b_corr, rows);
-      break;
-    default:
-      Tile<4, kSumB>(a, b, K, b_corr, rows);
-      break;
-  }
-}
+// The Kernel of Qs8GemmTiles (kernels/qs8_gemm_driver.h).
+struct Vnni {
+  using Row = __m128i;
+  static constexpr size_t kRowStep = 1;
 
-// Stores the first n (1..4) int32 of v to c.
-__attribute__((always_inline)) inline void StoreRow(int32_t* c, __m128i v, size_t n) {
-  _mm_mask_storeu_epi32(c, static_cast<__mmask8>((1u << n) - 1), v);
-}
+  struct ColumnTile {
+    OCTET_KERNEL_INLINE ColumnTile(const int8_t* const* /*b*/, size_t k_total) : K(k_total) {}
+    const size_t K;
+    __m128i b_corr;  // [4]: 128 * sum_k B[n0 + j, k], set by the first row tile
+  };
+
+  // The first row tile of a column tile also computes its b_corr.
+  template <size_t kRows>
+  OCTET_KERNEL_INLINE static void Tile(const int8_t* const a[kMr], const int8_t* const b[kNr],
+                                       ColumnTile& cols, bool first, __m128i rows[kMr]) {
+    if (first) {
+      VnniTile<kRows, true>(a, b, cols.K, &cols.b_corr, rows);
+    } else {
+      VnniTile<kRows, false>(a, b, cols.K, &cols.b_corr, rows);
+    }
+  }
+
+  // A masked store: no branch on n.
+  OCTET_KERNEL_INLINE static void StoreRow(int32_t* c, __m128i row, size_t n) {
+    _mm_mask_storeu_epi32(c, static_cast<__mmask8>((1u << n) - 1), row);
+  }
+};
 
 }  // namespace
 
 void qs8_gemm_4x4c64__avx512vnni(size_t M, size_t N, size_t K, const int8_t* A, size_t lda,
                                  const int8_t* B, size_t ldb, int32_t* C, size_t ldc) {
-  for (size_t n0 = 0; n0 < N; n0 += kNr) {
-    const size_t nr = N - n0 < kNr ? N - n0 : kNr;
-    const int8_t* b[kNr];  // rows n0.. of B; past N, the last row again
-    for (size_t j = 0; j < kNr; ++j) b[j] = B + (n0 + (j < nr ? j : nr - 1)) * ldb;
-    __m128i b_corr;  // [4]: 128 * sum_k B[n0 + j, k], set by the first row tile
-
-    for (size_t m0 = 0; m0 < M; m0 += kMr) {
-      const size_t mr = M - m0 < kMr ? M - m0 : kMr;
-      const int8_t* a[kMr];  // rows m0..m0+mr-1 of A (the others unused)
-      for (size_t i = 0; i < kMr; ++i) a[i] = A + (m0 + (i < mr ? i : 0)) * lda;
-      __m128i rows[kMr];  // [row]: C[m0 + i, n0..n0+3]
-      if (m0 == 0) {
-        TileOfRows<true>(mr, a, b, K, &b_corr, rows);
-      } else {
-        TileOfRows<false>(mr, a, b, K, &b_corr, rows);
-      }
-      for (size_t i = 0; i < mr; ++i) StoreRow(C + (m0 + i) * ldc + n0, rows[i], nr);
-    }
-  }
+  Qs8GemmTiles<Vnni>(M, N, K, A, lda, B, ldb, C, ldc);
 }
 
 }  // namespace octet
