@@ -50,3 +50,17 @@ if(OCTET_BUILD_TESTS)
   endif()
   include(doctest)
 endif()
+
+# nlohmann-json (header-only): the converter's JSON parser (config.json,
+# safetensors headers), host tooling only. Cross builds look in their target
+# sysroot, which scripts/fetch-target-debs.sh does not fill with it; there the
+# Hugging Face importer and its tests are left out (OCTET_HAVE_IMPORTER).
+find_package(nlohmann_json 3.2 CONFIG QUIET)
+if(nlohmann_json_FOUND)
+  set(OCTET_HAVE_IMPORTER ON)
+  message(STATUS "octet: Hugging Face importer with nlohmann_json ${nlohmann_json_VERSION}")
+else()
+  set(OCTET_HAVE_IMPORTER OFF)
+  message(STATUS "octet: nlohmann_json not found (nlohmann-json3-dev): octet-convert is built "
+                 "without the Hugging Face importer")
+endif()

@@ -19,6 +19,7 @@ struct ModelWriter::Item {
   QuantParams quant;
   const void* data = nullptr;     // caller-owned, or owned.data()
   std::vector<uint8_t> owned;
+  Producer produce;               // set: the bytes are made at write time
   uint64_t size = 0;
   uint64_t offset = 0;            // in the data segment, set by Plan()
 };
@@ -101,6 +102,14 @@ void ModelWriter::AddTensorCopy(const std::string& name, fb::DType dtype,
   item.data = item.owned.data();
 }
 
+void ModelWriter::AddTensorProducer(const std::string& name, fb::DType dtype,
+                                    const std::vector<uint32_t>& shape, Producer produce,
+                                    QuantParams quant) {
+  if (!produce) Fail("tensor '" + name + "': empty producer");
+  AddTensor(name, dtype, shape, nullptr, std::move(quant));
+  tensors_.back().produce = std::move(produce);
+}
+
 void ModelWriter::AddTokenizerFile(const std::string& name, const void* data, uint64_t size) {
   Item item;
   item.name = name;
@@ -166,7 +175,16 @@ ModelWriter::Layout ModelWriter::Plan() const {
   return layout;
 }
 
-void ModelWriter::Write(const std::string& path) const {
+// The bytes of `item`: its data, or a buffer its producer fills (kept in
+// `scratch`); nullptr for a sparse hole.
+const void* ModelWriter::Bytes(const Item& item, std::vector<uint64_t>& scratch) {
+  if (!item.produce) return item.data;
+  scratch.assign((item.size + sizeof(uint64_t) - 1) / sizeof(uint64_t), 0);
+  item.produce(scratch.data());
+  return scratch.data();
+}
+
+void ModelWriter::Write(const std::string& path, const Progress& progress) const {
   const Layout layout = Plan();
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) Fail("cannot create '" + path + "': " + std::strerror(errno));
@@ -186,11 +204,23 @@ void ModelWriter::Write(const std::string& path) const {
     }
   };
   write_at(layout.fbb.GetBufferPointer(), layout.fbb.GetSize(), 0);
+  uint64_t bytes_total = 0, bytes_done = 0;
+  for (const Item* item : layout.items) bytes_total += item->size;
+  std::vector<uint64_t> scratch;
   for (size_t i = 0; i < layout.items.size(); ++i) {
     const Item* item = layout.items[i];
-    if (item->data != nullptr && item->size > 0) {
-      write_at(item->data, item->size, layout.data_offset + layout.offsets[i]);
+    const void* bytes = nullptr;
+    try {
+      bytes = Bytes(*item, scratch);
+    } catch (...) {
+      close(fd);
+      throw;
     }
+    if (bytes != nullptr && item->size > 0) {
+      write_at(bytes, item->size, layout.data_offset + layout.offsets[i]);
+    }
+    bytes_done += item->size;
+    if (progress) progress(i + 1, layout.items.size(), bytes_done, bytes_total);
   }
   // Padding and sparse tensors are holes: the file reads zeros there.
   if (ftruncate(fd, static_cast<off_t>(layout.file_size)) != 0 || close(fd) != 0) {
@@ -202,10 +232,12 @@ std::vector<uint8_t> ModelWriter::WriteToBuffer() const {
   const Layout layout = Plan();
   std::vector<uint8_t> out(layout.file_size, 0);
   std::memcpy(out.data(), layout.fbb.GetBufferPointer(), layout.fbb.GetSize());
+  std::vector<uint64_t> scratch;
   for (size_t i = 0; i < layout.items.size(); ++i) {
     const Item* item = layout.items[i];
-    if (item->data != nullptr && item->size > 0) {
-      std::memcpy(out.data() + layout.data_offset + layout.offsets[i], item->data, item->size);
+    const void* bytes = Bytes(*item, scratch);
+    if (bytes != nullptr && item->size > 0) {
+      std::memcpy(out.data() + layout.data_offset + layout.offsets[i], bytes, item->size);
     }
   }
   return out;

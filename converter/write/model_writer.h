@@ -5,10 +5,13 @@
 // Tensor data is not copied unless asked (AddTensorCopy): the caller keeps the
 // bytes alive until Write(), so a converter can stream a multi-GiB checkpoint
 // from its own mmap into the file. A null data pointer writes zeros as a
-// sparse hole (tests use it for files over 2 GiB).
+// sparse hole (tests use it for files over 2 GiB). A tensor that must be
+// computed (widened from F16, transposed) can come from a producer that fills
+// a buffer at write time, so that only one such tensor is in memory at once.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,11 +46,22 @@ class ModelWriter {
   // Same, but the writer keeps its own copy of the bytes.
   void AddTensorCopy(const std::string& name, fb::DType dtype, const std::vector<uint32_t>& shape,
                      const void* data, QuantParams quant = QuantParams());
+  // Same, but the bytes are made during Write(): `produce` fills exactly
+  // product(shape) * sizeof(dtype) bytes (suitably aligned for any type) and
+  // may throw; the writer frees the buffer once the bytes are written.
+  using Producer = std::function<void(void* out)>;
+  void AddTensorProducer(const std::string& name, fb::DType dtype,
+                         const std::vector<uint32_t>& shape, Producer produce,
+                         QuantParams quant = QuantParams());
   // A tokenizer file carried verbatim (copied).
   void AddTokenizerFile(const std::string& name, const void* data, uint64_t size);
 
+  // Called after each tensor or blob is written: items and bytes done so far, and the totals.
+  using Progress = std::function<void(size_t items_done, size_t items_total,
+                                      uint64_t bytes_done, uint64_t bytes_total)>;
+
   // Writes the file (replacing it). Throws on any failure.
-  void Write(const std::string& path) const;
+  void Write(const std::string& path, const Progress& progress = nullptr) const;
   // The whole file in memory (tests, fuzz seeds). Sparse tensors become zeros.
   std::vector<uint8_t> WriteToBuffer() const;
 
@@ -55,6 +69,7 @@ class ModelWriter {
   struct Item;
   struct Layout;
   Layout Plan() const;
+  static const void* Bytes(const Item& item, std::vector<uint64_t>& scratch);
   void AddItem(Item item);
 
   std::unique_ptr<fb::ArchitectureT> architecture_;

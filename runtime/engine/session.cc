@@ -1,11 +1,11 @@
 // Session: plan at creation, compute in Run.
 //
-// What runs today: the embedding (token, learned position, token type 0,
-// embedding scale, embedding norm) and, for decoders, the final norm and the
-// LM head: int8 weights through the dispatch table's qs8_gemm with dynamic
-// per-row activation scales (core/quant.h), fp32 weights through f32_gemm.
-// Models with transformer layers are refused at creation with kUnsupported
-// until the engine lands (issue #3); the plan still covers them.
+// Models with transformer layers (fp32 weights) run the reference forward
+// pass of engine/forward.h; its buffers are planned here with everything else.
+// Layer-free models (embedding -> norm -> LM head) keep their own short path:
+// int8 weights through the dispatch table's qs8_gemm with dynamic per-row
+// activation scales (core/quant.h), fp32 weights through f32_gemm. Int8
+// transformer layers are refused at creation until issue #4.
 #include "engine/session.h"
 
 #include <cmath>
@@ -15,6 +15,7 @@
 
 #include "core/checked_math.h"
 #include "core/quant.h"
+#include "kernels/f32_elementwise.h"
 #include "kernels/f32_gemm.h"
 
 namespace octet {
@@ -86,120 +87,20 @@ void AddRow(const TensorView& t, uint32_t row, float multiplier, float* out) {
 void Normalize(fb::NormKind kind, float eps, const TensorView& weight, const TensorView* bias,
                float* x, uint32_t n) {
   const float* w = static_cast<const float*>(weight.data);
-  const float* b = bias ? static_cast<const float*>(bias->data) : nullptr;
   if (kind == fb::NormKind::LayerNorm) {
-    float mean = 0.0f;
-    for (uint32_t i = 0; i < n; ++i) mean += x[i];
-    mean /= static_cast<float>(n);
-    float var = 0.0f;
-    for (uint32_t i = 0; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
-    const float inv = 1.0f / std::sqrt(var / static_cast<float>(n) + eps);
-    for (uint32_t i = 0; i < n; ++i) x[i] = (x[i] - mean) * inv * w[i] + (b ? b[i] : 0.0f);
+    f32_layernorm__ref(1, n, x, n, w, bias ? static_cast<const float*>(bias->data) : nullptr, eps,
+                       x, n);
   } else {
-    float sum_sq = 0.0f;
-    for (uint32_t i = 0; i < n; ++i) sum_sq += x[i] * x[i];
-    const float inv = 1.0f / std::sqrt(sum_sq / static_cast<float>(n) + eps);
-    for (uint32_t i = 0; i < n; ++i) x[i] = x[i] * inv * w[i] + (b ? b[i] : 0.0f);
+    f32_rmsnorm__ref(1, n, x, n, w, eps, x, n);
   }
 }
 
-}  // namespace
-
-// Every buffer of a run, as offsets into the arenas. Computed identically by
-// Plan() and Create(), so the plan is the allocation.
-struct Session::Layout {
-  SessionPlan plan;
-  size_t hidden = 0;   // activations: f32 [rows, hidden]
-  size_t output = 0;   // activations: f32 [rows, vocab] (decoders; encoders output `hidden`)
-  size_t qrows = 0;    // scratch: int8 [rows, hidden]
-  size_t qscales = 0;  // scratch: f32 [rows]
-  size_t acc = 0;      // scratch: int32 [kRowBlock, vocab]
-
-  static Status Compute(const Model& model, const SessionLimits& limits, Layout* out) {
-    const fb::Architecture& a = model.architecture();
-    if (limits.max_batch < 1 || limits.max_batch > kMaxBatch) {
-      return Status::Error(StatusCode::kInvalidArgument, "max_batch %u must be in [1, %u]",
-                           limits.max_batch, kMaxBatch);
-    }
-    if (limits.max_seq < 1) return Status(StatusCode::kInvalidArgument, "max_seq must be >= 1");
-    if (a.position() == fb::PositionKind::Learned && limits.max_seq > a.max_positions()) {
-      return Status::Error(StatusCode::kInvalidArgument,
-                           "max_seq %u exceeds the model's %u learned positions", limits.max_seq,
-                           a.max_positions());
-    }
-    const uint64_t rows = static_cast<uint64_t>(limits.max_batch) * limits.max_seq;
-    if (rows > kMaxRows) {
-      return Status::Error(StatusCode::kInvalidArgument, "max_batch x max_seq = %llu exceeds %llu",
-                           static_cast<unsigned long long>(rows),
-                           static_cast<unsigned long long>(kMaxRows));
-    }
-    const size_t h = a.hidden_size();
-    const size_t v = a.vocab_size();
-    ArenaLayout activations, scratch;
-    out->hidden = activations.Reserve(rows * h * sizeof(float));
-    if (IsDecoder(a)) {
-      out->output = activations.Reserve(rows * v * sizeof(float));
-      out->qrows = scratch.Reserve(rows * h);
-      out->qscales = scratch.Reserve(rows * sizeof(float));
-      out->acc = scratch.Reserve(static_cast<size_t>(kRowBlock) * v * sizeof(int32_t));
-    }
-    // KV cache for the decoder layers: int8 K and V plus one f32 scale per token
-    // per kv head (DESIGN.md §4), for max_seq + max_new_tokens positions.
-    ArenaLayout kv;
-    const fb::Attention& att = *a.attention();
-    const uint64_t decoder_layers =
-        a.structure() == fb::Structure::EncoderDecoder ? a.num_decoder_layers()
-        : IsDecoder(a)                                 ? a.num_layers()
-                                                       : 0;
-    if (decoder_layers > 0) {
-      const uint64_t positions = static_cast<uint64_t>(limits.max_seq) + limits.max_new_tokens;
-      const uint64_t per_token = 2ull * att.num_kv_heads() * (att.head_dim() + sizeof(float));
-      uint64_t bytes = 0;
-      if (!CheckedMul(decoder_layers * limits.max_batch, positions, &bytes) ||
-          !CheckedMul(bytes, per_token, &bytes) || bytes > (1ull << 40)) {
-        return Status(StatusCode::kInvalidArgument, "the KV cache for these limits is too large");
-      }
-      kv.Reserve(static_cast<size_t>(bytes));
-    }
-    if (!activations.ok() || !scratch.ok() || !kv.ok()) {
-      return Status(StatusCode::kOutOfMemory, "the memory plan overflows the address space");
-    }
-    out->plan.activation_bytes = activations.size();
-    out->plan.scratch_bytes = scratch.size();
-    out->plan.kv_cache_bytes = kv.size();
-    return Status::Ok();
-  }
-};
-
-Result<SessionPlan> Session::Plan(const Model& model, const SessionLimits& limits) {
-  Layout layout;
-  OCTET_RETURN_IF_ERROR(Layout::Compute(model, limits, &layout));
-  return SessionPlan(layout.plan);
-}
-
-Result<Session> Session::Create(const Model& model, const SessionLimits& limits) {
-  return Build(model, limits, nullptr);
-}
-
-Result<Session> Session::CreateWithMemory(const Model& model, const SessionLimits& limits,
-                                          const SessionMemory& memory) {
-  return Build(model, limits, &memory);
-}
-
-Result<Session> Session::Build(const Model& model, const SessionLimits& limits,
-                               const SessionMemory* memory) {
+// Prepare for models without layers: every weight RunWithoutLayers reads.
+Status CheckLayerFree(const Model& model) {
   const fb::Architecture& a = model.architecture();
-  const uint32_t layers = a.num_layers() + a.num_decoder_layers();
-  if (layers > 0) {
-    return Status::Error(StatusCode::kUnsupported,
-                         "the model has %u transformer layers; running them lands with the "
-                         "engine (issue #3): this build runs embedding-and-head models only",
-                         layers);
-  }
   if (a.structure() == fb::Structure::EncoderDecoder) {
-    return Status(StatusCode::kUnsupported, "encoder-decoder models land with the engine (issue #3)");
+    return Status(StatusCode::kUnsupported, "encoder-decoder models need transformer layers");
   }
-  // Prepare: every weight Run reads, checked once here.
   OCTET_RETURN_IF_ERROR(CheckMatrix(model.Find("token_embedding"), "token_embedding"));
   if (a.position() == fb::PositionKind::Learned) {
     OCTET_RETURN_IF_ERROR(CheckMatrix(model.Find("position_embedding"), "position_embedding"));
@@ -228,6 +129,99 @@ Result<Session> Session::Build(const Model& model, const SessionLimits& limits,
     }
   }
 
+  return Status::Ok();
+}
+
+}  // namespace
+
+// Every buffer of a run, as offsets into the arenas. Computed identically by
+// Plan() and Create(), so the plan is the allocation.
+struct Session::Layout {
+  SessionPlan plan;
+  size_t hidden = 0;   // activations: f32 [rows, hidden]
+  size_t output = 0;   // activations: f32 [rows, vocab] (decoders; encoders output `hidden`)
+  size_t qrows = 0;    // scratch: int8 [rows, hidden]
+  size_t qscales = 0;  // scratch: f32 [rows]
+  size_t acc = 0;      // scratch: int32 [kRowBlock, vocab]
+  ForwardPlan forward;  // models with layers
+  size_t positions = 0; // activations: u32 [max_batch] (Step)
+
+  static Status Compute(const Model& model, const SessionLimits& limits, Layout* out) {
+    const fb::Architecture& a = model.architecture();
+    if (limits.max_batch < 1 || limits.max_batch > kMaxBatch) {
+      return Status::Error(StatusCode::kInvalidArgument, "max_batch %u must be in [1, %u]",
+                           limits.max_batch, kMaxBatch);
+    }
+    if (limits.max_seq < 1) return Status(StatusCode::kInvalidArgument, "max_seq must be >= 1");
+    if (a.position() == fb::PositionKind::Learned && limits.max_seq > a.max_positions()) {
+      return Status::Error(StatusCode::kInvalidArgument,
+                           "max_seq %u exceeds the model's %u learned positions", limits.max_seq,
+                           a.max_positions());
+    }
+    const uint64_t rows = static_cast<uint64_t>(limits.max_batch) * limits.max_seq;
+    if (rows > kMaxRows) {
+      return Status::Error(StatusCode::kInvalidArgument, "max_batch x max_seq = %llu exceeds %llu",
+                           static_cast<unsigned long long>(rows),
+                           static_cast<unsigned long long>(kMaxRows));
+    }
+    const size_t h = a.hidden_size();
+    const size_t v = a.vocab_size();
+    ArenaLayout activations, scratch, kv;
+    if (HasLayers(a)) {
+      // The fp32 forward pass, with its KV cache: f32 K and V per decoder layer
+      // for max_seq + max_new_tokens positions (the int8 cache comes with issue #4).
+      const fb::Attention& att = *a.attention();
+      const uint64_t positions = static_cast<uint64_t>(limits.max_seq) + limits.max_new_tokens;
+      uint64_t bytes = 0;
+      if (!CheckedMul(static_cast<uint64_t>(a.num_layers()) + a.num_decoder_layers(),
+                      limits.max_batch, &bytes) ||
+          !CheckedMul(bytes, positions, &bytes) ||
+          !CheckedMul(bytes, 2ull * att.num_kv_heads() * att.head_dim() * sizeof(float), &bytes) ||
+          bytes > (1ull << 40) || positions > kMaxRows) {
+        return Status(StatusCode::kInvalidArgument, "the KV cache for these limits is too large");
+      }
+      OCTET_RETURN_IF_ERROR(PlanForward(a, limits.max_batch, limits.max_seq,
+                                        limits.max_new_tokens, &activations, &scratch, &kv,
+                                        &out->forward));
+      out->positions = activations.Reserve(limits.max_batch * sizeof(uint32_t));
+    } else {
+      out->hidden = activations.Reserve(rows * h * sizeof(float));
+      if (IsDecoder(a)) {
+        out->output = activations.Reserve(rows * v * sizeof(float));
+        out->qrows = scratch.Reserve(rows * h);
+        out->qscales = scratch.Reserve(rows * sizeof(float));
+        out->acc = scratch.Reserve(static_cast<size_t>(kRowBlock) * v * sizeof(int32_t));
+      }
+    }
+    if (!activations.ok() || !scratch.ok() || !kv.ok()) {
+      return Status(StatusCode::kOutOfMemory, "the memory plan overflows the address space");
+    }
+    out->plan.activation_bytes = activations.size();
+    out->plan.scratch_bytes = scratch.size();
+    out->plan.kv_cache_bytes = kv.size();
+    return Status::Ok();
+  }
+};
+
+Result<SessionPlan> Session::Plan(const Model& model, const SessionLimits& limits) {
+  Layout layout;
+  OCTET_RETURN_IF_ERROR(Layout::Compute(model, limits, &layout));
+  return SessionPlan(layout.plan);
+}
+
+Result<Session> Session::Create(const Model& model, const SessionLimits& limits) {
+  return Build(model, limits, nullptr);
+}
+
+Result<Session> Session::CreateWithMemory(const Model& model, const SessionLimits& limits,
+                                          const SessionMemory& memory) {
+  return Build(model, limits, &memory);
+}
+
+Result<Session> Session::Build(const Model& model, const SessionLimits& limits,
+                               const SessionMemory* memory) {
+  const bool layered = HasLayers(model.architecture());
+  if (!layered) OCTET_RETURN_IF_ERROR(CheckLayerFree(model));
   Layout layout;
   OCTET_RETURN_IF_ERROR(Layout::Compute(model, limits, &layout));
   Session session;
@@ -249,6 +243,14 @@ Result<Session> Session::Build(const Model& model, const SessionLimits& limits,
   session.qrows_offset_ = layout.qrows;
   session.qscales_offset_ = layout.qscales;
   session.acc_offset_ = layout.acc;
+  if (layered) {
+    // Prepare the forward pass: weights resolved and checked, position tables filled.
+    session.layered_ = true;
+    OCTET_RETURN_IF_ERROR(PrepareForward(model, layout.forward, limits.max_batch, limits.max_seq,
+                                         session.activations_, session.scratch_,
+                                         session.kv_cache_, &session.forward_));
+    session.positions_ = session.activations_.At<uint32_t>(layout.positions);
+  }
   return session;
 }
 
@@ -256,11 +258,12 @@ Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 Session::~Session() = default;
 
-Status Session::Run(const int32_t* ids, const uint32_t* lengths, uint32_t batch, uint32_t seq) {
+// Run-time data: checked with plain ifs, errors as Status (no allocation).
+Status Session::CheckBatch(const int32_t* ids, const uint32_t* lengths, uint32_t batch,
+                           uint32_t seq, const char* what) const {
   const fb::Architecture& a = model_->architecture();
-  // Run-time data: checked with plain ifs, errors as Status (no allocation).
   if (ids == nullptr || lengths == nullptr) {
-    return Status(StatusCode::kInvalidArgument, "ids and lengths must not be null");
+    return Status::Error(StatusCode::kInvalidArgument, "%s ids and lengths must not be null", what);
   }
   if (batch < 1 || batch > limits_.max_batch) {
     return Status::Error(StatusCode::kInvalidArgument, "batch %u is outside [1, %u]", batch,
@@ -268,23 +271,98 @@ Status Session::Run(const int32_t* ids, const uint32_t* lengths, uint32_t batch,
   }
   if (seq < 1 || seq > limits_.max_seq) {
     return Status::Error(StatusCode::kInvalidArgument,
-                         "sequence length %u is outside [1, %u] (the session's max_seq)", seq,
-                         limits_.max_seq);
+                         "%s sequence length %u is outside [1, %u] (the session's max_seq)", what,
+                         seq, limits_.max_seq);
   }
   for (uint32_t b = 0; b < batch; ++b) {
     if (lengths[b] < 1 || lengths[b] > seq) {
-      return Status::Error(StatusCode::kInvalidArgument, "length of sequence %u is %u, outside "
-                           "[1, %u]", b, lengths[b], seq);
+      return Status::Error(StatusCode::kInvalidArgument, "length of %s sequence %u is %u, "
+                           "outside [1, %u]", what, b, lengths[b], seq);
     }
     for (uint32_t s = 0; s < lengths[b]; ++s) {
       const int32_t id = ids[static_cast<size_t>(b) * seq + s];
       if (id < 0 || static_cast<uint32_t>(id) >= a.vocab_size()) {
-        return Status::Error(StatusCode::kInvalidArgument, "token id %d at sequence %u position "
-                             "%u is outside the vocabulary [0, %u)", id, b, s, a.vocab_size());
+        return Status::Error(StatusCode::kInvalidArgument, "%s token id %d at sequence %u "
+                             "position %u is outside the vocabulary [0, %u)", what, id, b, s,
+                             a.vocab_size());
       }
     }
   }
+  return Status::Ok();
+}
 
+Status Session::Run(const int32_t* ids, const uint32_t* lengths, uint32_t batch, uint32_t seq) {
+  const fb::Structure structure = model_->architecture().structure();
+  if (structure == fb::Structure::EncoderDecoder) {
+    return Status(StatusCode::kInvalidArgument,
+                  "encoder-decoder models run with RunEncoderDecoder (encoder and decoder ids)");
+  }
+  OCTET_RETURN_IF_ERROR(CheckBatch(ids, lengths, batch, seq, "input"));
+  if (!layered_) return RunWithoutLayers(ids, lengths, batch, seq);
+  const uint32_t dim = structure == fb::Structure::EncoderOnly
+                           ? model_->architecture().hidden_size()
+                           : model_->architecture().vocab_size();
+  const float* out = nullptr;
+  if (structure == fb::Structure::EncoderOnly) {
+    out = RunEncoder(forward_, ids, lengths, batch, seq);
+  } else {
+    out = RunDecoderPrefill(forward_, ids, lengths, batch, seq);
+    for (uint32_t b = 0; b < batch; ++b) positions_[b] = lengths[b];
+    step_batch_ = batch;
+  }
+  output_ = OutputView{out, batch, seq, dim};
+  return Status::Ok();
+}
+
+Status Session::Step(const int32_t* ids, uint32_t batch) {
+  const fb::Architecture& a = model_->architecture();
+  if (!layered_ || a.structure() != fb::Structure::DecoderOnly) {
+    return Status(StatusCode::kInvalidArgument, "Step needs a decoder-only model with layers");
+  }
+  if (step_batch_ == 0) return Status(StatusCode::kInvalidArgument, "Step needs a Run first");
+  if (ids == nullptr || batch != step_batch_) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "Step takes one id for each of the %u sequences of the last Run",
+                         step_batch_);
+  }
+  const uint32_t capacity = limits_.max_seq + limits_.max_new_tokens;
+  for (uint32_t b = 0; b < batch; ++b) {
+    if (ids[b] < 0 || static_cast<uint32_t>(ids[b]) >= a.vocab_size()) {
+      return Status::Error(StatusCode::kInvalidArgument, "token id %d of sequence %u is outside "
+                           "the vocabulary [0, %u)", ids[b], b, a.vocab_size());
+    }
+    if (positions_[b] >= capacity ||
+        (a.position() == fb::PositionKind::Learned && positions_[b] >= a.max_positions())) {
+      return Status::Error(StatusCode::kInvalidArgument, "sequence %u is full: position %u is "
+                           "beyond the session's max_seq + max_new_tokens or the model's "
+                           "positions", b, positions_[b]);
+    }
+  }
+  const float* out = RunDecoderStep(forward_, ids, positions_, batch);
+  for (uint32_t b = 0; b < batch; ++b) ++positions_[b];
+  output_ = OutputView{out, batch, 1, a.vocab_size()};
+  return Status::Ok();
+}
+
+Status Session::RunEncoderDecoder(const int32_t* enc_ids, const uint32_t* enc_lengths,
+                                  uint32_t enc_seq, const int32_t* dec_ids,
+                                  const uint32_t* dec_lengths, uint32_t dec_seq, uint32_t batch) {
+  const fb::Architecture& a = model_->architecture();
+  if (!layered_ || a.structure() != fb::Structure::EncoderDecoder) {
+    return Status(StatusCode::kInvalidArgument, "RunEncoderDecoder needs an encoder-decoder model");
+  }
+  OCTET_RETURN_IF_ERROR(CheckBatch(enc_ids, enc_lengths, batch, enc_seq, "encoder"));
+  OCTET_RETURN_IF_ERROR(CheckBatch(dec_ids, dec_lengths, batch, dec_seq, "decoder"));
+  const float* out = octet::RunEncoderDecoder(forward_, enc_ids, enc_lengths, enc_seq, dec_ids,
+                                              dec_lengths, dec_seq, batch);
+  output_ = OutputView{out, batch, dec_seq, a.vocab_size()};
+  return Status::Ok();
+}
+
+// Embedding -> norm (-> LM head), the models without layers.
+Status Session::RunWithoutLayers(const int32_t* ids, const uint32_t* lengths, uint32_t batch,
+                                 uint32_t seq) {
+  const fb::Architecture& a = model_->architecture();
   const uint32_t h = a.hidden_size();
   const size_t rows = static_cast<size_t>(batch) * seq;
   float* hidden = activations_.At<float>(hidden_offset_);  // [rows, h]

@@ -11,6 +11,7 @@
 
 #include "core/arena.h"
 #include "core/result.h"
+#include "engine/forward.h"
 #include "format/model.h"
 #include "kernels/kernel_table.h"
 
@@ -60,10 +61,26 @@ class Session {
   ~Session();
 
   // One forward pass over a padded batch: ids is [batch, seq] row-major,
-  // lengths[b] (1..seq) tokens of row b are real, the rest is padding.
+  // lengths[b] (1..seq) tokens of row b are real, the rest is padding (not read).
   // Output: encoder-only -> last hidden state [batch, seq, hidden];
   //         decoder-only -> logits [batch, seq, vocab].
+  // Decoders with layers keep the keys and values of the batch in the KV cache
+  // for Step. Encoder-decoder models run through RunEncoderDecoder.
   Status Run(const int32_t* ids, const uint32_t* lengths, uint32_t batch, uint32_t seq);
+
+  // Decoder-only models with layers, after Run: one more token per sequence of
+  // the last batch (ids[batch]), appended after its real tokens (position
+  // lengths[b], then one more per Step). Output: logits [batch, 1, vocab].
+  // At most max_seq + max_new_tokens positions per sequence.
+  Status Step(const int32_t* ids, uint32_t batch);
+
+  // Encoder-decoder models, teacher-forced: the encoder reads enc_ids [batch,
+  // enc_seq] (enc_lengths[b] real), the decoder dec_ids [batch, dec_seq]
+  // (dec_lengths[b] real, starting with the decoder start token), both within
+  // max_seq. Output: decoder logits [batch, dec_seq, vocab].
+  Status RunEncoderDecoder(const int32_t* enc_ids, const uint32_t* enc_lengths, uint32_t enc_seq,
+                           const int32_t* dec_ids, const uint32_t* dec_lengths, uint32_t dec_seq,
+                           uint32_t batch);
 
   OutputView output() const { return output_; }
   const SessionPlan& plan() const { return plan_; }
@@ -75,6 +92,10 @@ class Session {
   Session() = default;
   static Result<Session> Build(const Model& model, const SessionLimits& limits,
                                const SessionMemory* memory);
+  Status CheckBatch(const int32_t* ids, const uint32_t* lengths, uint32_t batch, uint32_t seq,
+                    const char* what) const;
+  Status RunWithoutLayers(const int32_t* ids, const uint32_t* lengths, uint32_t batch,
+                          uint32_t seq);
 
   const Model* model_ = nullptr;
   const KernelTable* kernels_ = nullptr;
@@ -89,6 +110,11 @@ class Session {
   size_t qrows_offset_ = 0;     // int8 [max_batch * max_seq, hidden] (scratch)
   size_t qscales_offset_ = 0;   // f32 [max_batch * max_seq] (scratch)
   size_t acc_offset_ = 0;       // int32 [kRowBlock, output_dim] (scratch)
+  // Models with layers: the fp32 forward pass (engine/forward.h).
+  bool layered_ = false;
+  Forward forward_;
+  uint32_t* positions_ = nullptr;  // [max_batch]: next position per sequence (Step)
+  uint32_t step_batch_ = 0;        // sequences in the KV cache; 0 = none yet
   OutputView output_;
 };
 

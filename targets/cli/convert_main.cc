@@ -1,7 +1,9 @@
 // octet-convert: Hugging Face checkpoint -> .octet (DESIGN.md §5). The command
-// line is complete and checked here (flags, SRC_DIR and its config.json); the
-// conversion itself, with its checks of model_type and the weights, lands with
-// the converter (issue #3).
+// line is checked here; the conversion is the converter library's
+// (converter/convert.h), whose errors arrive as one-line exceptions.
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -9,6 +11,11 @@
 
 #include "cli/args.h"
 #include "cli/tool_main.h"
+
+#if OCTET_HAVE_IMPORTER
+#include "convert.h"
+#include "import/error.h"
+#endif
 
 namespace octet {
 namespace cli {
@@ -24,18 +31,27 @@ SRC_DIR holds:
   model.safetensors  the weights in F32, F16 or BF16; or, for sharded checkpoints,
                      model.safetensors.index.json and the shards it lists
   tokenizer files    when present (tokenizer.json, tokenizer_config.json,
-                     special_tokens_map.json, vocab.json + merges.txt, *.spm /
-                     spiece.model / source.spm + target.spm): carried into the file
+                     special_tokens_map.json, vocab.json + merges.txt, vocab.txt,
+                     spiece.model / source.spm + target.spm / tokenizer.model):
+                     carried into the file
 
 Options:
-  -o, --output OUT.octet   the model file to write (replaced if it exists)
-  --dtype int8|fp32        int8: symmetric per-output-channel int8 weights (default);
-                           fp32: float32 weights, to check the architecture against
-                           the source framework apart from quantization
+  -o, --output OUT.octet   the model file to write (replaced if it exists; written
+                           only when the conversion succeeds)
+  --dtype int8|fp32        fp32: float32 weights, to check the architecture against
+                           the source framework apart from quantization;
+                           int8 (the default): symmetric per-output-channel int8
+                           weights -- not available yet: it lands with issue #4,
+                           until then this exits with status 1
   --calibration FILE       sample text or token ids used to measure activation ranges
-                           and the per-layer quantization error report
-  --quiet                  print nothing but errors
+                           and the per-layer quantization error report (used by
+                           --dtype int8 only)
+  --quiet                  print nothing but errors (no progress bar, no summary)
   -h, --help               show this help
+
+Every tensor of the checkpoint must belong to the architecture (known extras such
+as BERT's pooler or GPT-2's mask buffers are skipped); anything missing, misshaped
+or unsupported stops the conversion with one line naming it.
 
 Exit status: 0 on success; otherwise non-zero (2 for a wrong command line, 1 for
 any other failure) and one line on stderr naming the problem.
@@ -80,10 +96,98 @@ ConvertRequest ParseRequest(const ParsedArgs& args) {
   if (args.Has("--calibration")) {
     r.calibration = args.Value("--calibration");
     if (r.calibration.empty()) throw UsageError("--calibration needs a file name");
+    if (r.dtype == "fp32") {
+      throw UsageError(
+          "--calibration is used by --dtype int8; an fp32 conversion does not "
+          "calibrate");
+    }
   }
   r.quiet = args.Switch("--quiet");
   return r;
 }
+
+#if OCTET_HAVE_IMPORTER
+
+// "12.3 MiB"
+std::string Bytes(uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024.0 && u < 4) {
+    v /= 1024.0;
+    ++u;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return text;
+}
+
+// A one-line progress bar on a terminal's stderr, redrawn at most ten times a
+// second, for checkpoints big enough to take a while.
+class ProgressBar {
+ public:
+  static constexpr uint64_t kMinBytes = 64ull << 20;
+
+  void Update(size_t done, size_t total, uint64_t bytes_done, uint64_t bytes_total) {
+    if (bytes_total < kMinBytes) return;
+    const auto now = std::chrono::steady_clock::now();
+    const bool last = done == total;
+    if (!last && drawn_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
+    last_draw_ = now;
+    drawn_ = true;
+    constexpr int kWidth = 30;
+    const double fraction =
+        bytes_total ? static_cast<double>(bytes_done) / static_cast<double>(bytes_total) : 1.0;
+    const int filled = static_cast<int>(fraction * kWidth);
+    std::string bar(static_cast<size_t>(filled), '=');
+    bar.resize(kWidth, ' ');
+    std::fprintf(stderr, "\r[%s] %3d%%  %zu/%zu tensors  %s / %s ", bar.c_str(),
+                 static_cast<int>(fraction * 100.0), done, total, Bytes(bytes_done).c_str(),
+                 Bytes(bytes_total).c_str());
+    if (last) std::fputc('\n', stderr);
+    std::fflush(stderr);
+  }
+
+ private:
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point last_draw_;
+};
+
+int Convert(const ConvertRequest& request) {
+  ProgressBar bar;
+  convert::ConvertOptions options;
+  if (!request.quiet && isatty(STDERR_FILENO)) {
+    options.progress = [&bar](size_t done, size_t total, uint64_t bytes_done,
+                              uint64_t bytes_total) {
+      bar.Update(done, total, bytes_done, bytes_total);
+    };
+  }
+  convert::ConvertResult result;
+  try {
+    result = convert::ConvertCheckpoint(request.source, request.output, options);
+  } catch (const convert::Error& e) {
+    throw Failure(e.what());
+  }
+  if (!request.quiet) {
+    for (const std::string& warning : result.warnings) {
+      std::fprintf(stderr, "octet-convert: warning: %s\n", OneLine(warning).c_str());
+    }
+    std::printf("wrote %s: %s, %zu tensors (fp32), %zu tokenizer files, %s\n",
+                request.output.string().c_str(), result.model_type.c_str(), result.num_tensors,
+                result.num_tokenizer_files, Bytes(result.file_bytes).c_str());
+  }
+  return kExitOk;
+}
+
+#else
+
+int Convert(const ConvertRequest&) {
+  throw Failure(
+      "this octet-convert was built without the Hugging Face importer "
+      "(nlohmann-json3-dev was not found at configure time)");
+}
+
+#endif
 
 int ConvertMain(const std::vector<std::string>& args) {
   static const std::vector<OptionSpec> kOptions = {
@@ -112,9 +216,12 @@ int ConvertMain(const std::vector<std::string>& args) {
   if (!out_dir.empty() && !std::filesystem::is_directory(out_dir, error)) {
     throw Failure("the directory of '" + request.output.string() + "' does not exist");
   }
-  throw Failure(
-      "converting Hugging Face checkpoints is not implemented yet (it lands with the "
-      "converter, issue #3)");
+  if (request.dtype == "int8") {
+    throw Failure(
+        "--dtype int8 (the default) is not available yet: int8 conversion lands with "
+        "issue #4; use --dtype fp32");
+  }
+  return Convert(request);
 }
 
 }  // namespace

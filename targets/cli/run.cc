@@ -1,6 +1,6 @@
 // octet run: one forward pass over a padded batch of token ids (DESIGN.md §5).
-// Generation, attention maps and encoder-decoder models are parsed and
-// validated here; they run once the engine supports them (issue #3).
+// Generation and attention maps are parsed and validated here; they run once
+// the engine supports them (issue #3).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -236,9 +236,7 @@ void RejectUnimplemented(const RunRequest& r, const Model& model) {
   if (!r.attention_map_path.empty()) {
     throw Failure("writing attention maps (--attention-map)" + std::string(kNotYet));
   }
-  if (model.architecture().structure() == fb::Structure::EncoderDecoder) {
-    throw Failure("running encoder-decoder models (--decoder-ids)" + std::string(kNotYet));
-  }
+  (void)model;
 }
 
 // Index of the largest of n values (the first on ties).
@@ -251,16 +249,19 @@ uint32_t ArgMax(const float* values, uint32_t n) {
 }
 
 void PrintSummary(const RunRequest& r, const Model& model, const OutputView& out) {
-  const bool decoder = model.architecture().structure() == fb::Structure::DecoderOnly;
+  const bool enc_dec = model.architecture().structure() == fb::Structure::EncoderDecoder;
+  const bool decoder = enc_dec || model.architecture().structure() == fb::Structure::DecoderOnly;
+  const std::vector<std::vector<int32_t>>& inputs = enc_dec ? r.decoder_ids : r.ids;
   std::printf("%s: %s, %s\n", r.model_path.c_str(),
               EnumText(fb::EnumNameFamily(model.architecture().family()),
                        static_cast<int>(model.architecture().family()))
                   .c_str(),
               StructureText(model.architecture().structure()).c_str());
-  std::printf("output: %s float32 [%u, %u, %u]\n", decoder ? "logits" : "last hidden state",
-              out.batch, out.seq, out.dim);
+  std::printf("output: %s float32 [%u, %u, %u]\n",
+              enc_dec ? "decoder logits" : decoder ? "logits" : "last hidden state", out.batch,
+              out.seq, out.dim);
   for (uint32_t b = 0; b < out.batch; ++b) {
-    const uint32_t length = static_cast<uint32_t>(r.ids[b].size());
+    const uint32_t length = static_cast<uint32_t>(inputs[b].size());
     const float* last = out.data + (static_cast<size_t>(b) * out.seq + (length - 1)) * out.dim;
     if (decoder) {
       const uint32_t next = ArgMax(last, out.dim);
@@ -276,34 +277,47 @@ void PrintSummary(const RunRequest& r, const Model& model, const OutputView& out
   }
 }
 
+// ids [batch, seq] row-major, padded with `pad`, and the lengths of the sequences.
+uint32_t Pad(const std::vector<std::vector<int32_t>>& batch, int32_t pad,
+             std::vector<int32_t>* ids, std::vector<uint32_t>* lengths) {
+  uint32_t seq = 0;
+  for (const auto& s : batch) seq = std::max(seq, static_cast<uint32_t>(s.size()));
+  ids->assign(batch.size() * seq, pad);
+  lengths->resize(batch.size());
+  for (size_t b = 0; b < batch.size(); ++b) {
+    std::copy(batch[b].begin(), batch[b].end(), ids->begin() + static_cast<ptrdiff_t>(b * seq));
+    (*lengths)[b] = static_cast<uint32_t>(batch[b].size());
+  }
+  return seq;
+}
+
 void Forward(const RunRequest& r, const Model& model) {
   const auto batch = static_cast<uint32_t>(r.ids.size());
-  uint32_t seq = 0;
-  for (const auto& ids : r.ids) seq = std::max(seq, static_cast<uint32_t>(ids.size()));
+  const int32_t pad = std::max(model.architecture().pad_token_id(), 0);
+  std::vector<int32_t> ids, dec_ids;
+  std::vector<uint32_t> lengths, dec_lengths;
+  const uint32_t seq = Pad(r.ids, pad, &ids, &lengths);
+  const bool enc_dec = model.architecture().structure() == fb::Structure::EncoderDecoder;
+  const uint32_t dec_seq = enc_dec ? Pad(r.decoder_ids, pad, &dec_ids, &dec_lengths) : 0;
 
   SessionLimits limits;
   limits.max_batch = batch;
-  limits.max_seq = seq;
+  limits.max_seq = std::max(seq, dec_seq);
   limits.max_new_tokens = 0;
   Session session = CreateSession(model, limits);
 
-  // ids [batch, seq], row-major; padding with the model's pad token (or 0).
-  const int32_t pad = std::max(model.architecture().pad_token_id(), 0);
-  std::vector<int32_t> ids(static_cast<size_t>(batch) * seq, pad);
-  std::vector<uint32_t> lengths(batch);
-  for (uint32_t b = 0; b < batch; ++b) {
-    std::copy(r.ids[b].begin(), r.ids[b].end(), ids.begin() + static_cast<size_t>(b) * seq);
-    lengths[b] = static_cast<uint32_t>(r.ids[b].size());
-  }
-
-  const Status status = session.Run(ids.data(), lengths.data(), batch, seq);
+  const Status status =
+      enc_dec ? session.RunEncoderDecoder(ids.data(), lengths.data(), seq, dec_ids.data(),
+                                          dec_lengths.data(), dec_seq, batch)
+              : session.Run(ids.data(), lengths.data(), batch, seq);
   if (!status.ok()) throw Failure("forward pass failed: " + DescribeStatus(status));
+  const uint32_t out_seq = enc_dec ? dec_seq : seq;
   const OutputView out = session.output();
-  if (out.data == nullptr || out.batch != batch || out.seq != seq || out.dim == 0) {
+  if (out.data == nullptr || out.batch != batch || out.seq != out_seq || out.dim == 0) {
     throw Failure("internal error: the session returned an output of shape [" +
                   std::to_string(out.batch) + ", " + std::to_string(out.seq) + ", " +
                   std::to_string(out.dim) + "] for a batch of [" + std::to_string(batch) + ", " +
-                  std::to_string(seq) + "]");
+                  std::to_string(out_seq) + "]");
   }
 
   if (r.dump_path.empty()) {

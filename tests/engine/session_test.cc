@@ -8,6 +8,7 @@
 #include "core/quant.h"
 #include "engine/session.h"
 #include "format/model.h"
+#include "kernels/f32_elementwise.h"
 #include "kernels/qs8_gemm.h"
 #include "support/test_models.h"
 
@@ -125,10 +126,9 @@ TEST_CASE("the int8 LM head is bit-exact with the reference pipeline, whatever k
   const TensorView& head = *m.model.Find("lm_head");
   for (int row = 0; row < 3; ++row) {
     std::vector<float> x = Dequantized(*m.model.Find("token_embedding"), ids[row]);
-    float sum_sq = 0.0f;
-    for (float v : x) sum_sq += v * v;
-    const float inv = 1.0f / std::sqrt(sum_sq / static_cast<float>(x.size()) + a.norm_eps());
-    for (float& v : x) v = v * inv * 1.0f;
+    const std::vector<float> ones(x.size(), 1.0f);
+    f32_rmsnorm__ref(1, x.size(), x.data(), x.size(), ones.data(), a.norm_eps(), x.data(),
+                     x.size());
     std::vector<int8_t> q(x.size());
     const float row_scale = QuantizeRowSymmetric(x.data(), x.size(), q.data());
     std::vector<int32_t> acc(a.vocab_size());
@@ -205,14 +205,15 @@ TEST_CASE("run-time inputs are checked: ids, lengths, batch and sequence limits"
 TEST_CASE("sessions plan at creation and refuse what they cannot run") {
   TinyModelOptions layered;
   layered.layers = 2;
-  Loaded m(layered);
+  Loaded m(layered);  // int8 layers
   Result<Session> session = Session::Create(m.model, SessionLimits{1, 8, 0});
   CHECK(session.status().code() == StatusCode::kUnsupported);
-  // The plan covers the layers' KV cache: 2 layers x 8 positions x 2 (K, V)
-  // x 2 kv heads x (8 int8 + one f32 scale).
-  Result<SessionPlan> plan = Session::Plan(m.model, SessionLimits{1, 8, 0});
+  CHECK(std::string(session.status().message()).find("issue #4") != std::string::npos);
+  // The plan covers the layers' fp32 KV cache: 2 layers x (8 + 4) positions
+  // x 2 (K, V) x 2 kv heads x 8 floats.
+  Result<SessionPlan> plan = Session::Plan(m.model, SessionLimits{1, 8, 4});
   REQUIRE(plan.ok());
-  CHECK(plan->kv_cache_bytes == 2u * 8 * 2 * 2 * (8 + 4));
+  CHECK(plan->kv_cache_bytes == 2u * (8 + 4) * 2 * 2 * 8 * sizeof(float));
   CHECK(Session::Plan(m.model, SessionLimits{0, 8, 0}).status().code() ==
         StatusCode::kInvalidArgument);
   CHECK(Session::Plan(m.model, SessionLimits{4096, 1u << 20, 0}).status().code() ==
@@ -238,6 +239,146 @@ TEST_CASE("a session can run entirely in caller-owned memory") {
   const uint8_t* out = reinterpret_cast<const uint8_t*>(session->output().data);
   CHECK(out >= activations.data());
   CHECK(out < activations.data() + activations.size());
+}
+
+TinyModelOptions Layered(fb::Family family, uint32_t layers) {
+  TinyModelOptions o;
+  o.family = family;
+  o.layers = layers;
+  o.int8 = false;
+  return o;
+}
+
+// Runs `ids` ([batch, seq], lengths) through the session of the model's structure
+// (encoder-decoder: the same ids on both sides) and returns the output.
+std::vector<float> RunAny(Session& session, bool enc_dec, const std::vector<int32_t>& ids,
+                          const std::vector<uint32_t>& lengths, uint32_t seq) {
+  const auto batch = static_cast<uint32_t>(lengths.size());
+  const Status s = enc_dec ? session.RunEncoderDecoder(ids.data(), lengths.data(), seq, ids.data(),
+                                                       lengths.data(), seq, batch)
+                           : session.Run(ids.data(), lengths.data(), batch, seq);
+  REQUIRE_MESSAGE(s.ok(), std::string(s.message()));
+  const OutputView out = session.output();
+  return std::vector<float>(out.data, out.data + static_cast<size_t>(out.batch) * out.seq * out.dim);
+}
+
+TEST_CASE("fp32 models with layers run; padding does not change the real positions") {
+  for (fb::Family family : {fb::Family::Llama, fb::Family::Gpt2, fb::Family::Bert, fb::Family::T5,
+                            fb::Family::Marian}) {
+    CAPTURE(static_cast<int>(family));
+    Loaded m(Layered(family, 2));
+    Result<Session> session = Session::Create(m.model, SessionLimits{2, 7, 0});
+    REQUIRE_MESSAGE(session.ok(), std::string(session.status().message()));
+    // Two sequences, lengths 7 and 4, padded to 7.
+    const std::vector<int32_t> ids = {3, 9, 14, 1, 30, 22, 5, 8, 2, 19, 27, 0, 0, 0};
+    const bool enc_dec = family == fb::Family::T5 || family == fb::Family::Marian;
+    const std::vector<float> batched = RunAny(*session, enc_dec, ids, {7, 4}, 7);
+    const uint32_t dim = session->output().dim;
+    for (float v : batched) REQUIRE(std::isfinite(v));
+    // Sequence 1 alone, unpadded: the same numbers (every row is computed alone).
+    const std::vector<int32_t> alone(ids.begin() + 7, ids.begin() + 11);
+    const std::vector<float> single = RunAny(*session, enc_dec, alone, {4}, 4);
+    for (size_t i = 0; i < 4 * dim; ++i) CHECK(single[i] == batched[7 * dim + i]);
+  }
+}
+
+// *max_err = max(*max_err, |got - expected|), *max_ref = max(*max_ref, |expected|).
+// (Plain comparisons: an fmax reduction here crashes the aarch64 cross GCC's vectorizer.)
+void MaxErrors(const float* got, const float* expected, size_t n, double* max_err,
+               double* max_ref) {
+  for (size_t i = 0; i < n; ++i) {
+    const double err = std::fabs(static_cast<double>(got[i]) - expected[i]);
+    const double ref = std::fabs(static_cast<double>(expected[i]));
+    if (err > *max_err) *max_err = err;
+    if (ref > *max_ref) *max_ref = ref;
+  }
+}
+
+TEST_CASE("decoding step by step reproduces the full-sequence logits") {
+  Loaded m(Layered(fb::Family::Llama, 2));
+  const uint32_t vocab = m.model.architecture().vocab_size();
+  // Full sequences of 9 tokens; prompts of 3 and 5 tokens, then steps.
+  const std::vector<std::vector<int32_t>> full = {{4, 17, 9, 25, 3, 11, 30, 2, 7},
+                                                  {12, 5, 28, 1, 19, 6, 23, 14, 10}};
+  const uint32_t prompt[2] = {3, 5};
+  std::vector<std::vector<float>> reference;  // [b][9 * vocab]
+  {
+    Result<Session> s = Session::Create(m.model, SessionLimits{1, 9, 0});
+    REQUIRE(s.ok());
+    for (const auto& ids : full) {
+      const uint32_t len = 9;
+      REQUIRE(s->Run(ids.data(), &len, 1, 9).ok());
+      reference.emplace_back(s->output().data, s->output().data + 9 * vocab);
+    }
+  }
+  Result<Session> session = Session::Create(m.model, SessionLimits{2, 5, 4});
+  REQUIRE_MESSAGE(session.ok(), std::string(session.status().message()));
+  std::vector<int32_t> ids(2 * 5, 0);
+  for (uint32_t b = 0; b < 2; ++b) {
+    for (uint32_t s = 0; s < prompt[b]; ++s) ids[b * 5 + s] = full[b][s];
+  }
+  REQUIRE(session->Run(ids.data(), prompt, 2, 5).ok());
+  double max_err = 0, max_ref = 0;
+  auto compare = [&](uint32_t b, uint32_t pos, const float* got) {
+    MaxErrors(got, reference[b].data() + pos * vocab, vocab, &max_err, &max_ref);
+  };
+  for (uint32_t b = 0; b < 2; ++b) {
+    for (uint32_t s = 0; s < prompt[b]; ++s) {
+      compare(b, s, session->output().data + (b * 5 + s) * vocab);
+    }
+  }
+  // Four steps: sequence 0 reaches 7 tokens, sequence 1 all 9.
+  for (uint32_t t = 0; t < 4; ++t) {
+    const int32_t next[2] = {full[0][prompt[0] + t], full[1][prompt[1] + t]};
+    const Status s = session->Step(next, 2);
+    REQUIRE_MESSAGE(s.ok(), std::string(s.message()));
+    REQUIRE(session->output().seq == 1);
+    for (uint32_t b = 0; b < 2; ++b) {
+      compare(b, prompt[b] + t, session->output().data + b * vocab);
+    }
+  }
+  MESSAGE("step-by-step vs full: max abs error / max abs reference = " << max_err / max_ref);
+  CHECK(max_err <= 1e-5 * max_ref);
+  // The cache holds max_seq + max_new_tokens = 9 positions: sequence 1 is full.
+  const int32_t more[2] = {1, 1};
+  CHECK(session->Step(more, 2).code() == StatusCode::kInvalidArgument);
+  CHECK(session->Step(more, 1).code() == StatusCode::kInvalidArgument);
+}
+
+// Create's status for a tiny fp32 llama whose architecture is changed after
+// its tensors were written.
+Status CreateWithArchitecture(void (*change)(fb::ArchitectureT&)) {
+  const TinyModelOptions o = Layered(fb::Family::Llama, 1);
+  ModelWriter writer = testing::MakeTinyModelWriter(o);
+  fb::ArchitectureT a = testing::TinyArchitecture(o);
+  change(a);
+  writer.SetArchitecture(a);
+  AlignedBytes bytes(writer.WriteToBuffer());
+  Result<Model> model = Model::FromBuffer(bytes.data(), bytes.size());
+  if (!model.ok()) return model.status();
+  Result<Session> session = Session::Create(*model, SessionLimits{1, 4, 0});
+  return session.ok() ? Status::Ok() : session.status();
+}
+
+TEST_CASE("weights are checked at creation: missing and misshapen tensors are named") {
+  Status s = CreateWithArchitecture([](fb::ArchitectureT& a) { a.attention->qkv_bias = true; });
+  CHECK(s.code() == StatusCode::kInvalidModel);
+  CHECK(std::string(s.message()).find("layers.0.attn.q.bias") != std::string::npos);
+  s = CreateWithArchitecture([](fb::ArchitectureT& a) { a.intermediate_size = 40; });
+  CHECK(s.code() == StatusCode::kInvalidModel);
+  CHECK(std::string(s.message()).find("layers.0.ffn.gate.weight' must be F32 [40, 16]") !=
+        std::string::npos);
+}
+
+TEST_CASE("int8 transformer layers are refused until issue #4") {
+  for (fb::Family family : {fb::Family::Llama, fb::Family::Bert, fb::Family::T5}) {
+    TinyModelOptions o = Layered(family, 1);
+    o.int8 = true;
+    Loaded m(o);
+    Result<Session> session = Session::Create(m.model, SessionLimits{1, 4, 0});
+    CHECK(session.status().code() == StatusCode::kUnsupported);
+    CHECK(std::string(session.status().message()).find("issue #4") != std::string::npos);
+  }
 }
 
 }  // namespace

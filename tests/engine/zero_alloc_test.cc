@@ -63,5 +63,46 @@ TEST_CASE("zero heap allocations while running") {
   }
 }
 
+TEST_CASE("zero heap allocations while running fp32 models with layers") {
+  REQUIRE(HeapAllocationCounterActive());
+  for (fb::Family family : {fb::Family::Llama, fb::Family::Bert, fb::Family::T5}) {
+    CAPTURE(static_cast<int>(family));
+    TinyModelOptions options;
+    options.family = family;
+    options.layers = 2;
+    options.int8 = false;
+    AlignedBytes bytes(MakeTinyModelBytes(options));
+    Result<Model> model = Model::FromBuffer(bytes.data(), bytes.size());
+    REQUIRE(model.ok());
+    Result<Session> session = Session::Create(*model, SessionLimits{4, 16, 8});
+    REQUIRE_MESSAGE(session.ok(), std::string(session.status().message()));
+    std::vector<int32_t> ids(4 * 16);
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 7 + 3) % 32);
+    const uint32_t lengths[4] = {16, 9, 1, 12};
+    const int32_t next[4] = {1, 2, 3, 4};
+
+    const uint64_t before = HeapAllocationCount();
+    for (int run = 0; run < 5; ++run) {
+      Status s;
+      if (family == fb::Family::T5) {
+        s = session->RunEncoderDecoder(ids.data(), lengths, 16, ids.data(), lengths, 16, 4);
+      } else {
+        s = session->Run(ids.data(), lengths, 4, 16);
+      }
+      if (!s.ok()) FAIL(std::string(s.message()));
+      if (family == fb::Family::Llama) {
+        for (int step = 0; step < 8; ++step) {
+          const Status t = session->Step(next, 4);
+          if (!t.ok()) FAIL(std::string(t.message()));
+        }
+        if (session->Step(next, 4).ok()) FAIL("a step beyond the KV cache was accepted");
+      }
+    }
+    const uint64_t allocations = HeapAllocationCount() - before;
+    MESSAGE("heap allocations during the runs and steps: " << allocations);
+    CHECK(allocations == 0);
+  }
+}
+
 }  // namespace
 }  // namespace octet

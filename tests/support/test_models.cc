@@ -7,6 +7,8 @@
 #include <cstring>
 #include <random>
 
+#include "format/tensor_names.h"
+
 namespace octet {
 namespace testing {
 namespace {
@@ -116,22 +118,63 @@ ModelWriter MakeTinyModelWriter(const TinyModelOptions& o) {
   if (arch.type_vocab_size > 0) {
     AddMatrix(writer, "token_type_embedding", arch.type_vocab_size, h, false, rng);
   }
+  // Complete, correctly shaped layers (runtime/format/tensor_names.h): biases
+  // exactly where the architecture has them, cross-attention in the decoder
+  // layers of encoder-decoders, the gate of gated feed-forwards.
   const bool enc_dec = arch.structure == fb::Structure::EncoderDecoder;
+  const bool layer_norm = arch.norm == fb::NormKind::LayerNorm;
+  const bool ffn_bias = FamilyHasFfnBias(o.family);
+  const uint32_t inter = arch.intermediate_size;
+  const uint32_t q_rows = arch.attention->num_heads * arch.attention->head_dim;
+  const uint32_t kv_rows = arch.attention->num_kv_heads * arch.attention->head_dim;
+  std::normal_distribution<float> small(0.0f, 0.02f);
+  auto add_norm = [&](const std::string& name) {
+    AddVector(writer, name + ".weight", h, 1.0f);
+    if (layer_norm) AddVector(writer, name + ".bias", h, small(rng));
+  };
+  auto add_linear = [&](const std::string& name, uint32_t rows, uint32_t cols, bool bias) {
+    AddMatrix(writer, name + ".weight", rows, cols, o.int8, rng);
+    if (bias) AddVector(writer, name + ".bias", rows, small(rng));
+  };
+  auto add_attention = [&](const std::string& block) {
+    add_linear(block + ".q", q_rows, h, arch.attention->qkv_bias);
+    add_linear(block + ".k", kv_rows, h, arch.attention->qkv_bias);
+    add_linear(block + ".v", kv_rows, h, arch.attention->qkv_bias);
+    add_linear(block + ".o", h, q_rows, arch.attention->out_bias);
+  };
   const std::vector<std::string> stacks =
       enc_dec ? std::vector<std::string>{"encoder.", "decoder."} : std::vector<std::string>{""};
   for (const std::string& stack : stacks) {
     for (uint32_t i = 0; i < o.layers; ++i) {
       const std::string p = stack + "layers." + std::to_string(i) + ".";
-      for (const char* proj : {"attn.q", "attn.k", "attn.v", "attn.o"}) {
-        AddMatrix(writer, p + proj + ".weight", h, h, o.int8, rng);
+      add_norm(p + "attn_norm");
+      add_attention(p + "attn");
+      if (stack == "decoder.") {
+        add_norm(p + "cross_attn_norm");
+        add_attention(p + "cross_attn");
       }
-      AddMatrix(writer, p + "ffn.up.weight", h * 2, h, o.int8, rng);
-      AddMatrix(writer, p + "ffn.down.weight", h, h * 2, o.int8, rng);
-      AddVector(writer, p + "attn_norm.weight", h, 1.0f);
-      AddVector(writer, p + "ffn_norm.weight", h, 1.0f);
+      add_norm(p + "ffn_norm");
+      if (arch.gated_ffn) add_linear(p + "ffn.gate", inter, h, false);
+      add_linear(p + "ffn.up", inter, h, ffn_bias);
+      add_linear(p + "ffn.down", h, inter, ffn_bias);
     }
   }
-  AddVector(writer, "final_norm.weight", h, 1.0f);
+  // Model-level norms and tables. (Layer-free BERT models keep no embedding
+  // norm: tests check their raw embeddings.)
+  if (o.family == fb::Family::Bert && o.layers > 0) add_norm("embedding_norm");
+  if (enc_dec) {
+    add_norm("encoder.final_norm");
+    add_norm("decoder.final_norm");
+  } else {
+    AddVector(writer, "final_norm.weight", h, 1.0f);
+  }
+  if (arch.position == fb::PositionKind::RelativeBias) {
+    for (const char* table : {"encoder.relative_bias", "decoder.relative_bias"}) {
+      AddMatrix(writer, table, arch.attention->relative_buckets, arch.attention->num_heads, false,
+                rng);
+    }
+  }
+  if (o.family == fb::Family::Marian) AddVector(writer, "final_logits_bias", o.vocab, 0.01f);
 
   if (o.tokenizer) {
     const std::string json = R"({"version":"1.0","model":{"type":"BPE","vocab":{}}})";

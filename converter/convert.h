@@ -1,0 +1,51 @@
+// The converter's pipeline, as octet-convert runs it (DESIGN.md §1):
+//   config.json + safetensors -> importer (ModelSpec) -> Validate() -> write
+// -> reload with the runtime's loader as a final check. Host-only code: every
+// failure throws convert::Error with one line naming the problem.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "import/checkpoint.h"
+#include "import/spec.h"
+#include "write/model_writer.h"
+
+namespace octet {
+namespace convert {
+
+enum class WeightType { kFp32 };  // kInt8 lands with the quantizer (issue #4)
+
+struct ConvertOptions {
+  WeightType weights = WeightType::kFp32;
+  ModelWriter::Progress progress;  // optional: called as tensors are written
+};
+
+struct ConvertResult {
+  std::string model_type;
+  size_t num_tensors = 0;
+  size_t num_tokenizer_files = 0;
+  uint64_t file_bytes = 0;
+  std::vector<std::string> warnings;  // for the user; the conversion succeeded
+};
+
+// Reads `source_dir`/config.json.
+nlohmann::json ReadConfig(const std::filesystem::path& source_dir);
+
+// config.json + checkpoint -> a validated spec (no file written).
+ModelSpec ImportDirectory(const nlohmann::json& config, const Checkpoint& checkpoint);
+
+// Converts the Hugging Face checkpoint in `source_dir` into `output`. The file
+// appears only when complete and loadable; a failure leaves no file behind.
+ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
+                                const std::filesystem::path& output,
+                                const ConvertOptions& options = ConvertOptions());
+
+// The tokenizer files octet-convert carries, in the order it looks for them.
+const std::vector<std::string>& TokenizerFileNames();
+
+}  // namespace convert
+}  // namespace octet

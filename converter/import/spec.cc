@@ -1,0 +1,280 @@
+#include "import/spec.h"
+
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "format/tensor_names.h"
+#include "import/error.h"
+
+namespace octet {
+namespace convert {
+namespace {
+
+using Shape = std::vector<uint32_t>;
+using Required = std::vector<std::pair<std::string, Shape>>;
+
+uint64_t Numel(const Shape& shape) {
+  uint64_t n = 1;
+  for (uint32_t d : shape) n *= d;
+  return n;
+}
+
+std::string LayerName(LayerStack stack, uint32_t layer, const char* suffix) {
+  char name[256];
+  if (!LayerTensorName(name, sizeof(name), stack, layer, suffix)) {
+    Fail("internal: tensor name for layer ", layer, " too long");
+  }
+  return name;
+}
+
+// A norm: weight, plus bias for LayerNorm.
+void AddNorm(Required& out, const std::string& prefix, const fb::ArchitectureT& a) {
+  out.push_back({prefix + ".weight", {a.hidden_size}});
+  if (a.norm == fb::NormKind::LayerNorm) out.push_back({prefix + ".bias", {a.hidden_size}});
+}
+
+void AddAttention(Required& out, LayerStack stack, uint32_t layer, const char* block,
+                  const fb::ArchitectureT& a) {
+  const fb::AttentionT& att = *a.attention;
+  const uint32_t q_rows = att.num_heads * att.head_dim;
+  const uint32_t kv_rows = att.num_kv_heads * att.head_dim;
+  const std::string b = block;
+  const std::pair<const char*, Shape> projections[] = {
+      {"q", {q_rows, a.hidden_size}},
+      {"k", {kv_rows, a.hidden_size}},
+      {"v", {kv_rows, a.hidden_size}},
+      {"o", {a.hidden_size, q_rows}},
+  };
+  for (const auto& [p, shape] : projections) {
+    const std::string base = b + "." + p;
+    out.push_back({LayerName(stack, layer, (base + ".weight").c_str()), shape});
+    const bool bias = std::strcmp(p, "o") == 0 ? att.out_bias : att.qkv_bias;
+    if (bias) out.push_back({LayerName(stack, layer, (base + ".bias").c_str()), {shape[0]}});
+  }
+}
+
+void AddLayer(Required& out, LayerStack stack, uint32_t layer, bool cross,
+              const fb::ArchitectureT& a) {
+  AddNorm(out, LayerName(stack, layer, "attn_norm"), a);
+  AddAttention(out, stack, layer, "attn", a);
+  if (cross) {
+    AddNorm(out, LayerName(stack, layer, "cross_attn_norm"), a);
+    AddAttention(out, stack, layer, "cross_attn", a);
+  }
+  AddNorm(out, LayerName(stack, layer, "ffn_norm"), a);
+  const uint32_t h = a.hidden_size, inter = a.intermediate_size;
+  const bool bias = FamilyHasFfnBias(a.family);
+  if (a.gated_ffn) out.push_back({LayerName(stack, layer, "ffn.gate.weight"), {inter, h}});
+  out.push_back({LayerName(stack, layer, "ffn.up.weight"), {inter, h}});
+  if (bias) out.push_back({LayerName(stack, layer, "ffn.up.bias"), {inter}});
+  out.push_back({LayerName(stack, layer, "ffn.down.weight"), {h, inter}});
+  if (bias) out.push_back({LayerName(stack, layer, "ffn.down.bias"), {h}});
+}
+
+}  // namespace
+
+Required RequiredTensors(const fb::ArchitectureT& a) {
+  Required out;
+  const uint32_t h = a.hidden_size;
+  const bool pre = a.norm_placement == fb::NormPlacement::Pre;
+  out.push_back({"token_embedding", {a.vocab_size, h}});
+  if (a.position == fb::PositionKind::Learned) {
+    out.push_back({"position_embedding", {a.max_positions, h}});
+  }
+  if (a.type_vocab_size > 0) out.push_back({"token_type_embedding", {a.type_vocab_size, h}});
+  if (a.family == fb::Family::Bert) AddNorm(out, "embedding_norm", a);
+  if (a.position == fb::PositionKind::RelativeBias) {
+    const Shape bias = {a.attention->relative_buckets, a.attention->num_heads};
+    if (a.structure == fb::Structure::EncoderDecoder) {
+      out.push_back({"encoder.relative_bias", bias});
+      out.push_back({"decoder.relative_bias", bias});
+    } else {
+      out.push_back({a.structure == fb::Structure::EncoderOnly ? "encoder.relative_bias"
+                                                               : "decoder.relative_bias",
+                     bias});
+    }
+  }
+  switch (a.structure) {
+    case fb::Structure::EncoderOnly:
+    case fb::Structure::DecoderOnly:
+      for (uint32_t i = 0; i < a.num_layers; ++i) AddLayer(out, LayerStack::kSingle, i, false, a);
+      if (a.structure == fb::Structure::DecoderOnly && pre) AddNorm(out, "final_norm", a);
+      break;
+    case fb::Structure::EncoderDecoder:
+      for (uint32_t i = 0; i < a.num_layers; ++i) AddLayer(out, LayerStack::kEncoder, i, false, a);
+      for (uint32_t i = 0; i < a.num_decoder_layers; ++i) {
+        AddLayer(out, LayerStack::kDecoder, i, true, a);
+      }
+      if (pre) {
+        AddNorm(out, "encoder.final_norm", a);
+        AddNorm(out, "decoder.final_norm", a);
+      }
+      break;
+  }
+  if (a.structure != fb::Structure::EncoderOnly && !a.tied_embeddings) {
+    out.push_back({"lm_head", {a.vocab_size, h}});
+  }
+  if (a.family == fb::Family::Marian) out.push_back({"final_logits_bias", {a.vocab_size}});
+  return out;
+}
+
+std::vector<uint64_t> TensorMapping::ExpectedSourceShape() const {
+  if (!source_shape.empty()) return source_shape;
+  std::vector<uint64_t> s(shape.begin(), shape.end());
+  if (transpose && s.size() == 2) std::swap(s[0], s[1]);
+  // The fused parts sit along the output features: rows, or columns of a transposed source.
+  s[transpose && s.size() == 2 ? 1 : 0] *= parts;
+  return s;
+}
+
+TensorMapping& ModelSpec::Map(const std::string& name, std::vector<uint32_t> shape,
+                              const std::string& source) {
+  TensorMapping m;
+  m.name = name;
+  m.shape = std::move(shape);
+  m.source = source;
+  tensors.push_back(std::move(m));
+  return tensors.back();
+}
+
+void ModelSpec::RequireDuplicate(const std::string& source, const std::string& same_as,
+                                 const std::string& why) {
+  const std::string type = model_type;
+  extra_checks.push_back(
+      {source, [type, source, same_as, why](const Checkpoint& c, const Tensor& t) {
+         const Tensor* other = c.Find(same_as);
+         if (other == nullptr) Fail(type, ": internal: ", same_as, " is missing");
+         bool same = t.shape == other->shape;
+         if (same) {
+           const std::vector<float> a = Checkpoint::ReadAllF32(t);
+           const std::vector<float> b = Checkpoint::ReadAllF32(*other);
+           same = std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+         }
+         if (!same) {
+           Fail(type, ": tensor ", source, " differs from ", same_as, " (", why, ")");
+         }
+       }});
+}
+
+void ModelSpec::Validate(const Checkpoint& checkpoint) const {
+  // 1. The importer mapped exactly what the architecture needs.
+  std::map<std::string, const TensorMapping*> mapped;
+  for (const TensorMapping& m : tensors) {
+    if (!mapped.emplace(m.name, &m).second) {
+      Fail(model_type, ": internal: canonical tensor ", m.name, " mapped twice");
+    }
+  }
+  const Required required = RequiredTensors(architecture);
+  std::set<std::string> required_names;
+  for (const auto& [name, shape] : required) {
+    required_names.insert(name);
+    const auto it = mapped.find(name);
+    if (it == mapped.end()) Fail(model_type, ": internal: nothing maps to ", name);
+    if (it->second->shape != shape) {
+      Fail(model_type, ": internal: ", name, " mapped as ", ShapeString(it->second->shape),
+           ", the architecture needs ", ShapeString(shape));
+    }
+  }
+  for (const TensorMapping& m : tensors) {
+    if (required_names.count(m.name) == 0) {
+      Fail(model_type, ": internal: ", m.name, " is not part of this architecture");
+    }
+    if (m.transpose && m.shape.size() != 2) {
+      Fail(model_type, ": internal: transposed tensor ", m.name, " is not a matrix");
+    }
+    if (m.parts == 0 || m.part >= m.parts) {
+      Fail(model_type, ": internal: ", m.name, " is part ", m.part, " of ", m.parts);
+    }
+    if (m.source.empty() && m.values.size() != Numel(m.shape)) {
+      Fail(model_type, ": internal: computed tensor ", m.name, " has ", m.values.size(),
+           " values for shape ", ShapeString(m.shape));
+    }
+  }
+
+  // 2. Every source is present, float, and shaped as expected.
+  std::set<std::string> used;
+  for (const TensorMapping& m : tensors) {
+    if (m.source.empty()) continue;
+    used.insert(m.source);
+    const std::vector<uint64_t> expected = m.ExpectedSourceShape();
+    const Tensor* t = checkpoint.Find(m.source);
+    if (t == nullptr) {
+      Fail(model_type, ": missing tensor ", m.source, " (-> ", m.name, ") ", ShapeString(expected));
+    }
+    if (t->shape != expected) {
+      Fail(model_type, ": tensor ", m.source, " (-> ", m.name, ") is ", ShapeString(t->shape),
+           ", expected ", ShapeString(expected));
+    }
+    if (!t->IsFloat()) {
+      Fail(model_type, ": tensor ", m.source, " in ", t->file, " is ", t->dtype,
+           "; octet-convert reads F32, F16 and BF16 tensors");
+    }
+  }
+
+  // 3. Nothing else in the checkpoint goes unaccounted for.
+  for (const ExtraCheck& e : extra_checks) used.insert(e.source);
+  std::vector<std::string> unexpected;
+  for (const Tensor* t : checkpoint.All()) {
+    if (used.count(t->name) == 0 && !ignore(t->name)) unexpected.push_back(t->name);
+  }
+  if (!unexpected.empty()) {
+    std::string list;
+    for (size_t i = 0; i < unexpected.size() && i < 3; ++i) {
+      list += (i ? ", " : "") + unexpected[i];
+    }
+    if (unexpected.size() > 3) list += Cat(" and ", unexpected.size() - 3, " more");
+    Fail(model_type, ": the checkpoint has tensors that are not part of the ", model_type,
+         " architecture: ", list);
+  }
+
+  // 4. Extras that must agree with what the model uses.
+  for (const ExtraCheck& e : extra_checks) {
+    if (const Tensor* t = checkpoint.Find(e.source)) {
+      if (!t->IsFloat()) {
+        Fail(model_type, ": tensor ", e.source, " in ", t->file, " is ", t->dtype,
+             "; octet-convert reads F32, F16 and BF16 tensors");
+      }
+      e.check(checkpoint, *t);
+    }
+  }
+}
+
+void ModelSpec::Emit(const Checkpoint& checkpoint, ModelWriter& writer) const {
+  for (const TensorMapping& m : tensors) {
+    if (m.source.empty()) {
+      writer.AddTensor(m.name, fb::DType::F32, m.shape, m.values.data());
+      continue;
+    }
+    const Tensor& t = *checkpoint.Find(m.source);
+    const uint64_t numel = Numel(m.shape);
+    if (!m.transpose) {
+      // A row block of the source: contiguous.
+      const uint64_t first = numel * m.part;
+      if (t.dtype == "F32") {
+        writer.AddTensor(m.name, fb::DType::F32, m.shape, t.data + first * sizeof(float));
+      } else {
+        writer.AddTensorProducer(m.name, fb::DType::F32, m.shape, [&t, first, numel](void* out) {
+          Checkpoint::ReadF32(t, first, numel, static_cast<float*>(out));
+        });
+      }
+      continue;
+    }
+    // Source [in, parts * out]: out[r][c] = source[c][part * out + r].
+    const uint64_t rows = m.shape[0], cols = m.shape[1];
+    const uint64_t stride = rows * m.parts, offset = rows * m.part;
+    writer.AddTensorProducer(m.name, fb::DType::F32, m.shape,
+                             [&t, rows, cols, stride, offset](void* out) {
+                               const std::vector<float> source = Checkpoint::ReadAllF32(t);
+                               float* dst = static_cast<float*>(out);
+                               for (uint64_t r = 0; r < rows; ++r) {
+                                 for (uint64_t c = 0; c < cols; ++c) {
+                                   dst[r * cols + c] = source[c * stride + offset + r];
+                                 }
+                               }
+                             });
+  }
+}
+
+}  // namespace convert
+}  // namespace octet

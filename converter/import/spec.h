@@ -1,0 +1,89 @@
+// The converter's model spec: what an importer produces from config.json and
+// the checkpoint, checked by Validate() before a byte is written.
+//
+// An importer (one file per architecture: bert.cc, gpt2.cc, llama.cc,
+// marian.cc, t5.cc) fills the architecture table from config.json and maps
+// every canonical tensor (runtime/format/tensor_names.h) to the checkpoint
+// tensor it comes from, with the transform it needs (a transpose for [in, out]
+// storage, one part of a fused tensor). Validate() then checks that
+//   - the mapped canonical tensors are exactly the ones the architecture
+//     requires, with the shapes it implies (RequiredTensors);
+//   - every source tensor is in the checkpoint, is F32/F16/BF16 and has the
+//     shape the mapping expects;
+//   - every checkpoint tensor is used, verified (ExtraCheck) or a known extra
+//     the importer ignores on purpose: nothing is dropped silently.
+// Emit() then hands the tensors to the writer: F32 tensors that need no
+// transform stream from the checkpoint's mapping; the others are made at
+// write time, one at a time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "import/checkpoint.h"
+#include "octet_model_generated.h"
+#include "write/model_writer.h"
+
+namespace octet {
+namespace convert {
+
+// One canonical tensor and how it is made.
+struct TensorMapping {
+  std::string name;                    // canonical, e.g. "layers.0.attn.q.weight"
+  std::vector<uint32_t> shape;         // canonical: [out, in] for matrices, [n] for vectors
+  std::string source;                  // checkpoint tensor; empty when `values` holds the data
+  bool transpose = false;              // the source is stored [in, out] (GPT-2's Conv1D)
+  uint32_t parts = 1;                  // the source fuses `parts` tensors along the output
+  uint32_t part = 0;                   // features, and this is part `part` (GPT-2's c_attn)
+  std::vector<uint64_t> source_shape;  // expected source shape; empty = implied by the above
+  std::vector<float> values;           // a computed tensor (no source), product(shape) floats
+
+  // The shape the source must have: `source_shape`, or the one implied by
+  // shape, transpose and parts.
+  std::vector<uint64_t> ExpectedSourceShape() const;
+};
+
+// A checkpoint tensor the model does not need but whose contents are checked
+// (a duplicate of a tied embedding, a stored sinusoidal table).
+struct ExtraCheck {
+  std::string source;
+  std::function<void(const Checkpoint&, const Tensor&)> check;  // throws Error when wrong
+};
+
+struct ModelSpec {
+  std::string model_type;  // config.json's, used in messages ("llama: missing tensor ...")
+  fb::ArchitectureT architecture;
+  std::vector<TensorMapping> tensors;
+  std::vector<ExtraCheck> extra_checks;
+  // Checkpoint tensors the architecture does not use, by design (BERT's pooler,
+  // GPT-2's attention-mask buffers).
+  std::function<bool(const std::string&)> ignore = [](const std::string&) { return false; };
+  std::vector<std::pair<std::string, std::string>> provenance;  // extra key/values
+  std::vector<std::string> warnings;  // printed by octet-convert unless --quiet
+
+  // Adds a mapping from `source` (the canonical shape is checked later).
+  TensorMapping& Map(const std::string& name, std::vector<uint32_t> shape,
+                     const std::string& source);
+  // Requires `source` to hold the same values as the checkpoint tensor
+  // `same_as` (both converted to float32, compared exactly).
+  void RequireDuplicate(const std::string& source, const std::string& same_as,
+                        const std::string& why);
+
+  // Throws Error with a one-line message naming the first problem.
+  void Validate(const Checkpoint& checkpoint) const;
+  // Adds every tensor to `writer`. The spec and the checkpoint must outlive
+  // the writer's Write(). Call after Validate().
+  void Emit(const Checkpoint& checkpoint, ModelWriter& writer) const;
+};
+
+// The canonical tensors an architecture needs, with their shapes
+// (runtime/format/tensor_names.h).
+std::vector<std::pair<std::string, std::vector<uint32_t>>> RequiredTensors(
+    const fb::ArchitectureT& a);
+
+
+}  // namespace convert
+}  // namespace octet

@@ -1,0 +1,486 @@
+// The reference fp32 forward pass. One function per block, each buffer with its
+// shape; every number comes from a reference kernel (kernels/*__ref).
+//
+//   Embed              token × embedding_scale (+ token type 0) (+ learned or
+//                      sinusoidal position) (→ embedding norm)
+//   Layer              pre-norm:  x += Attn(Norm(x)); [x += Cross(Norm(x))]; x += FFN(Norm(x))
+//                      post-norm: x = Norm(x + Attn(x)); [x = Norm(x + Cross(x))];
+//                                 x = Norm(x + FFN(x))
+//   SelfAttention      Q, K, V projections (+ bias), RoPE, tiled attention per sequence
+//                      (padding, causal, window, ALiBi, T5 bias), output projection
+//   CrossAttention     Q from the decoder, K, V from the encoder output
+//   FeedForward        up (+ bias), [act(gate) * up | act(up)], down (+ bias)
+//   Head               logits = x · headᵀ × logits_scale (+ final_logits_bias)
+#include "engine/forward.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "core/checked_math.h"
+#include "kernels/attention_params.h"
+#include "kernels/f32_attention.h"
+#include "kernels/f32_elementwise.h"
+#include "kernels/f32_gemm.h"
+#include "kernels/position.h"
+
+namespace octet {
+namespace {
+
+size_t QDim(const fb::Architecture& a) {
+  return static_cast<size_t>(a.attention()->num_heads()) * a.attention()->head_dim();
+}
+size_t KvDim(const fb::Architecture& a) {
+  return static_cast<size_t>(a.attention()->num_kv_heads()) * a.attention()->head_dim();
+}
+uint32_t DecoderLayers(const fb::Architecture& a) {
+  return a.structure() == fb::Structure::EncoderDecoder ? a.num_decoder_layers()
+         : a.structure() == fb::Structure::DecoderOnly  ? a.num_layers()
+                                                        : 0;
+}
+
+F32Activation Activation(fb::Activation act) {
+  switch (act) {
+    case fb::Activation::GeluErf: return F32Activation::kGeluErf;
+    case fb::Activation::GeluTanh: return F32Activation::kGeluTanh;
+    case fb::Activation::Relu: return F32Activation::kRelu;
+    case fb::Activation::Silu: return F32Activation::kSilu;
+  }
+  return F32Activation::kGeluErf;
+}
+
+// out[rows, w.out] (row stride ldo) = in[rows, w.in] (row stride ldi) · w.weightᵀ + w.bias.
+void Linear(const LinearWeights& w, const float* in, size_t ldi, size_t rows, float* out,
+            size_t ldo) {
+  f32_gemm__ref(rows, w.out, w.in, in, ldi, w.weight, w.in, out, ldo);
+  if (w.bias != nullptr) f32_add_bias__ref(rows, w.out, out, ldo, w.bias);
+}
+
+// out[rows, hidden] = Norm(in[rows, hidden]); out may be in.
+void Normalize(const Forward& f, const NormWeights& n, const float* in, size_t rows, float* out) {
+  const fb::Architecture& a = *f.arch;
+  const size_t h = a.hidden_size();
+  if (a.norm() == fb::NormKind::LayerNorm) {
+    f32_layernorm__ref(rows, h, in, h, n.weight, n.bias, a.norm_eps(), out, h);
+  } else {
+    f32_rmsnorm__ref(rows, h, in, h, n.weight, a.norm_eps(), out, h);
+  }
+}
+
+// x[n] += delta[n]: the residual connection.
+void AddResidual(float* x, const float* delta, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] += delta[i];
+}
+
+// Rows of sequence b's keys and values for one layer: key row p (absolute
+// position p) of sequence b is k + (b * stride + p) * kv_dim.
+struct KvRows {
+  float* k = nullptr;  // [batch, stride, kv_dim]
+  float* v = nullptr;  // [batch, stride, kv_dim]
+  size_t stride = 0;   // rows per sequence
+};
+
+// The attention shape of the model; the caller sets lengths, masks and biases.
+AttentionParams BaseParams(const fb::Architecture& a) {
+  const fb::Attention& att = *a.attention();
+  AttentionParams p;
+  p.num_heads = att.num_heads();
+  p.num_kv_heads = att.num_kv_heads();
+  p.head_dim = att.head_dim();
+  p.scale = att.scale() != 0.0f
+                ? att.scale()
+                : static_cast<float>(1.0 / std::sqrt(static_cast<double>(att.head_dim())));
+  return p;
+}
+
+// ---------------------------------------------------------------------------
+// Embedding: x[batch * seq, hidden] for tokens at positions pos0[b] + s
+// (pos0 null: 0). Rows from lengths[b] on (lengths null: none) are zero.
+void Embed(const Forward& f, const int32_t* ids, const uint32_t* lengths, const uint32_t* pos0,
+           uint32_t batch, uint32_t seq, float* x) {
+  const fb::Architecture& a = *f.arch;
+  const ModelWeights& w = *f.weights;
+  const size_t h = a.hidden_size();
+  const bool sinusoidal = a.position() == fb::PositionKind::SinusoidalSplit ||
+                          a.position() == fb::PositionKind::SinusoidalInterleaved;
+  float* sinusoid = f.delta;  // [seq, hidden]
+  std::memset(x, 0, static_cast<size_t>(batch) * seq * h * sizeof(float));
+  for (uint32_t b = 0; b < batch; ++b) {
+    const size_t p0 = pos0 != nullptr ? pos0[b] : 0;
+    const uint32_t real = lengths != nullptr ? lengths[b] : seq;
+    if (sinusoidal) {
+      F32SinusoidalParams sp;
+      sp.kind = a.position() == fb::PositionKind::SinusoidalSplit ? SinusoidalKind::kSplit
+                                                                  : SinusoidalKind::kInterleaved;
+      sp.dim = h;
+      sp.len = real;
+      sp.pos0 = p0;
+      f32_sinusoidal__ref(sp, sinusoid, h);
+    }
+    for (uint32_t s = 0; s < real; ++s) {
+      const size_t row = static_cast<size_t>(b) * seq + s;
+      float* xr = x + row * h;                                              // [hidden]
+      const float* token = w.token_embedding + static_cast<size_t>(ids[row]) * h;  // [hidden]
+      for (size_t i = 0; i < h; ++i) xr[i] = token[i] * a.embedding_scale();
+      if (w.token_type_embedding != nullptr) AddResidual(xr, w.token_type_embedding, h);
+      if (w.position_embedding != nullptr) AddResidual(xr, w.position_embedding + (p0 + s) * h, h);
+      if (sinusoidal) AddResidual(xr, sinusoid + s * h, h);
+    }
+  }
+  if (w.embedding_norm.weight != nullptr) {
+    Normalize(f, w.embedding_norm, x, static_cast<size_t>(batch) * seq, x);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Self-attention of `batch` sequences of `seq` rows: in, out [batch * seq, hidden].
+// Row s of sequence b sits at position pos0[b] + s (pos0 null: 0); its keys and
+// values go to kv rows pos0[b] + s, and it attends to kv rows [0, pos0[b] + seq)
+// of which the first valid[b] are real.
+void SelfAttention(const Forward& f, const AttentionWeights& w, const float* relative_bias,
+                   bool causal, KvRows kv, const float* in, const uint32_t* pos0,
+                   const uint32_t* valid, uint32_t batch, uint32_t seq, float* out) {
+  const fb::Architecture& a = *f.arch;
+  const size_t h = a.hidden_size(), qd = QDim(a), kvd = KvDim(a);
+  const size_t rows = static_cast<size_t>(batch) * seq;
+  float* q = f.q;  // [rows, qd]: queries, then the attention output in place
+  Linear(w.q, in, h, rows, q, qd);
+  for (uint32_t b = 0; b < batch; ++b) {
+    const size_t p0 = pos0 != nullptr ? pos0[b] : 0;
+    const float* xb = in + static_cast<size_t>(b) * seq * h;  // [seq, hidden]
+    float* qb = q + static_cast<size_t>(b) * seq * qd;        // [seq, qd]
+    float* kb = kv.k + static_cast<size_t>(b) * kv.stride * kvd;  // [stride, kvd]
+    float* vb = kv.v + static_cast<size_t>(b) * kv.stride * kvd;  // [stride, kvd]
+    Linear(w.k, xb, h, seq, kb + p0 * kvd, kvd);
+    Linear(w.v, xb, h, seq, vb + p0 * kvd, kvd);
+    if (f.rope_inv_freq != nullptr) {
+      F32RopeParams rp;
+      rp.len = seq;
+      rp.head_dim = a.attention()->head_dim();
+      rp.rotary_dim = f.rotary_dim;
+      rp.pos0 = p0;
+      rp.inv_freq = f.rope_inv_freq;
+      rp.heads = a.attention()->num_heads();
+      f32_rope__ref(rp, qb, qd);
+      rp.heads = a.attention()->num_kv_heads();
+      f32_rope__ref(rp, kb + p0 * kvd, kvd);
+    }
+    AttentionParams p = BaseParams(a);
+    p.q_len = seq;
+    p.kv_len = p0 + seq;
+    p.q_pos0 = p0;
+    p.kv_valid = valid[b];
+    p.causal = causal;
+    p.window = a.attention()->sliding_window();
+    p.alibi_slopes = f.alibi_slopes;
+    if (relative_bias != nullptr) {
+      p.t5_bias = relative_bias;
+      p.t5_num_buckets = a.attention()->relative_buckets();
+      p.t5_max_distance = a.attention()->relative_max_distance();
+      p.t5_bidirectional = !causal;
+    }
+    f32_attention__ref(p, qb, qd, kb, kvd, vb, kvd, qb, qd, f.attention);
+  }
+  Linear(w.o, q, qd, rows, out, h);
+}
+
+// Cross-attention: queries from in [batch * seq, hidden], keys and values of
+// encoder_out [batch * enc_seq, hidden] projected into kv (first enc_lengths[b] real).
+void CrossAttention(const Forward& f, const AttentionWeights& w, KvRows kv, const float* in,
+                    const float* encoder_out, const uint32_t* enc_lengths, uint32_t enc_seq,
+                    uint32_t batch, uint32_t seq, float* out) {
+  const fb::Architecture& a = *f.arch;
+  const size_t h = a.hidden_size(), qd = QDim(a), kvd = KvDim(a);
+  const size_t rows = static_cast<size_t>(batch) * seq;
+  float* q = f.q;  // [rows, qd]: queries, then the attention output in place
+  Linear(w.q, in, h, rows, q, qd);
+  for (uint32_t b = 0; b < batch; ++b) {
+    const float* eb = encoder_out + static_cast<size_t>(b) * enc_seq * h;  // [enc_seq, hidden]
+    float* qb = q + static_cast<size_t>(b) * seq * qd;                    // [seq, qd]
+    float* kb = kv.k + static_cast<size_t>(b) * kv.stride * kvd;          // [enc_seq, kvd]
+    float* vb = kv.v + static_cast<size_t>(b) * kv.stride * kvd;          // [enc_seq, kvd]
+    Linear(w.k, eb, h, enc_seq, kb, kvd);
+    Linear(w.v, eb, h, enc_seq, vb, kvd);
+    AttentionParams p = BaseParams(a);
+    p.q_len = seq;
+    p.kv_len = enc_seq;
+    p.kv_valid = enc_lengths[b];
+    f32_attention__ref(p, qb, qd, kb, kvd, vb, kvd, qb, qd, f.attention);
+  }
+  Linear(w.o, q, qd, rows, out, h);
+}
+
+// Feed-forward: in, out [rows, hidden].
+void FeedForward(const Forward& f, const LayerWeights& w, const float* in, size_t rows,
+                 float* out) {
+  const fb::Architecture& a = *f.arch;
+  const size_t h = a.hidden_size(), inter = a.intermediate_size();
+  const F32Activation act = Activation(a.activation());
+  float* up = f.up;  // [rows, intermediate]
+  Linear(w.up, in, h, rows, up, inter);
+  float* hidden = up;  // [rows, intermediate]: the down projection's input
+  if (a.gated_ffn()) {
+    hidden = f.gate;  // [rows, intermediate]
+    Linear(w.gate, in, h, rows, hidden, inter);
+    f32_gated_activation__ref(act, rows, inter, hidden, inter, up, inter);
+  } else {
+    f32_activation__ref(act, rows * inter, up);
+  }
+  Linear(w.down, hidden, inter, rows, out, h);
+}
+
+// One sub-block with its norm and residual around it: x [rows, hidden].
+// `block` reads its input [rows, hidden] and writes f.delta.
+template <typename Block>
+void Residual(const Forward& f, const NormWeights& norm, size_t rows, float* x, Block block) {
+  const size_t h = f.arch->hidden_size();
+  if (f.arch->norm_placement() == fb::NormPlacement::Pre) {
+    Normalize(f, norm, x, rows, f.normed);
+    block(f.normed);
+    AddResidual(x, f.delta, rows * h);
+  } else {
+    block(x);
+    AddResidual(x, f.delta, rows * h);
+    Normalize(f, norm, x, rows, x);
+  }
+}
+
+// What a decoder stack's layers attend to besides themselves.
+struct CrossInput {
+  const float* encoder_out = nullptr;  // [batch * enc_seq, hidden]
+  const uint32_t* enc_lengths = nullptr;
+  uint32_t enc_seq = 0;
+};
+
+// The layers of one stack over x [batch * seq, hidden], then its final norm.
+// Decoder stacks keep keys and values in the KV cache; encoder stacks in scratch.
+void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const CrossInput* cross,
+              const uint32_t* pos0, const uint32_t* valid, uint32_t batch, uint32_t seq,
+              float* x) {
+  const size_t rows = static_cast<size_t>(batch) * seq, kvd = KvDim(*f.arch);
+  const size_t self_layer = static_cast<size_t>(f.max_batch) * f.kv_positions * kvd;
+  const size_t cross_layer = static_cast<size_t>(f.max_batch) * f.max_seq * kvd;
+  for (uint32_t l = 0; l < stack.num_layers; ++l) {
+    const LayerWeights& w = stack.layers[l];
+    const KvRows self = decoder ? KvRows{f.self_k + l * self_layer, f.self_v + l * self_layer,
+                                         f.kv_positions}
+                                : KvRows{f.k, f.v, seq};
+    Residual(f, w.attn_norm, rows, x, [&](const float* in) {
+      SelfAttention(f, w.attn, stack.relative_bias, decoder, self, in, pos0, valid, batch, seq,
+                    f.delta);
+    });
+    if (cross != nullptr) {
+      const KvRows kv{f.cross_k + l * cross_layer, f.cross_v + l * cross_layer, f.max_seq};
+      Residual(f, w.cross_attn_norm, rows, x, [&](const float* in) {
+        CrossAttention(f, w.cross_attn, kv, in, cross->encoder_out, cross->enc_lengths,
+                       cross->enc_seq, batch, seq, f.delta);
+      });
+    }
+    Residual(f, w.ffn_norm, rows, x,
+             [&](const float* in) { FeedForward(f, w, in, rows, f.delta); });
+  }
+  if (stack.final_norm.weight != nullptr) Normalize(f, stack.final_norm, x, rows, x);
+}
+
+// logits[rows, vocab] = x[rows, hidden] · headᵀ × logits_scale (+ final_logits_bias).
+const float* Head(const Forward& f, const float* x, size_t rows) {
+  const fb::Architecture& a = *f.arch;
+  const size_t h = a.hidden_size(), vocab = a.vocab_size();
+  float* logits = f.logits;  // [rows, vocab]
+  f32_gemm__ref(rows, vocab, h, x, h, f.weights->head, h, logits, vocab);
+  if (a.logits_scale() != 1.0f) {
+    for (size_t i = 0; i < rows * vocab; ++i) logits[i] *= a.logits_scale();
+  }
+  if (f.weights->final_logits_bias != nullptr) {
+    f32_add_bias__ref(rows, vocab, logits, vocab, f.weights->final_logits_bias);
+  }
+  return logits;
+}
+
+}  // namespace
+
+Status PlanForward(const fb::Architecture& a, uint32_t max_batch, uint32_t max_seq,
+                   uint32_t max_new_tokens, ArenaLayout* activations, ArenaLayout* scratch,
+                   ArenaLayout* kv_cache, ForwardPlan* plan) {
+  const fb::Attention& att = *a.attention();
+  const uint64_t h = a.hidden_size(), inter = a.intermediate_size(), vocab = a.vocab_size();
+  const uint64_t qd = QDim(a), kvd = KvDim(a);
+  const bool enc_dec = a.structure() == fb::Structure::EncoderDecoder;
+  constexpr uint64_t f = sizeof(float);
+  *plan = ForwardPlan();
+  plan->kv_positions = max_seq + max_new_tokens;
+  if (a.position() == fb::PositionKind::Rope) {
+    const uint32_t rotary = a.rope() != nullptr ? a.rope()->rotary_dim() : 0;
+    plan->rotary_dim = rotary != 0 ? rotary : att.head_dim();
+    if (plan->rotary_dim % 2 != 0 || plan->rotary_dim < 2 || plan->rotary_dim > att.head_dim()) {
+      return Status::Error(StatusCode::kInvalidModel, "rotary_dim %u must be even and in [2, %u]",
+                           plan->rotary_dim, att.head_dim());
+    }
+  }
+
+  // Reserves rows x cols floats (or bytes); the products are checked, so 32-bit
+  // targets see an error instead of a wrapped size.
+  bool fits = true;
+  auto reserve = [&fits](ArenaLayout* layout, uint64_t count, uint64_t width) {
+    uint64_t bytes = 0;
+    if (!CheckedMul(count, width, &bytes) || bytes > SIZE_MAX / 2) {
+      fits = false;
+      return size_t{0};
+    }
+    return layout->Reserve(static_cast<size_t>(bytes));
+  };
+  const uint64_t rows = static_cast<uint64_t>(max_batch) * max_seq;
+  plan->layer_weights = reserve(activations, LayerWeightsCount(a), sizeof(LayerWeights));
+  plan->model_weights = reserve(activations, 1, sizeof(ModelWeights));
+  plan->rope_inv_freq = reserve(activations, plan->rotary_dim / 2, f);
+  plan->alibi_slopes = reserve(activations, att.num_heads(), f);
+  plan->x = reserve(activations, rows * h, f);
+  if (enc_dec) plan->encoder_out = reserve(activations, rows * h, f);
+  if (a.structure() != fb::Structure::EncoderOnly) {
+    plan->logits = reserve(activations, rows * vocab, f);
+  }
+
+  plan->normed = reserve(scratch, rows * h, f);
+  plan->delta = reserve(scratch, rows * h, f);
+  plan->q = reserve(scratch, rows * qd, f);
+  plan->k = reserve(scratch, rows * kvd, f);
+  plan->v = reserve(scratch, rows * kvd, f);
+  plan->up = reserve(scratch, rows * inter, f);
+  if (a.gated_ffn()) plan->gate = reserve(scratch, rows * inter, f);
+  AttentionParams params;
+  params.head_dim = att.head_dim();
+  plan->attention = reserve(scratch, f32_attention_scratch_floats(params), f);
+  plan->step_valid = reserve(scratch, max_batch, sizeof(uint32_t));
+
+  // The KV cache of the decoder layers.
+  const uint64_t layers = DecoderLayers(a);
+  if (layers > 0) {
+    const uint64_t self_rows = layers * max_batch * plan->kv_positions;
+    plan->self_k = reserve(kv_cache, self_rows * kvd, f);
+    plan->self_v = reserve(kv_cache, self_rows * kvd, f);
+    if (enc_dec) {
+      plan->cross_k = reserve(kv_cache, layers * rows * kvd, f);
+      plan->cross_v = reserve(kv_cache, layers * rows * kvd, f);
+    }
+  }
+  if (!fits) return Status(StatusCode::kOutOfMemory, "the memory plan overflows the address space");
+  return Status::Ok();
+}
+
+Status PrepareForward(const Model& model, const ForwardPlan& plan, uint32_t max_batch,
+                      uint32_t max_seq, const Arena& activations, const Arena& scratch,
+                      const Arena& kv_cache, Forward* out) {
+  const fb::Architecture& a = model.architecture();
+  Forward f;
+  f.arch = &a;
+  LayerWeights* layers = activations.At<LayerWeights>(plan.layer_weights);
+  ModelWeights* weights = activations.At<ModelWeights>(plan.model_weights);
+  OCTET_RETURN_IF_ERROR(ResolveWeights(model, layers, weights));
+  f.weights = weights;
+  AttentionParams params = BaseParams(a);
+  if (const char* error = AttentionParamsError(params)) {
+    return Status::Error(StatusCode::kInvalidModel, "attention: %s", error);
+  }
+  if (a.position() == fb::PositionKind::Rope) {
+    const fb::Rope* rope = a.rope();
+    RopeFreqParams rp;
+    rp.rotary_dim = plan.rotary_dim;
+    if (rope != nullptr) {
+      rp.theta = rope->theta();
+      rp.scaling = static_cast<RopeScalingKind>(rope->scaling());
+      rp.factor = rope->factor();
+      rp.low_freq_factor = rope->low_freq_factor();
+      rp.high_freq_factor = rope->high_freq_factor();
+      rp.original_max_positions = rope->original_max_positions();
+      const bool llama3 = rope->scaling() == fb::RopeScaling::Llama3;
+      if ((rope->scaling() != fb::RopeScaling::None && !(rp.factor > 0.0f)) ||
+          (llama3 && (rp.original_max_positions == 0 ||
+                      rp.high_freq_factor == rp.low_freq_factor)) ||
+          !(rp.theta > 0.0f) || rope->scaling() > fb::RopeScaling::MAX) {
+        return Status(StatusCode::kInvalidModel, "the RoPE parameters are inconsistent");
+      }
+    }
+    float* inv_freq = activations.At<float>(plan.rope_inv_freq);
+    rope_inv_freq(rp, inv_freq);
+    f.rope_inv_freq = inv_freq;
+    f.rotary_dim = plan.rotary_dim;
+  }
+  if (a.position() == fb::PositionKind::Alibi) {
+    float* slopes = activations.At<float>(plan.alibi_slopes);
+    alibi_slopes(a.attention()->num_heads(), slopes);
+    f.alibi_slopes = slopes;
+  }
+  if (a.position() == fb::PositionKind::RelativeBias &&
+      a.attention()->relative_buckets() <
+          (a.structure() == fb::Structure::DecoderOnly ? 2u : 4u)) {
+    return Status(StatusCode::kInvalidModel, "the relative position bias needs at least 4 buckets");
+  }
+  f.max_batch = max_batch;
+  f.max_seq = max_seq;
+  f.kv_positions = plan.kv_positions;
+  f.x = activations.At<float>(plan.x);
+  if (plan.encoder_out != 0) f.encoder_out = activations.At<float>(plan.encoder_out);
+  if (plan.logits != 0) f.logits = activations.At<float>(plan.logits);
+  f.normed = scratch.At<float>(plan.normed);
+  f.delta = scratch.At<float>(plan.delta);
+  f.q = scratch.At<float>(plan.q);
+  f.k = scratch.At<float>(plan.k);
+  f.v = scratch.At<float>(plan.v);
+  f.up = scratch.At<float>(plan.up);
+  if (a.gated_ffn()) f.gate = scratch.At<float>(plan.gate);
+  f.attention = scratch.At<float>(plan.attention);
+  f.step_valid = scratch.At<uint32_t>(plan.step_valid);
+  if (DecoderLayers(a) > 0) {
+    f.self_k = kv_cache.At<float>(plan.self_k);
+    f.self_v = kv_cache.At<float>(plan.self_v);
+    if (a.structure() == fb::Structure::EncoderDecoder) {
+      f.cross_k = kv_cache.At<float>(plan.cross_k);
+      f.cross_v = kv_cache.At<float>(plan.cross_v);
+    }
+  }
+  *out = f;
+  return Status::Ok();
+}
+
+const float* RunEncoder(const Forward& f, const int32_t* ids, const uint32_t* lengths,
+                        uint32_t batch, uint32_t seq) {
+  float* x = f.x;  // [batch * seq, hidden]
+  Embed(f, ids, lengths, nullptr, batch, seq, x);
+  RunStack(f, f.weights->encoder, false, nullptr, nullptr, lengths, batch, seq, x);
+  return x;
+}
+
+const float* RunDecoderPrefill(const Forward& f, const int32_t* ids, const uint32_t* lengths,
+                               uint32_t batch, uint32_t seq) {
+  float* x = f.x;  // [batch * seq, hidden]
+  Embed(f, ids, lengths, nullptr, batch, seq, x);
+  RunStack(f, f.weights->decoder, true, nullptr, nullptr, lengths, batch, seq, x);
+  return Head(f, x, static_cast<size_t>(batch) * seq);
+}
+
+const float* RunDecoderStep(const Forward& f, const int32_t* ids, const uint32_t* positions,
+                            uint32_t batch) {
+  float* x = f.x;  // [batch, hidden]
+  // Each sequence sees its cached keys and the new one: positions[b] + 1 keys, all real.
+  uint32_t* valid = f.step_valid;  // [batch]
+  for (uint32_t b = 0; b < batch; ++b) valid[b] = positions[b] + 1;
+  Embed(f, ids, nullptr, positions, batch, 1, x);
+  RunStack(f, f.weights->decoder, true, nullptr, positions, valid, batch, 1, x);
+  return Head(f, x, batch);
+}
+
+const float* RunEncoderDecoder(const Forward& f, const int32_t* enc_ids,
+                               const uint32_t* enc_lengths, uint32_t enc_seq,
+                               const int32_t* dec_ids, const uint32_t* dec_lengths,
+                               uint32_t dec_seq, uint32_t batch) {
+  float* enc = f.encoder_out;  // [batch * enc_seq, hidden]
+  Embed(f, enc_ids, enc_lengths, nullptr, batch, enc_seq, enc);
+  RunStack(f, f.weights->encoder, false, nullptr, nullptr, enc_lengths, batch, enc_seq, enc);
+  float* x = f.x;  // [batch * dec_seq, hidden]
+  const CrossInput cross{enc, enc_lengths, enc_seq};
+  Embed(f, dec_ids, dec_lengths, nullptr, batch, dec_seq, x);
+  RunStack(f, f.weights->decoder, true, &cross, nullptr, dec_lengths, batch, dec_seq, x);
+  return Head(f, x, static_cast<size_t>(batch) * dec_seq);
+}
+
+}  // namespace octet

@@ -1,0 +1,116 @@
+// The reference fp32 forward pass: embedding, transformer layers (self-attention,
+// cross-attention, feed-forward; pre- or post-norm), final norm and LM head,
+// built only from the reference kernels. This is the oracle the int8 and the
+// optimized paths are checked against; read forward.cc top to bottom.
+//
+// Rows are laid out [batch, seq] (padded): sequence b owns rows b * seq .. b * seq
+// + seq - 1, of which the first lengths[b] are real. Padded rows are computed
+// too (they stay finite) and their keys are masked, so they never reach a real row.
+//
+// Two phases: PlanForward (prepare) places every buffer in the session's arenas,
+// PrepareForward resolves the weights and fills the position tables; the Run*
+// functions only compute (no allocation, no checks: the Session checks the
+// run-time inputs before calling them).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/arena.h"
+#include "core/status.h"
+#include "engine/weights.h"
+#include "format/model.h"
+
+namespace octet {
+
+// Where the forward pass's buffers sit in the session's arenas (byte offsets).
+struct ForwardPlan {
+  // activations: tables written at prepare time, then the run's outputs
+  size_t layer_weights = 0;  // LayerWeights [num_layers + num_decoder_layers]
+  size_t model_weights = 0;  // ModelWeights
+  size_t rope_inv_freq = 0;  // f32 [rotary_dim / 2] (Rope)
+  size_t alibi_slopes = 0;   // f32 [heads] (Alibi)
+  size_t x = 0;              // f32 [rows, hidden]: the residual stream (decoder's in enc-dec)
+  size_t encoder_out = 0;    // f32 [rows, hidden]: encoder-decoder only
+  size_t logits = 0;         // f32 [rows, vocab]: models with a head
+  // scratch: per-layer temporaries, reused by every layer
+  size_t normed = 0;     // f32 [rows, hidden]: a pre-norm sub-block's input
+  size_t delta = 0;      // f32 [rows, hidden]: a sub-block's output before the residual add
+  size_t q = 0;          // f32 [rows, heads * head_dim]: queries, then the attention output
+  size_t k = 0;          // f32 [rows, kv_heads * head_dim]: keys of encoder stacks
+  size_t v = 0;          // f32 [rows, kv_heads * head_dim]: values of encoder stacks
+  size_t up = 0;         // f32 [rows, intermediate]
+  size_t gate = 0;       // f32 [rows, intermediate] (gated_ffn)
+  size_t attention = 0;  // f32 [f32_attention_scratch_floats]
+  size_t step_valid = 0; // u32 [max_batch]: keys each sequence sees in a decoder step
+  // kv cache (decoder stacks), position-major:
+  size_t self_k = 0;   // f32 [decoder_layers, max_batch, kv_positions, kv_heads * head_dim]
+  size_t self_v = 0;   // same
+  size_t cross_k = 0;  // f32 [decoder_layers, max_batch, max_seq, kv_heads * head_dim] (enc-dec)
+  size_t cross_v = 0;  // same
+  uint32_t kv_positions = 0;  // max_seq + max_new_tokens
+  uint32_t rotary_dim = 0;
+};
+
+// Plans the fp32 pass of a model with layers into the three arenas' layouts.
+Status PlanForward(const fb::Architecture& a, uint32_t max_batch, uint32_t max_seq,
+                   uint32_t max_new_tokens, ArenaLayout* activations, ArenaLayout* scratch,
+                   ArenaLayout* kv_cache, ForwardPlan* plan);
+
+// Everything a run reads, as pointers into the model and the arenas. Built once
+// by PrepareForward; valid while the Model and the arenas live (moving the
+// Session keeps the arenas in place).
+struct Forward {
+  const fb::Architecture* arch = nullptr;
+  const ModelWeights* weights = nullptr;
+  const float* rope_inv_freq = nullptr;  // [rotary_dim / 2] or null
+  const float* alibi_slopes = nullptr;   // [heads] or null
+  uint32_t rotary_dim = 0;
+  uint32_t max_batch = 0;
+  uint32_t max_seq = 0;
+  uint32_t kv_positions = 0;
+  float* x = nullptr;
+  float* encoder_out = nullptr;
+  float* logits = nullptr;
+  float* normed = nullptr;
+  float* delta = nullptr;
+  float* q = nullptr;
+  float* k = nullptr;
+  float* v = nullptr;
+  float* up = nullptr;
+  float* gate = nullptr;
+  float* attention = nullptr;
+  uint32_t* step_valid = nullptr;
+  float* self_k = nullptr;
+  float* self_v = nullptr;
+  float* cross_k = nullptr;
+  float* cross_v = nullptr;
+};
+
+// Prepare: resolves and checks the weights (engine/weights.h) into the
+// activations arena and fills the RoPE and ALiBi tables.
+Status PrepareForward(const Model& model, const ForwardPlan& plan, uint32_t max_batch,
+                      uint32_t max_seq, const Arena& activations, const Arena& scratch,
+                      const Arena& kv_cache, Forward* out);
+
+// Encoder-only: the last hidden state [batch * seq, hidden].
+const float* RunEncoder(const Forward& f, const int32_t* ids, const uint32_t* lengths,
+                        uint32_t batch, uint32_t seq);
+
+// Decoder-only, full sequences: logits [batch * seq, vocab]; keys and values of
+// positions 0..seq-1 stay in the KV cache for DecoderStep.
+const float* RunDecoderPrefill(const Forward& f, const int32_t* ids, const uint32_t* lengths,
+                               uint32_t batch, uint32_t seq);
+
+// Decoder-only, one token per sequence: ids[b] at position positions[b] (the
+// tokens before it are in the cache). Logits [batch, vocab].
+const float* RunDecoderStep(const Forward& f, const int32_t* ids, const uint32_t* positions,
+                            uint32_t batch);
+
+// Encoder-decoder, teacher-forced: the decoder logits [batch * dec_seq, vocab].
+const float* RunEncoderDecoder(const Forward& f, const int32_t* enc_ids,
+                               const uint32_t* enc_lengths, uint32_t enc_seq,
+                               const int32_t* dec_ids, const uint32_t* dec_lengths,
+                               uint32_t dec_seq, uint32_t batch);
+
+}  // namespace octet

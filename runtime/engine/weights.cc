@@ -1,0 +1,206 @@
+// Prepare-time resolution of the fp32 weights: names and shapes follow
+// format/tensor_names.h, which biases exist follows the architecture (and the
+// converter's RequiredTensors).
+#include "engine/weights.h"
+
+#include <cstdio>
+#include <new>
+
+namespace octet {
+namespace {
+
+// Looks tensors up and checks them; `prefix` names the layer ("layers.3.") or is empty.
+class Resolver {
+ public:
+  explicit Resolver(const Model& model) : model_(model) {}
+
+  // A F32 tensor of exactly [rows] (cols == 0) or [rows, cols]. *out stays null
+  // when the tensor is absent and not required.
+  Status Get(const char* name, uint32_t rows, uint32_t cols, bool required, const float** out) {
+    *out = nullptr;
+    const TensorView* t = model_.Find(name);
+    if (t == nullptr) {
+      if (!required) return Status::Ok();
+      return Status::Error(StatusCode::kInvalidModel, "tensor '%s' is missing", name);
+    }
+    if (t->dtype == fb::DType::I8) {
+      return Status::Error(StatusCode::kUnsupported, "tensor '%s' is int8: int8 transformer "
+                           "layers land with issue #4 (convert with --dtype fp32)", name);
+    }
+    const bool matrix = cols != 0;
+    if (t->dtype != fb::DType::F32 || t->rank != (matrix ? 2 : 1) || t->shape[0] != rows ||
+        (matrix && t->shape[1] != cols)) {
+      if (matrix) {
+        return Status::Error(StatusCode::kInvalidModel, "tensor '%s' must be F32 [%u, %u]", name,
+                             rows, cols);
+      }
+      return Status::Error(StatusCode::kInvalidModel, "tensor '%s' must be F32 [%u]", name, rows);
+    }
+    *out = static_cast<const float*>(t->data);
+    return Status::Ok();
+  }
+
+  Status Norm(const char* name, const fb::Architecture& a, bool required, NormWeights* out) {
+    char weight[kMaxTensorNameLength], bias[kMaxTensorNameLength];
+    std::snprintf(weight, sizeof(weight), "%s.weight", name);
+    std::snprintf(bias, sizeof(bias), "%s.bias", name);
+    OCTET_RETURN_IF_ERROR(Get(weight, a.hidden_size(), 0, required, &out->weight));
+    if (out->weight == nullptr) return Status::Ok();
+    return Get(bias, a.hidden_size(), 0, a.norm() == fb::NormKind::LayerNorm, &out->bias);
+  }
+
+  Status Linear(const char* name, uint32_t rows, uint32_t cols, bool bias, LinearWeights* out) {
+    char weight[kMaxTensorNameLength], bias_name[kMaxTensorNameLength];
+    std::snprintf(weight, sizeof(weight), "%s.weight", name);
+    std::snprintf(bias_name, sizeof(bias_name), "%s.bias", name);
+    out->out = rows;
+    out->in = cols;
+    OCTET_RETURN_IF_ERROR(Get(weight, rows, cols, true, &out->weight));
+    if (!bias) return Status::Ok();
+    return Get(bias_name, rows, 0, true, &out->bias);
+  }
+
+ private:
+  const Model& model_;
+};
+
+// "layers.3." + suffix into out[kMaxTensorNameLength].
+const char* Name(char* out, LayerStack stack, uint32_t layer, const char* suffix) {
+  if (!LayerTensorName(out, kMaxTensorNameLength, stack, layer, suffix)) out[0] = '\0';
+  return out;
+}
+
+Status ResolveAttention(Resolver& r, const fb::Architecture& a, LayerStack stack, uint32_t layer,
+                        const char* block, AttentionWeights* out) {
+  const fb::Attention& att = *a.attention();
+  const uint32_t h = a.hidden_size();
+  const uint32_t q_rows = att.num_heads() * att.head_dim();
+  const uint32_t kv_rows = att.num_kv_heads() * att.head_dim();
+  char suffix[64], name[kMaxTensorNameLength];
+  const struct {
+    const char* proj;
+    uint32_t rows, cols;
+    bool bias;
+    LinearWeights* out;
+  } projections[] = {
+      {"q", q_rows, h, att.qkv_bias(), &out->q},
+      {"k", kv_rows, h, att.qkv_bias(), &out->k},
+      {"v", kv_rows, h, att.qkv_bias(), &out->v},
+      {"o", h, q_rows, att.out_bias(), &out->o},
+  };
+  for (const auto& p : projections) {
+    std::snprintf(suffix, sizeof(suffix), "%s.%s", block, p.proj);
+    OCTET_RETURN_IF_ERROR(
+        r.Linear(Name(name, stack, layer, suffix), p.rows, p.cols, p.bias, p.out));
+  }
+  return Status::Ok();
+}
+
+Status ResolveLayer(Resolver& r, const fb::Architecture& a, LayerStack stack, uint32_t layer,
+                    bool cross, LayerWeights* out) {
+  char name[kMaxTensorNameLength];
+  const uint32_t h = a.hidden_size(), inter = a.intermediate_size();
+  const bool ffn_bias = FamilyHasFfnBias(a.family());
+  OCTET_RETURN_IF_ERROR(r.Norm(Name(name, stack, layer, "attn_norm"), a, true, &out->attn_norm));
+  OCTET_RETURN_IF_ERROR(ResolveAttention(r, a, stack, layer, "attn", &out->attn));
+  if (cross) {
+    OCTET_RETURN_IF_ERROR(
+        r.Norm(Name(name, stack, layer, "cross_attn_norm"), a, true, &out->cross_attn_norm));
+    OCTET_RETURN_IF_ERROR(ResolveAttention(r, a, stack, layer, "cross_attn", &out->cross_attn));
+  }
+  OCTET_RETURN_IF_ERROR(r.Norm(Name(name, stack, layer, "ffn_norm"), a, true, &out->ffn_norm));
+  if (a.gated_ffn()) {
+    OCTET_RETURN_IF_ERROR(r.Linear(Name(name, stack, layer, "ffn.gate"), inter, h, false,
+                                   &out->gate));
+  }
+  OCTET_RETURN_IF_ERROR(r.Linear(Name(name, stack, layer, "ffn.up"), inter, h, ffn_bias, &out->up));
+  return r.Linear(Name(name, stack, layer, "ffn.down"), h, inter, ffn_bias, &out->down);
+}
+
+Status ResolveStack(Resolver& r, const fb::Architecture& a, LayerStack stack, uint32_t count,
+                    bool cross, LayerWeights* layers, StackWeights* out) {
+  for (uint32_t i = 0; i < count; ++i) {
+    new (&layers[i]) LayerWeights();  // the struct starts its life in arena memory
+    OCTET_RETURN_IF_ERROR(ResolveLayer(r, a, stack, i, cross, &layers[i]));
+  }
+  out->layers = layers;
+  out->num_layers = count;
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool HasLayers(const fb::Architecture& a) { return a.num_layers() + a.num_decoder_layers() > 0; }
+
+size_t LayerWeightsCount(const fb::Architecture& a) {
+  return static_cast<size_t>(a.num_layers()) + a.num_decoder_layers();
+}
+
+Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* out) {
+  const fb::Architecture& a = model.architecture();
+  const fb::Attention& att = *a.attention();
+  const uint32_t h = a.hidden_size(), vocab = a.vocab_size();
+  const bool pre = a.norm_placement() == fb::NormPlacement::Pre;
+  const bool relative = a.position() == fb::PositionKind::RelativeBias;
+  new (out) ModelWeights();  // the struct starts its life in arena memory
+  Resolver r(model);
+
+  OCTET_RETURN_IF_ERROR(r.Get("token_embedding", vocab, h, true, &out->token_embedding));
+  if (a.position() == fb::PositionKind::Learned) {
+    OCTET_RETURN_IF_ERROR(
+        r.Get("position_embedding", a.max_positions(), h, true, &out->position_embedding));
+  }
+  if (a.type_vocab_size() > 0) {
+    OCTET_RETURN_IF_ERROR(r.Get("token_type_embedding", a.type_vocab_size(), h, true,
+                                &out->token_type_embedding));
+  }
+  OCTET_RETURN_IF_ERROR(
+      r.Norm("embedding_norm", a, a.family() == fb::Family::Bert, &out->embedding_norm));
+
+  const uint32_t buckets = att.relative_buckets(), heads = att.num_heads();
+  switch (a.structure()) {
+    case fb::Structure::EncoderOnly:
+      OCTET_RETURN_IF_ERROR(
+          ResolveStack(r, a, LayerStack::kSingle, a.num_layers(), false, layers, &out->encoder));
+      if (relative) {
+        OCTET_RETURN_IF_ERROR(r.Get("encoder.relative_bias", buckets, heads, true,
+                                    &out->encoder.relative_bias));
+      }
+      break;
+    case fb::Structure::DecoderOnly:
+      OCTET_RETURN_IF_ERROR(
+          ResolveStack(r, a, LayerStack::kSingle, a.num_layers(), false, layers, &out->decoder));
+      OCTET_RETURN_IF_ERROR(r.Norm("final_norm", a, pre, &out->decoder.final_norm));
+      if (relative) {
+        OCTET_RETURN_IF_ERROR(r.Get("decoder.relative_bias", buckets, heads, true,
+                                    &out->decoder.relative_bias));
+      }
+      break;
+    case fb::Structure::EncoderDecoder:
+      OCTET_RETURN_IF_ERROR(
+          ResolveStack(r, a, LayerStack::kEncoder, a.num_layers(), false, layers, &out->encoder));
+      OCTET_RETURN_IF_ERROR(ResolveStack(r, a, LayerStack::kDecoder, a.num_decoder_layers(), true,
+                                         layers + a.num_layers(), &out->decoder));
+      OCTET_RETURN_IF_ERROR(r.Norm("encoder.final_norm", a, pre, &out->encoder.final_norm));
+      OCTET_RETURN_IF_ERROR(r.Norm("decoder.final_norm", a, pre, &out->decoder.final_norm));
+      if (relative) {
+        OCTET_RETURN_IF_ERROR(r.Get("encoder.relative_bias", buckets, heads, true,
+                                    &out->encoder.relative_bias));
+        OCTET_RETURN_IF_ERROR(r.Get("decoder.relative_bias", buckets, heads, true,
+                                    &out->decoder.relative_bias));
+      }
+      break;
+  }
+  if (a.structure() != fb::Structure::EncoderOnly) {
+    if (a.tied_embeddings()) {
+      out->head = out->token_embedding;
+    } else {
+      OCTET_RETURN_IF_ERROR(r.Get("lm_head", vocab, h, true, &out->head));
+    }
+    OCTET_RETURN_IF_ERROR(r.Get("final_logits_bias", vocab, 0, a.family() == fb::Family::Marian,
+                                &out->final_logits_bias));
+  }
+  return Status::Ok();
+}
+
+}  // namespace octet

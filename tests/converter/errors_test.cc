@@ -1,0 +1,267 @@
+// Malformed and unsupported checkpoints: each stops the conversion with one
+// line that names the tensor, file or config field, and leaves no output file.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <random>
+
+#include "convert.h"
+#include "converter/hf_fixtures.h"
+#include "converter/test_util.h"
+
+namespace octet {
+namespace {
+
+using testing::ErrorOf;
+using testing::Has;
+using testing::HfCheckpoint;
+using testing::HfOptions;
+using testing::MakeHfCheckpoint;
+using testing::TempDir;
+
+std::string ConvertError(const HfCheckpoint& c) {
+  TempDir dir;
+  c.Write(dir.path());
+  const std::filesystem::path file = dir.path() / "model.octet";
+  const std::string e = ErrorOf([&] { convert::ConvertCheckpoint(dir.path(), file); });
+  CHECK_FALSE(std::filesystem::exists(file));
+  // No partial file either.
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    CHECK_MESSAGE(entry.path().filename().string().find("model.octet") == std::string::npos,
+                  entry.path().filename().string());
+  }
+  return e;
+}
+
+HfCheckpoint Llama() {
+  HfOptions o;
+  o.hidden = 32;
+  o.intermediate = 64;
+  return MakeHfCheckpoint("llama", o);
+}
+
+TEST_CASE("a missing tensor names the checkpoint name, the canonical name and the shape") {
+  HfCheckpoint c = Llama();
+  c.Remove("model.layers.1.mlp.up_proj.weight");
+  CHECK(ConvertError(c) ==
+        "llama: missing tensor model.layers.1.mlp.up_proj.weight (-> layers.1.ffn.up.weight) "
+        "[64, 32]");
+  HfCheckpoint t = MakeHfCheckpoint("t5", HfOptions());
+  t.Remove("decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight");
+  CHECK(Has(ConvertError(t),
+            "t5: missing tensor decoder.block.0.layer.0.SelfAttention."
+            "relative_attention_bias.weight (-> decoder.relative_bias) [8, 4]"));
+  HfCheckpoint g = MakeHfCheckpoint("gpt2", HfOptions());
+  g.Remove("transformer.h.0.attn.c_attn.bias");
+  CHECK(Has(ConvertError(g),
+            "gpt2: missing tensor transformer.h.0.attn.c_attn.bias "
+            "(-> layers.0.attn.q.bias) [96]"));
+}
+
+TEST_CASE("a wrong shape names both shapes") {
+  HfCheckpoint c = Llama();
+  c.Find("model.layers.0.self_attn.q_proj.weight")->shape = {16, 64};
+  CHECK(ConvertError(c) ==
+        "llama: tensor model.layers.0.self_attn.q_proj.weight (-> layers.0.attn.q.weight) is "
+        "[16, 64], expected [32, 32]");
+  HfCheckpoint g = MakeHfCheckpoint("gpt2", HfOptions());
+  g.Find("transformer.h.1.attn.c_attn.weight")->shape = {96, 32};  // stored [out, in]: wrong
+  CHECK(Has(ConvertError(g), "is [96, 32], expected [32, 96]"));
+}
+
+TEST_CASE("an unknown tensor in the checkpoint is named, not dropped") {
+  HfCheckpoint c = Llama();
+  c.Add("model.layers.0.self_attn.q_norm.weight", {8});
+  CHECK(ConvertError(c) ==
+        "llama: the checkpoint has tensors that are not part of the llama architecture: "
+        "model.layers.0.self_attn.q_norm.weight");
+  HfCheckpoint b = MakeHfCheckpoint("bert", HfOptions());
+  b.Add("classifier.weight", {2, 32});
+  b.Add("classifier.bias", {2});
+  CHECK(Has(ConvertError(b), "classifier.bias, classifier.weight"));
+  HfCheckpoint t = MakeHfCheckpoint("t5", HfOptions());
+  t.Add("encoder.block.1.layer.0.SelfAttention.relative_attention_bias.weight", {8, 4});
+  CHECK(Has(ConvertError(t), "encoder.block.1.layer.0.SelfAttention.relative_attention_bias"));
+  // A layer beyond num_hidden_layers.
+  HfCheckpoint extra = Llama();
+  extra.config["num_hidden_layers"] = 1;
+  CHECK(Has(ConvertError(extra), "model.layers.1."));
+}
+
+TEST_CASE("a stored non-float weight is refused by name") {
+  HfCheckpoint c = Llama();
+  c.Remove("model.norm.weight");
+  c.raw_extras.push_back({"model.norm.weight", "I32", {32}, std::vector<uint8_t>(128, 0)});
+  CHECK(ConvertError(c) ==
+        "llama: tensor model.norm.weight in model.safetensors is I32; octet-convert reads F32, "
+        "F16 and BF16 tensors");
+}
+
+TEST_CASE("config.json: bad JSON, missing or unknown model_type, missing and invalid fields") {
+  TempDir dir;
+  Llama().Write(dir.path());
+  const auto error_with_config = [&](const std::string& text) {
+    testing::WriteText(dir.path() / "config.json", text);
+    return ErrorOf([&] { convert::ConvertCheckpoint(dir.path(), dir.path() / "m.octet"); });
+  };
+  std::string e = error_with_config("{\"model_type\": \"llama\",");
+  CHECK(Has(e, "config.json is not valid JSON: "));
+  CHECK(Has(e, "line 1"));
+  CHECK(Has(error_with_config("[]"), "config.json is not a JSON object"));
+  CHECK(Has(error_with_config("{}"), "config.json has no model_type"));
+  CHECK(error_with_config("{\"model_type\": \"bart\"}") ==
+        "config.json: model_type 'bart' is not supported (supported: bert, gpt2, llama, qwen2, "
+        "mistral, marian, t5)");
+  HfCheckpoint c = Llama();
+  c.config.erase("hidden_size");
+  CHECK(ConvertError(c) == "config.json: hidden_size is missing (a positive integer)");
+  c = Llama();
+  c.config["num_hidden_layers"] = "two";
+  CHECK(ConvertError(c) == "config.json: num_hidden_layers = \"two\" must be a positive integer");
+  c = Llama();
+  c.config["num_key_value_heads"] = 3;
+  CHECK(Has(ConvertError(c), "num_key_value_heads = 3 must be a divisor of num_attention_heads 4"));
+  c = Llama();
+  c.config["rms_norm_eps"] = "small";
+  CHECK(Has(ConvertError(c), "rms_norm_eps = \"small\" must be a finite number"));
+}
+
+TEST_CASE("unsupported config values name the field and the value") {
+  HfCheckpoint c = Llama();
+  c.config["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+  CHECK(ConvertError(c) ==
+        "config.json: rope_scaling: rope_type = \"yarn\" is not supported (supported: default, "
+        "linear, llama3)");
+  c = Llama();
+  c.config["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
+  CHECK(Has(ConvertError(c), "config.json: rope_scaling: low_freq_factor is missing"));
+  c = Llama();
+  c.config["hidden_act"] = "quick_gelu";
+  CHECK(Has(ConvertError(c), "config.json: hidden_act = \"quick_gelu\" is not supported"));
+  c = Llama();
+  c.config["alibi"] = true;
+  CHECK(ConvertError(c) == "config.json: alibi = true is not supported (not part of llama)");
+  c = Llama();
+  c.config["mlp_bias"] = true;
+  CHECK(Has(ConvertError(c), "config.json: mlp_bias = true is not supported"));
+
+  HfCheckpoint g = MakeHfCheckpoint("gpt2", HfOptions());
+  g.config["scale_attn_by_inverse_layer_idx"] = true;
+  CHECK(
+      Has(ConvertError(g), "config.json: scale_attn_by_inverse_layer_idx = true is not supported"));
+  HfCheckpoint b = MakeHfCheckpoint("bert", HfOptions());
+  b.config["position_embedding_type"] = "relative_key";
+  CHECK(Has(ConvertError(b),
+            "config.json: position_embedding_type = \"relative_key\" is not supported"));
+  HfCheckpoint q = MakeHfCheckpoint("qwen2", HfOptions());
+  q.config["use_sliding_window"] = true;
+  q.config["sliding_window"] = 8;
+  q.config["max_window_layers"] = 1;
+  CHECK(Has(ConvertError(q), "config.json: max_window_layers = 1 is not supported"));
+}
+
+TEST_CASE("token ids outside the vocabulary are dropped with a warning") {
+  HfCheckpoint c = MakeHfCheckpoint("gpt2", HfOptions());
+  c.config["bos_token_id"] = 50256;
+  TempDir dir;
+  c.Write(dir.path());
+  const convert::ConvertResult r = convert::ConvertCheckpoint(dir.path(), dir.path() / "m.octet");
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0] == "config.json: bos_token_id 50256 is outside the vocabulary (64); dropped");
+}
+
+TEST_CASE("a tied head that differs from the embedding is refused") {
+  HfOptions o;
+  o.tied = true;
+  HfCheckpoint c = MakeHfCheckpoint("llama", o);
+  c.AddCopy("lm_head.weight", "model.embed_tokens.weight").values[0] += 0.25f;
+  CHECK(ConvertError(c) ==
+        "llama: tensor lm_head.weight differs from model.embed_tokens.weight (config.json ties "
+        "the head to the embedding: tie_word_embeddings)");
+}
+
+TEST_CASE("a truncated safetensors file names the file") {
+  TempDir dir;
+  Llama().Write(dir.path());
+  const std::filesystem::path st = dir.path() / "model.safetensors";
+  std::filesystem::resize_file(st, std::filesystem::file_size(st) - 100);
+  const std::string e =
+      ErrorOf([&] { convert::ConvertCheckpoint(dir.path(), dir.path() / "m.octet"); });
+  CHECK(Has(e, "model.safetensors is truncated or corrupt: tensor '"));
+}
+
+TEST_CASE("the output is replaced only by a complete model") {
+  TempDir dir;
+  HfCheckpoint c = Llama();
+  c.Write(dir.path());
+  const std::filesystem::path out = dir.path() / "m.octet";
+  testing::WriteText(out, "old");
+  convert::ConvertCheckpoint(dir.path(), out);
+  CHECK(std::filesystem::file_size(out) > 1000);
+  c.Remove("model.norm.weight");
+  c.Write(dir.path());
+  testing::WriteText(out, "old");
+  ErrorOf([&] { convert::ConvertCheckpoint(dir.path(), out); });
+  CHECK(std::filesystem::file_size(out) == 3);  // untouched
+}
+
+// Deterministic corruption of a valid checkpoint: every outcome is a
+// successful conversion or a convert::Error, never a crash (run under ASan).
+TEST_CASE("corrupted safetensors and config.json files fail cleanly") {
+  HfOptions o;
+  o.layers = 1;
+  const HfCheckpoint c = MakeHfCheckpoint("gpt2", o);
+  TempDir dir;
+  c.Write(dir.path());
+  const std::filesystem::path st = dir.path() / "model.safetensors";
+  const std::filesystem::path config = dir.path() / "config.json";
+  const auto read = [](const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
+  };
+  const std::vector<uint8_t> good_st = read(st);
+  const std::vector<uint8_t> good_config = read(config);
+  uint64_t header = 0;
+  for (int i = 7; i >= 0; --i) header = (header << 8) | good_st[i];
+  std::mt19937 rng(7);
+  int failures = 0;
+  for (int iteration = 0; iteration < 400; ++iteration) {
+    std::vector<uint8_t> s = good_st, j = good_config;
+    std::vector<uint8_t>& target = iteration % 4 == 3 ? j : s;
+    const size_t span = &target == &s ? static_cast<size_t>(8 + header) : target.size();
+    switch (rng() % 3) {
+      case 0:  // overwrite a few bytes with digits, quotes, brackets or noise
+        for (int k = 0; k < 3; ++k) {
+          const char pool[] = "0123456789\"[]{},:-eE.x\x01\xff";
+          target[rng() % span] = static_cast<uint8_t>(pool[rng() % (sizeof(pool) - 1)]);
+        }
+        break;
+      case 1:  // truncate
+        target.resize(rng() % target.size());
+        break;
+      default:  // duplicate a run of bytes
+      {
+        const size_t at = rng() % span, n = 1 + rng() % 16;
+        const std::vector<uint8_t> run(
+            target.begin() + static_cast<long>(at),
+            target.begin() + static_cast<long>(std::min(at + n, target.size())));
+        target.insert(target.begin() + static_cast<long>(at), run.begin(), run.end());
+      } break;
+    }
+    testing::WriteFile(st, s);
+    testing::WriteFile(config, j);
+    try {
+      convert::ConvertCheckpoint(dir.path(), dir.path() / "m.octet");
+    } catch (const convert::Error& e) {
+      ++failures;
+      REQUIRE(std::string(e.what()).find('\n') == std::string::npos);
+    }
+  }
+  CHECK(failures > 300);
+}
+
+}  // namespace
+}  // namespace octet

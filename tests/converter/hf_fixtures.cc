@@ -1,0 +1,436 @@
+#include "converter/hf_fixtures.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+
+namespace octet {
+namespace testing {
+namespace {
+
+uint64_t Numel(const std::vector<uint64_t>& shape) {
+  uint64_t n = 1;
+  for (uint64_t d : shape) n *= d;
+  return n;
+}
+
+uint32_t FloatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  return u;
+}
+
+RawTensor Encode(const HfTensor& t, const std::string& dtype) {
+  RawTensor raw;
+  raw.name = t.name;
+  raw.dtype = dtype;
+  raw.shape = t.shape;
+  for (float v : t.values) {
+    if (dtype == "F32") {
+      const uint32_t u = FloatBits(v);
+      for (int i = 0; i < 4; ++i) raw.bytes.push_back(static_cast<uint8_t>(u >> (8 * i)));
+    } else {
+      // Rounded to nearest even (the fixtures' random values are exact anyway).
+      const uint32_t bits = FloatBits(v);
+      const uint16_t h = dtype == "F16"
+                             ? FloatToHalfBits(v)
+                             : static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+      raw.bytes.push_back(static_cast<uint8_t>(h));
+      raw.bytes.push_back(static_cast<uint8_t>(h >> 8));
+    }
+  }
+  return raw;
+}
+
+}  // namespace
+
+TempDir::TempDir() {
+  const std::filesystem::path base = std::filesystem::temp_directory_path();
+  static int counter = 0;
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const std::filesystem::path p =
+        base / ("octet-convert-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    if (std::filesystem::create_directory(p)) {
+      path_ = p;
+      return;
+    }
+  }
+  throw std::runtime_error("cannot create a temporary directory");
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::vector<uint8_t> SafetensorsBytes(const std::vector<RawTensor>& tensors) {
+  nlohmann::json header = nlohmann::json::object();
+  header["__metadata__"] = {{"format", "pt"}};
+  uint64_t offset = 0;
+  for (const RawTensor& t : tensors) {
+    header[t.name] = {{"dtype", t.dtype},
+                      {"shape", t.shape},
+                      {"data_offsets", {offset, offset + t.bytes.size()}}};
+    offset += t.bytes.size();
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::vector<uint8_t> out(8 + text.size() + offset);
+  for (int i = 0; i < 8; ++i) {
+    out[i] = static_cast<uint8_t>(static_cast<uint64_t>(text.size()) >> (8 * i));
+  }
+  std::memcpy(out.data() + 8, text.data(), text.size());
+  size_t at = 8 + text.size();
+  for (const RawTensor& t : tensors) {
+    if (!t.bytes.empty()) std::memcpy(out.data() + at, t.bytes.data(), t.bytes.size());
+    at += t.bytes.size();
+  }
+  return out;
+}
+
+void WriteFile(const std::filesystem::path& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+void WriteText(const std::filesystem::path& path, const std::string& text) {
+  WriteFile(path, std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+HfTensor& HfCheckpoint::Add(const std::string& name, std::vector<uint64_t> shape) {
+  HfTensor t;
+  t.name = name;
+  t.shape = std::move(shape);
+  std::mt19937 rng(seed_++);
+  std::uniform_int_distribution<int> k(-127, 127);
+  t.values.resize(Numel(t.shape));
+  for (float& v : t.values) v = static_cast<float>(k(rng)) / 128.0f;
+  tensors.push_back(std::move(t));
+  return tensors.back();
+}
+
+HfTensor& HfCheckpoint::AddCopy(const std::string& name, const std::string& other) {
+  HfTensor t = Get(other);
+  t.name = name;
+  tensors.push_back(std::move(t));
+  return tensors.back();
+}
+
+HfTensor* HfCheckpoint::Find(const std::string& name) {
+  for (HfTensor& t : tensors) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+const HfTensor& HfCheckpoint::Get(const std::string& name) const {
+  for (const HfTensor& t : tensors) {
+    if (t.name == name) return t;
+  }
+  throw std::runtime_error("fixture has no tensor " + name);
+}
+
+void HfCheckpoint::Remove(const std::string& name) {
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].name == name) {
+      tensors.erase(tensors.begin() + static_cast<std::ptrdiff_t>(i));
+      return;
+    }
+  }
+  throw std::runtime_error("fixture has no tensor " + name);
+}
+
+void HfCheckpoint::Rename(const std::string& from, const std::string& to) {
+  HfTensor* t = Find(from);
+  if (t == nullptr) throw std::runtime_error("fixture has no tensor " + from);
+  t->name = to;
+}
+
+void HfCheckpoint::Write(const std::filesystem::path& dir, const std::string& dtype,
+                         int shards) const {
+  WriteText(dir / "config.json", config.dump(2));
+  std::vector<std::vector<RawTensor>> files(static_cast<size_t>(shards));
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    files[i % files.size()].push_back(Encode(tensors[i], dtype));
+  }
+  for (size_t i = 0; i < raw_extras.size(); ++i) files[i % files.size()].push_back(raw_extras[i]);
+  if (shards == 1) {
+    WriteFile(dir / "model.safetensors", SafetensorsBytes(files[0]));
+    return;
+  }
+  nlohmann::json index = {{"metadata", {{"total_size", 0}}},
+                          {"weight_map", nlohmann::json::object()}};
+  for (size_t s = 0; s < files.size(); ++s) {
+    char name[64];
+    std::snprintf(name, sizeof(name), "model-%05zu-of-%05d.safetensors", s + 1, shards);
+    WriteFile(dir / name, SafetensorsBytes(files[s]));
+    for (const RawTensor& t : files[s]) index["weight_map"][t.name] = name;
+  }
+  WriteText(dir / "model.safetensors.index.json", index.dump(2));
+}
+
+std::vector<float> MarianSinusoids(uint32_t rows, uint32_t dim) {
+  std::vector<float> table(static_cast<size_t>(rows) * dim);
+  for (uint32_t pos = 0; pos < rows; ++pos) {
+    for (uint32_t j = 0; j < dim / 2; ++j) {
+      const double angle = pos / std::pow(10000.0, 2.0 * j / dim);
+      table[pos * dim + j] = static_cast<float>(std::sin(angle));
+      table[pos * dim + dim / 2 + j] = static_cast<float>(std::cos(angle));
+    }
+  }
+  return table;
+}
+
+uint16_t FloatToHalfBits(float f) {
+  const uint32_t u = FloatBits(f);
+  const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
+  const float a = std::fabs(f);
+  if (std::isnan(f)) return static_cast<uint16_t>(sign | 0x7e00u);
+  if (a >= 65520.0f) return static_cast<uint16_t>(sign | 0x7c00u);
+  if (a < std::ldexp(1.0f, -14)) {  // subnormal or zero: units of 2^-24, rounded to even
+    const float units = a * std::ldexp(1.0f, 24);
+    return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(units)));
+  }
+  int e = 0;
+  const float m = std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+  // 11 significant bits: mantissa in [1024, 2048), rounded to even.
+  uint32_t mant = static_cast<uint32_t>(std::nearbyint(std::ldexp(m, 11)));
+  if (mant == 2048) {
+    mant = 1024;
+    ++e;
+  }
+  const uint32_t exponent = static_cast<uint32_t>(e - 1 + 15);
+  if (exponent >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
+  return static_cast<uint16_t>(sign | (exponent << 10) | (mant - 1024));
+}
+
+HfCheckpoint MakeHfCheckpoint(const std::string& type, const HfOptions& o) {
+  HfCheckpoint c;
+  const uint64_t V = o.vocab, H = o.hidden, I = o.intermediate, P = o.max_positions;
+  const uint64_t L = o.layers;
+  if (type == "bert") {
+    c.config = {{"model_type", "bert"},
+                {"architectures", {"BertForPreTraining"}},
+                {"vocab_size", V},
+                {"hidden_size", H},
+                {"num_hidden_layers", L},
+                {"num_attention_heads", o.heads},
+                {"intermediate_size", I},
+                {"max_position_embeddings", P},
+                {"type_vocab_size", 2},
+                {"layer_norm_eps", 1e-12},
+                {"hidden_act", "gelu"},
+                {"pad_token_id", 0},
+                {"position_embedding_type", "absolute"}};
+    const std::string p = o.prefix ? "bert." : "";
+    c.Add(p + "embeddings.word_embeddings.weight", {V, H});
+    c.Add(p + "embeddings.position_embeddings.weight", {P, H});
+    c.Add(p + "embeddings.token_type_embeddings.weight", {2, H});
+    c.Add(p + "embeddings.LayerNorm.weight", {H});
+    c.Add(p + "embeddings.LayerNorm.bias", {H});
+    for (uint64_t i = 0; i < L; ++i) {
+      const std::string l = p + "encoder.layer." + std::to_string(i) + ".";
+      for (const char* m : {"attention.self.query", "attention.self.key", "attention.self.value",
+                            "attention.output.dense"}) {
+        c.Add(l + m + ".weight", {H, H});
+        c.Add(l + m + ".bias", {H});
+      }
+      c.Add(l + "attention.output.LayerNorm.weight", {H});
+      c.Add(l + "attention.output.LayerNorm.bias", {H});
+      c.Add(l + "intermediate.dense.weight", {I, H});
+      c.Add(l + "intermediate.dense.bias", {I});
+      c.Add(l + "output.dense.weight", {H, I});
+      c.Add(l + "output.dense.bias", {H});
+      c.Add(l + "output.LayerNorm.weight", {H});
+      c.Add(l + "output.LayerNorm.bias", {H});
+    }
+    c.Add(p + "pooler.dense.weight", {H, H});
+    c.Add(p + "pooler.dense.bias", {H});
+    if (o.prefix) {
+      c.Add("cls.predictions.bias", {V});
+      c.Add("cls.predictions.transform.dense.weight", {H, H});
+      c.Add("cls.seq_relationship.weight", {2, H});
+      RawTensor ids{p + "embeddings.position_ids", "I64", {1, P}, {}};
+      for (uint64_t i = 0; i < P; ++i) {
+        for (int b = 0; b < 8; ++b) ids.bytes.push_back(static_cast<uint8_t>(b == 0 ? i : 0));
+      }
+      c.raw_extras.push_back(ids);
+    }
+  } else if (type == "gpt2") {
+    c.config = {{"model_type", "gpt2"},
+                {"architectures", {"GPT2LMHeadModel"}},
+                {"vocab_size", V},
+                {"n_embd", H},
+                {"n_layer", L},
+                {"n_head", o.heads},
+                {"n_positions", P},
+                {"n_inner", I},
+                {"layer_norm_epsilon", 1e-5},
+                {"activation_function", "gelu_new"},
+                {"bos_token_id", V - 1},
+                {"eos_token_id", V - 1}};
+    const std::string p = o.prefix ? "transformer." : "";
+    c.Add(p + "wte.weight", {V, H});
+    c.Add(p + "wpe.weight", {P, H});
+    for (uint64_t i = 0; i < L; ++i) {
+      const std::string l = p + "h." + std::to_string(i) + ".";
+      c.Add(l + "ln_1.weight", {H});
+      c.Add(l + "ln_1.bias", {H});
+      c.Add(l + "attn.c_attn.weight", {H, 3 * H});
+      c.Add(l + "attn.c_attn.bias", {3 * H});
+      c.Add(l + "attn.c_proj.weight", {H, H});
+      c.Add(l + "attn.c_proj.bias", {H});
+      c.Add(l + "attn.bias", {1, 1, P, P});
+      c.Add(l + "attn.masked_bias", {});
+      c.Add(l + "ln_2.weight", {H});
+      c.Add(l + "ln_2.bias", {H});
+      c.Add(l + "mlp.c_fc.weight", {H, I});
+      c.Add(l + "mlp.c_fc.bias", {I});
+      c.Add(l + "mlp.c_proj.weight", {I, H});
+      c.Add(l + "mlp.c_proj.bias", {H});
+    }
+    c.Add(p + "ln_f.weight", {H});
+    c.Add(p + "ln_f.bias", {H});
+  } else if (type == "llama" || type == "qwen2" || type == "mistral") {
+    const uint64_t hd = H / o.heads;
+    c.config = {{"model_type", type},
+                {"vocab_size", V},
+                {"hidden_size", H},
+                {"intermediate_size", I},
+                {"num_hidden_layers", L},
+                {"num_attention_heads", o.heads},
+                {"num_key_value_heads", o.kv_heads},
+                {"max_position_embeddings", P},
+                {"rms_norm_eps", 1e-6},
+                {"rope_theta", 10000.0},
+                {"hidden_act", "silu"},
+                {"tie_word_embeddings", o.tied},
+                {"bos_token_id", 1},
+                {"eos_token_id", 2}};
+    if (type == "mistral") c.config["sliding_window"] = 8;
+    const std::string p = o.prefix ? "model." : "";
+    c.Add(p + "embed_tokens.weight", {V, H});
+    for (uint64_t i = 0; i < L; ++i) {
+      const std::string l = p + "layers." + std::to_string(i) + ".";
+      c.Add(l + "input_layernorm.weight", {H});
+      c.Add(l + "self_attn.q_proj.weight", {o.heads * hd, H});
+      c.Add(l + "self_attn.k_proj.weight", {o.kv_heads * hd, H});
+      c.Add(l + "self_attn.v_proj.weight", {o.kv_heads * hd, H});
+      if (type == "qwen2") {
+        c.Add(l + "self_attn.q_proj.bias", {o.heads * hd});
+        c.Add(l + "self_attn.k_proj.bias", {o.kv_heads * hd});
+        c.Add(l + "self_attn.v_proj.bias", {o.kv_heads * hd});
+      }
+      c.Add(l + "self_attn.o_proj.weight", {H, o.heads * hd});
+      c.Add(l + "post_attention_layernorm.weight", {H});
+      c.Add(l + "mlp.gate_proj.weight", {I, H});
+      c.Add(l + "mlp.up_proj.weight", {I, H});
+      c.Add(l + "mlp.down_proj.weight", {H, I});
+    }
+    c.Add(p + "norm.weight", {H});
+    if (!o.tied) c.Add("lm_head.weight", {V, H});
+  } else if (type == "marian") {
+    c.config = {{"model_type", "marian"},
+                {"vocab_size", V},
+                {"d_model", H},
+                {"encoder_layers", L},
+                {"decoder_layers", L},
+                {"encoder_attention_heads", o.heads},
+                {"decoder_attention_heads", o.heads},
+                {"encoder_ffn_dim", I},
+                {"decoder_ffn_dim", I},
+                {"max_position_embeddings", P},
+                {"activation_function", "swish"},
+                {"scale_embedding", true},
+                {"pad_token_id", V - 1},
+                {"eos_token_id", 0},
+                {"decoder_start_token_id", V - 1}};
+    const std::string p = o.prefix ? "model." : "";
+    c.Add(p + "shared.weight", {V, H});
+    c.AddCopy(p + "encoder.embed_tokens.weight", p + "shared.weight");
+    c.AddCopy(p + "decoder.embed_tokens.weight", p + "shared.weight");
+    c.Add(p + "encoder.embed_positions.weight", {P, H}).values =
+        MarianSinusoids(o.max_positions, o.hidden);
+    c.Add(p + "decoder.embed_positions.weight", {P, H}).values =
+        MarianSinusoids(o.max_positions, o.hidden);
+    for (const std::string stack : {"encoder", "decoder"}) {
+      for (uint64_t i = 0; i < L; ++i) {
+        const std::string l = p + stack + ".layers." + std::to_string(i) + ".";
+        std::vector<std::string> attentions = {"self_attn"};
+        if (stack == "decoder") attentions.push_back("encoder_attn");
+        for (const std::string& a : attentions) {
+          for (const char* proj : {"k_proj", "v_proj", "q_proj", "out_proj"}) {
+            c.Add(l + a + "." + proj + ".weight", {H, H});
+            c.Add(l + a + "." + proj + ".bias", {H});
+          }
+          c.Add(l + a + "_layer_norm.weight", {H});
+          c.Add(l + a + "_layer_norm.bias", {H});
+        }
+        c.Add(l + "fc1.weight", {I, H});
+        c.Add(l + "fc1.bias", {I});
+        c.Add(l + "fc2.weight", {H, I});
+        c.Add(l + "fc2.bias", {H});
+        c.Add(l + "final_layer_norm.weight", {H});
+        c.Add(l + "final_layer_norm.bias", {H});
+      }
+    }
+    c.Add("final_logits_bias", {1, V});
+    c.AddCopy("lm_head.weight", p + "shared.weight");
+  } else if (type == "t5") {
+    const uint64_t dkv = 6, inner = o.heads * dkv, buckets = 8;
+    c.config = {{"model_type", "t5"},
+                {"vocab_size", V},
+                {"d_model", H},
+                {"d_kv", dkv},
+                {"d_ff", I},
+                {"num_layers", L},
+                {"num_decoder_layers", L},
+                {"num_heads", o.heads},
+                {"relative_attention_num_buckets", buckets},
+                {"relative_attention_max_distance", 20},
+                {"layer_norm_epsilon", 1e-6},
+                {"feed_forward_proj", "relu"},
+                {"tie_word_embeddings", o.tied},
+                {"pad_token_id", 0},
+                {"eos_token_id", 1},
+                {"decoder_start_token_id", 0}};
+    c.Add("shared.weight", {V, H});
+    c.AddCopy("encoder.embed_tokens.weight", "shared.weight");
+    c.AddCopy("decoder.embed_tokens.weight", "shared.weight");
+    for (const std::string stack : {"encoder", "decoder"}) {
+      for (uint64_t i = 0; i < L; ++i) {
+        const std::string l = stack + ".block." + std::to_string(i) + ".layer.";
+        for (const char* m : {"q", "k", "v"})
+          c.Add(l + "0.SelfAttention." + m + ".weight", {inner, H});
+        c.Add(l + "0.SelfAttention.o.weight", {H, inner});
+        if (i == 0) c.Add(l + "0.SelfAttention.relative_attention_bias.weight", {buckets, o.heads});
+        c.Add(l + "0.layer_norm.weight", {H});
+        std::string ffn = "1";
+        if (stack == "decoder") {
+          for (const char* m : {"q", "k", "v"})
+            c.Add(l + "1.EncDecAttention." + m + ".weight", {inner, H});
+          c.Add(l + "1.EncDecAttention.o.weight", {H, inner});
+          c.Add(l + "1.layer_norm.weight", {H});
+          ffn = "2";
+        }
+        c.Add(l + ffn + ".DenseReluDense.wi.weight", {I, H});
+        c.Add(l + ffn + ".DenseReluDense.wo.weight", {H, I});
+        c.Add(l + ffn + ".layer_norm.weight", {H});
+      }
+      c.Add(stack + ".final_layer_norm.weight", {H});
+    }
+    if (!o.tied) c.Add("lm_head.weight", {V, H});
+  } else {
+    throw std::runtime_error("no fixture for model_type " + type);
+  }
+  return c;
+}
+
+}  // namespace testing
+}  // namespace octet

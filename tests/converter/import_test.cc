@@ -1,0 +1,591 @@
+// Each importer end to end: a synthetic Hugging Face checkpoint is converted
+// with the real pipeline, loaded with the runtime's loader, and its
+// architecture and tensors compared with the source (transposes, splits and
+// F16/BF16 widening exact to the bit).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "convert.h"
+#include "converter/hf_fixtures.h"
+#include "converter/test_util.h"
+#include "format/model.h"
+
+namespace octet {
+namespace {
+
+using testing::ErrorOf;
+using testing::Has;
+using testing::HfCheckpoint;
+using testing::HfOptions;
+using testing::MakeHfCheckpoint;
+using testing::TempDir;
+
+// A converted model that lives as long as its directory.
+struct Converted {
+  TempDir dir;
+  Model model;
+  convert::ConvertResult result;
+};
+
+// Writes `c` as `dtype` in `shards` files, converts it and loads the result.
+std::unique_ptr<Converted> Convert(const HfCheckpoint& c, const std::string& dtype = "F32",
+                                   int shards = 1) {
+  auto out = std::make_unique<Converted>();
+  const std::filesystem::path src = out->dir.path() / "tiny-checkpoint";
+  std::filesystem::create_directory(src);
+  c.Write(src, dtype, shards);
+  const std::filesystem::path file = out->dir.path() / "model.octet";
+  out->result = convert::ConvertCheckpoint(src, file);
+  Result<Model> loaded = Model::Load(file.c_str());
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+  out->model = std::move(loaded).value();
+  return out;
+}
+
+// The conversion's one-line error.
+std::string ConvertError(const HfCheckpoint& c, const std::string& dtype = "F32") {
+  TempDir dir;
+  c.Write(dir.path(), dtype);
+  const std::filesystem::path file = dir.path() / "model.octet";
+  const std::string e = ErrorOf([&] { convert::ConvertCheckpoint(dir.path(), file); });
+  CHECK_FALSE(std::filesystem::exists(file));
+  return e;
+}
+
+std::vector<float> Values(const Model& m, const std::string& name) {
+  const TensorView* t = m.Find(name.c_str());
+  REQUIRE_MESSAGE(t != nullptr, "missing " << name);
+  REQUIRE(t->dtype == fb::DType::F32);
+  std::vector<float> v(t->numel);
+  std::memcpy(v.data(), t->data, t->size);
+  return v;
+}
+
+std::vector<uint32_t> Shape(const Model& m, const std::string& name) {
+  const TensorView* t = m.Find(name.c_str());
+  REQUIRE_MESSAGE(t != nullptr, "missing " << name);
+  return std::vector<uint32_t>(t->shape, t->shape + t->rank);
+}
+
+// The canonical tensor holds exactly the source's values (same order).
+void CheckCopied(const Model& m, const std::string& name, const HfCheckpoint& c,
+                 const std::string& source) {
+  CAPTURE(name);
+  const std::vector<float> got = Values(m, name);
+  const std::vector<float>& want = c.Get(source).values;
+  REQUIRE(got.size() == want.size());
+  CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+}
+
+std::string Extra(const Model& m, const std::string& key) {
+  const fb::Provenance* p = m.root().provenance();
+  REQUIRE(p != nullptr);
+  REQUIRE(p->extra() != nullptr);
+  for (const fb::KeyValue* kv : *p->extra()) {
+    if (kv->key()->str() == key) return kv->value() ? kv->value()->str() : "";
+  }
+  return "<absent>";
+}
+
+TEST_CASE("bert: BertForPreTraining layout (bert. prefix, pooler, cls heads, I64 position_ids)") {
+  HfOptions o;
+  const HfCheckpoint c = MakeHfCheckpoint("bert", o);
+  const auto conv = Convert(c);
+  const Model& m = conv->model;
+  const fb::Architecture& a = m.architecture();
+  CHECK(a.family() == fb::Family::Bert);
+  CHECK(a.structure() == fb::Structure::EncoderOnly);
+  CHECK(a.vocab_size() == 64);
+  CHECK(a.hidden_size() == 32);
+  CHECK(a.intermediate_size() == 48);
+  CHECK(a.num_layers() == 2);
+  CHECK(a.max_positions() == 16);
+  CHECK(a.norm() == fb::NormKind::LayerNorm);
+  CHECK(a.norm_placement() == fb::NormPlacement::Post);
+  CHECK(a.norm_eps() == doctest::Approx(1e-12));
+  CHECK(a.activation() == fb::Activation::GeluErf);
+  CHECK_FALSE(a.gated_ffn());
+  CHECK(a.position() == fb::PositionKind::Learned);
+  CHECK(a.type_vocab_size() == 2);
+  CHECK(a.pad_token_id() == 0);
+  CHECK(a.bos_token_id() == -1);
+  CHECK(a.attention()->num_heads() == 4);
+  CHECK(a.attention()->num_kv_heads() == 4);
+  CHECK(a.attention()->head_dim() == 8);
+  CHECK(a.attention()->scale() == 0.0f);
+  CHECK(a.attention()->qkv_bias());
+  CHECK(a.attention()->out_bias());
+  CHECK(m.Find("lm_head") == nullptr);
+  CheckCopied(m, "token_embedding", c, "bert.embeddings.word_embeddings.weight");
+  CheckCopied(m, "position_embedding", c, "bert.embeddings.position_embeddings.weight");
+  CheckCopied(m, "token_type_embedding", c, "bert.embeddings.token_type_embeddings.weight");
+  CheckCopied(m, "embedding_norm.bias", c, "bert.embeddings.LayerNorm.bias");
+  CheckCopied(m, "layers.1.attn.k.weight", c, "bert.encoder.layer.1.attention.self.key.weight");
+  CheckCopied(m, "layers.1.attn.o.bias", c, "bert.encoder.layer.1.attention.output.dense.bias");
+  CheckCopied(m, "layers.0.attn_norm.weight", c,
+              "bert.encoder.layer.0.attention.output.LayerNorm.weight");
+  CheckCopied(m, "layers.0.ffn.up.weight", c, "bert.encoder.layer.0.intermediate.dense.weight");
+  CheckCopied(m, "layers.1.ffn.down.weight", c, "bert.encoder.layer.1.output.dense.weight");
+  CheckCopied(m, "layers.1.ffn_norm.bias", c, "bert.encoder.layer.1.output.LayerNorm.bias");
+  CHECK(Shape(m, "layers.0.ffn.down.weight") == std::vector<uint32_t>{32, 48});
+  // 5 model-level + 16 per layer.
+  CHECK(m.num_tensors() == 5 + 2 * 16);
+  CHECK(conv->result.num_tensors == m.num_tensors());
+
+  const fb::Provenance* p = m.root().provenance();
+  REQUIRE(p != nullptr);
+  CHECK(p->source()->str() == "tiny-checkpoint");
+  CHECK(p->converter()->str().rfind("octet-convert ", 0) == 0);
+  CHECK(p->quantization()->str() == "fp32");
+  CHECK(Extra(m, "model_type") == "bert");
+  CHECK(Extra(m, "architectures") == "BertForPreTraining");
+  CHECK(Extra(m, "source_dtypes") == "F32");
+  CHECK(m.root().tokenizer() == nullptr);
+}
+
+TEST_CASE("bert: BertModel layout without prefix, old gamma/beta LayerNorm names") {
+  HfOptions o;
+  o.prefix = false;
+  o.layers = 1;
+  HfCheckpoint c = MakeHfCheckpoint("bert", o);
+  c.Rename("embeddings.LayerNorm.weight", "embeddings.LayerNorm.gamma");
+  c.Rename("embeddings.LayerNorm.bias", "embeddings.LayerNorm.beta");
+  const auto conv = Convert(c);
+  CheckCopied(conv->model, "token_embedding", c, "embeddings.word_embeddings.weight");
+  CheckCopied(conv->model, "embedding_norm.weight", c, "embeddings.LayerNorm.gamma");
+  CheckCopied(conv->model, "embedding_norm.bias", c, "embeddings.LayerNorm.beta");
+}
+
+TEST_CASE("gpt2: Conv1D weights transposed, c_attn split into Q/K/V exactly, tied head") {
+  HfOptions o;
+  const HfCheckpoint c = MakeHfCheckpoint("gpt2", o);
+  const auto conv = Convert(c);
+  const Model& m = conv->model;
+  const fb::Architecture& a = m.architecture();
+  CHECK(a.family() == fb::Family::Gpt2);
+  CHECK(a.structure() == fb::Structure::DecoderOnly);
+  CHECK(a.norm_placement() == fb::NormPlacement::Pre);
+  CHECK(a.norm_eps() == doctest::Approx(1e-5));
+  CHECK(a.activation() == fb::Activation::GeluTanh);
+  CHECK(a.position() == fb::PositionKind::Learned);
+  CHECK(a.max_positions() == 16);
+  CHECK(a.tied_embeddings());
+  CHECK(a.bos_token_id() == 63);
+  CHECK(a.eos_token_id() == 63);
+  CHECK(a.attention()->qkv_bias());
+  CHECK(m.Find("lm_head") == nullptr);
+  CheckCopied(m, "token_embedding", c, "transformer.wte.weight");
+  CheckCopied(m, "final_norm.weight", c, "transformer.ln_f.weight");
+
+  const uint32_t H = 32, I = 48;
+  for (int layer = 0; layer < 2; ++layer) {
+    const std::string src = "transformer.h." + std::to_string(layer) + ".";
+    const std::string dst = "layers." + std::to_string(layer) + ".";
+    const std::vector<float>& c_attn = c.Get(src + "attn.c_attn.weight").values;  // [H, 3H]
+    const std::vector<float>& c_attn_b = c.Get(src + "attn.c_attn.bias").values;  // [3H]
+    const char* parts[] = {"attn.q", "attn.k", "attn.v"};
+    for (uint32_t part = 0; part < 3; ++part) {
+      CAPTURE(parts[part]);
+      const std::vector<float> w = Values(m, dst + parts[part] + ".weight");  // [H, H]
+      CHECK(Shape(m, dst + parts[part] + ".weight") == std::vector<uint32_t>{H, H});
+      for (uint32_t r = 0; r < H; ++r) {
+        for (uint32_t col = 0; col < H; ++col) {
+          REQUIRE(w[r * H + col] == c_attn[col * 3 * H + part * H + r]);
+        }
+      }
+      const std::vector<float> b = Values(m, dst + parts[part] + ".bias");
+      for (uint32_t r = 0; r < H; ++r) REQUIRE(b[r] == c_attn_b[part * H + r]);
+    }
+    const std::vector<float>& fc = c.Get(src + "mlp.c_fc.weight").values;  // [H, I]
+    const std::vector<float> up = Values(m, dst + "ffn.up.weight");        // [I, H]
+    CHECK(Shape(m, dst + "ffn.up.weight") == std::vector<uint32_t>{I, H});
+    for (uint32_t r = 0; r < I; ++r) {
+      for (uint32_t col = 0; col < H; ++col) REQUIRE(up[r * H + col] == fc[col * I + r]);
+    }
+    const std::vector<float>& proj = c.Get(src + "mlp.c_proj.weight").values;  // [I, H]
+    const std::vector<float> down = Values(m, dst + "ffn.down.weight");        // [H, I]
+    for (uint32_t r = 0; r < H; ++r) {
+      for (uint32_t col = 0; col < I; ++col) REQUIRE(down[r * I + col] == proj[col * H + r]);
+    }
+    const std::vector<float>& o_proj = c.Get(src + "attn.c_proj.weight").values;
+    const std::vector<float> o_w = Values(m, dst + "attn.o.weight");
+    for (uint32_t r = 0; r < H; ++r) {
+      for (uint32_t col = 0; col < H; ++col) REQUIRE(o_w[r * H + col] == o_proj[col * H + r]);
+    }
+    CheckCopied(m, dst + "attn.o.bias", c, src + "attn.c_proj.bias");
+    CheckCopied(m, dst + "ffn.up.bias", c, src + "mlp.c_fc.bias");
+  }
+}
+
+TEST_CASE("gpt2: no prefix, a stored lm_head must equal wte when tied, untied keeps it") {
+  HfOptions o;
+  o.prefix = false;
+  o.layers = 1;
+  HfCheckpoint c = MakeHfCheckpoint("gpt2", o);
+  c.AddCopy("lm_head.weight", "wte.weight");
+  {
+    const auto conv = Convert(c);
+    CHECK(conv->model.Find("lm_head") == nullptr);
+    CheckCopied(conv->model, "token_embedding", c, "wte.weight");
+  }
+  c.Find("lm_head.weight")->values[3] += 0.5f;
+  CHECK(Has(ConvertError(c), "gpt2: tensor lm_head.weight differs from wte.weight"));
+  c.config["tie_word_embeddings"] = false;
+  const auto conv = Convert(c);
+  CHECK_FALSE(conv->model.architecture().tied_embeddings());
+  CheckCopied(conv->model, "lm_head", c, "lm_head.weight");
+}
+
+TEST_CASE("llama: GQA shapes, RoPE, RMSNorm, SwiGLU, untied head") {
+  HfOptions o;
+  o.heads = 4;
+  o.kv_heads = 2;
+  HfCheckpoint c = MakeHfCheckpoint("llama", o);
+  c.config["rope_theta"] = 500000.0;
+  c.config["eos_token_id"] = nlohmann::json::array({2, 3});
+  const auto conv = Convert(c);
+  const Model& m = conv->model;
+  const fb::Architecture& a = m.architecture();
+  CHECK(a.family() == fb::Family::Llama);
+  CHECK(a.norm() == fb::NormKind::RmsNorm);
+  CHECK(a.norm_placement() == fb::NormPlacement::Pre);
+  CHECK(a.norm_eps() == doctest::Approx(1e-6));
+  CHECK(a.activation() == fb::Activation::Silu);
+  CHECK(a.gated_ffn());
+  CHECK(a.position() == fb::PositionKind::Rope);
+  REQUIRE(a.rope() != nullptr);
+  CHECK(a.rope()->theta() == 500000.0f);
+  CHECK(a.rope()->scaling() == fb::RopeScaling::None);
+  CHECK(a.rope()->rotary_dim() == 0);
+  CHECK_FALSE(a.tied_embeddings());
+  CHECK(a.attention()->num_heads() == 4);
+  CHECK(a.attention()->num_kv_heads() == 2);
+  CHECK(a.attention()->head_dim() == 8);
+  CHECK_FALSE(a.attention()->qkv_bias());
+  CHECK(a.attention()->sliding_window() == 0);
+  CHECK(a.bos_token_id() == 1);
+  CHECK(a.eos_token_id() == 2);
+  CHECK(Extra(m, "eos_token_ids") == "[2,3]");
+  CHECK(Shape(m, "layers.1.attn.k.weight") == std::vector<uint32_t>{16, 32});
+  CHECK(Shape(m, "layers.1.attn.o.weight") == std::vector<uint32_t>{32, 32});
+  CheckCopied(m, "layers.1.attn.v.weight", c, "model.layers.1.self_attn.v_proj.weight");
+  CheckCopied(m, "layers.0.ffn.gate.weight", c, "model.layers.0.mlp.gate_proj.weight");
+  CheckCopied(m, "layers.0.ffn.up.weight", c, "model.layers.0.mlp.up_proj.weight");
+  CheckCopied(m, "layers.0.ffn.down.weight", c, "model.layers.0.mlp.down_proj.weight");
+  CheckCopied(m, "layers.0.attn_norm.weight", c, "model.layers.0.input_layernorm.weight");
+  CheckCopied(m, "layers.0.ffn_norm.weight", c, "model.layers.0.post_attention_layernorm.weight");
+  CheckCopied(m, "final_norm.weight", c, "model.norm.weight");
+  CheckCopied(m, "lm_head", c, "lm_head.weight");
+  CHECK(m.Find("final_norm.bias") == nullptr);
+}
+
+TEST_CASE("llama: rope_scaling linear and llama3, tied head, attention_bias, partial rotary") {
+  HfOptions o;
+  o.tied = true;
+  o.layers = 1;
+  HfCheckpoint c = MakeHfCheckpoint("llama", o);
+  c.config["rope_scaling"] = {{"rope_type", "llama3"},
+                              {"factor", 8.0},
+                              {"low_freq_factor", 1.0},
+                              {"high_freq_factor", 4.0},
+                              {"original_max_position_embeddings", 8192}};
+  {
+    const auto conv = Convert(c);
+    const fb::Architecture& a = conv->model.architecture();
+    CHECK(a.tied_embeddings());
+    CHECK(conv->model.Find("lm_head") == nullptr);
+    CHECK(a.rope()->scaling() == fb::RopeScaling::Llama3);
+    CHECK(a.rope()->factor() == 8.0f);
+    CHECK(a.rope()->low_freq_factor() == 1.0f);
+    CHECK(a.rope()->high_freq_factor() == 4.0f);
+    CHECK(a.rope()->original_max_positions() == 8192);
+  }
+  c.config["rope_scaling"] = {{"type", "linear"}, {"factor", 2.0}};
+  c.config["partial_rotary_factor"] = 0.5;
+  {
+    const auto conv = Convert(c);
+    CHECK(conv->model.architecture().rope()->scaling() == fb::RopeScaling::Linear);
+    CHECK(conv->model.architecture().rope()->factor() == 2.0f);
+    CHECK(conv->model.architecture().rope()->rotary_dim() == 4);
+  }
+  c.config.erase("partial_rotary_factor");
+  c.config["rope_scaling"] = {{"rope_type", "default"}};
+  c.config["attention_bias"] = true;
+  for (const char* p : {"q", "k", "v", "o"}) {
+    c.Add(std::string("model.layers.0.self_attn.") + p + "_proj.bias", {32});
+  }
+  const auto conv = Convert(c);
+  CHECK(conv->model.architecture().rope()->scaling() == fb::RopeScaling::None);
+  CHECK(conv->model.architecture().attention()->qkv_bias());
+  CHECK(conv->model.architecture().attention()->out_bias());
+  CheckCopied(conv->model, "layers.0.attn.o.bias", c, "model.layers.0.self_attn.o_proj.bias");
+}
+
+TEST_CASE("qwen2: Q/K/V biases and no output bias, mistral: sliding window") {
+  HfOptions o;
+  o.kv_heads = 1;
+  o.layers = 1;
+  const HfCheckpoint q = MakeHfCheckpoint("qwen2", o);
+  {
+    const auto conv = Convert(q);
+    const fb::Architecture& a = conv->model.architecture();
+    CHECK(a.family() == fb::Family::Qwen2);
+    CHECK(a.attention()->qkv_bias());
+    CHECK_FALSE(a.attention()->out_bias());
+    CHECK(a.attention()->num_kv_heads() == 1);
+    CheckCopied(conv->model, "layers.0.attn.k.bias", q, "model.layers.0.self_attn.k_proj.bias");
+    CHECK(conv->model.Find("layers.0.attn.o.bias") == nullptr);
+  }
+  HfCheckpoint m = MakeHfCheckpoint("mistral", o);
+  {
+    const auto conv = Convert(m);
+    CHECK(conv->model.architecture().family() == fb::Family::Mistral);
+    CHECK(conv->model.architecture().attention()->sliding_window() == 8);
+    CHECK_FALSE(conv->model.architecture().attention()->qkv_bias());
+  }
+  m.config["sliding_window"] = nullptr;
+  CHECK(Convert(m)->model.architecture().attention()->sliding_window() == 0);
+}
+
+TEST_CASE("marian: shared embeddings, sinusoidal positions checked not stored, final_logits_bias") {
+  HfOptions o;
+  const HfCheckpoint c = MakeHfCheckpoint("marian", o);
+  const auto conv = Convert(c);
+  const Model& m = conv->model;
+  const fb::Architecture& a = m.architecture();
+  CHECK(a.family() == fb::Family::Marian);
+  CHECK(a.structure() == fb::Structure::EncoderDecoder);
+  CHECK(a.num_layers() == 2);
+  CHECK(a.num_decoder_layers() == 2);
+  CHECK(a.norm() == fb::NormKind::LayerNorm);
+  CHECK(a.norm_placement() == fb::NormPlacement::Post);
+  CHECK(a.activation() == fb::Activation::Silu);
+  CHECK(a.position() == fb::PositionKind::SinusoidalSplit);
+  CHECK(a.max_positions() == 16);
+  CHECK(a.embedding_scale() == doctest::Approx(std::sqrt(32.0)));
+  CHECK(a.logits_scale() == 1.0f);
+  CHECK(a.tied_embeddings());
+  CHECK(a.pad_token_id() == 63);
+  CHECK(a.eos_token_id() == 0);
+  CHECK(a.decoder_start_token_id() == 63);
+  CHECK(m.Find("position_embedding") == nullptr);
+  CHECK(m.Find("lm_head") == nullptr);
+  CheckCopied(m, "token_embedding", c, "model.shared.weight");
+  CHECK(Shape(m, "final_logits_bias") == std::vector<uint32_t>{64});
+  CheckCopied(m, "final_logits_bias", c, "final_logits_bias");
+  CheckCopied(m, "encoder.layers.1.attn.o.weight", c,
+              "model.encoder.layers.1.self_attn.out_proj.weight");
+  CheckCopied(m, "encoder.layers.0.attn_norm.bias", c,
+              "model.encoder.layers.0.self_attn_layer_norm.bias");
+  CheckCopied(m, "decoder.layers.1.cross_attn.k.weight", c,
+              "model.decoder.layers.1.encoder_attn.k_proj.weight");
+  CheckCopied(m, "decoder.layers.0.cross_attn_norm.weight", c,
+              "model.decoder.layers.0.encoder_attn_layer_norm.weight");
+  CheckCopied(m, "decoder.layers.0.ffn.up.bias", c, "model.decoder.layers.0.fc1.bias");
+  CheckCopied(m, "decoder.layers.1.ffn_norm.weight", c,
+              "model.decoder.layers.1.final_layer_norm.weight");
+  // 2 model-level; encoder layers 16 tensors; decoder layers 26.
+  CHECK(m.num_tensors() == 2 + 2 * 16 + 2 * 26);
+}
+
+TEST_CASE("marian: a stored position table must be Marian's, final_logits_bias defaults to zeros") {
+  HfOptions o;
+  o.layers = 1;
+  HfCheckpoint c = MakeHfCheckpoint("marian", o);
+  c.Remove("final_logits_bias");
+  c.Remove("model.decoder.embed_positions.weight");
+  {
+    const auto conv = Convert(c);
+    CHECK(Values(conv->model, "final_logits_bias") == std::vector<float>(64, 0.0f));
+  }
+  // F16 checkpoints hold the table rounded to F16: accepted.
+  Convert(c, "F16");
+  Convert(c, "BF16");
+  c.Find("model.encoder.embed_positions.weight")->values[5 * 32 + 20] += 1e-4f;
+  const std::string e = ConvertError(c);
+  CHECK(Has(e,
+            "marian: tensor model.encoder.embed_positions.weight is not Marian's sinusoidal "
+            "table: [5, 20]"));
+  c.Find("model.encoder.embed_positions.weight")->shape = {8, 64};
+  CHECK(Has(ConvertError(c), "is [8, 64], expected [16, 32]"));
+}
+
+TEST_CASE("marian: separate embeddings and vocabularies are refused") {
+  HfOptions o;
+  o.layers = 1;
+  HfCheckpoint c = MakeHfCheckpoint("marian", o);
+  c.Find("model.decoder.embed_tokens.weight")->values[0] = 0.75f;
+  CHECK(Has(ConvertError(c),
+            "marian: tensor model.decoder.embed_tokens.weight differs from "
+            "model.shared.weight"));
+  c = MakeHfCheckpoint("marian", o);
+  c.config["decoder_vocab_size"] = 100;
+  CHECK(Has(ConvertError(c), "config.json: decoder_vocab_size = 100 is not supported"));
+  c = MakeHfCheckpoint("marian", o);
+  c.config["decoder_ffn_dim"] = 100;
+  CHECK(Has(ConvertError(c), "config.json: decoder_ffn_dim = 100 is not supported"));
+}
+
+TEST_CASE("t5: relative bias from block 0, no 1/sqrt(d) scale, tied head rescaled") {
+  HfOptions o;
+  o.tied = true;
+  const HfCheckpoint c = MakeHfCheckpoint("t5", o);
+  const auto conv = Convert(c);
+  const Model& m = conv->model;
+  const fb::Architecture& a = m.architecture();
+  CHECK(a.family() == fb::Family::T5);
+  CHECK(a.structure() == fb::Structure::EncoderDecoder);
+  CHECK(a.norm() == fb::NormKind::RmsNorm);
+  CHECK(a.norm_placement() == fb::NormPlacement::Pre);
+  CHECK(a.norm_eps() == doctest::Approx(1e-6));
+  CHECK(a.activation() == fb::Activation::Relu);
+  CHECK_FALSE(a.gated_ffn());
+  CHECK(a.position() == fb::PositionKind::RelativeBias);
+  CHECK(a.max_positions() == 0);
+  CHECK(a.tied_embeddings());
+  CHECK(a.logits_scale() == doctest::Approx(1.0 / std::sqrt(32.0)));
+  CHECK(a.attention()->scale() == 1.0f);
+  CHECK(a.attention()->head_dim() == 6);
+  CHECK(a.attention()->relative_buckets() == 8);
+  CHECK(a.attention()->relative_max_distance() == 20);
+  CHECK(a.pad_token_id() == 0);
+  CHECK(a.eos_token_id() == 1);
+  CHECK(a.decoder_start_token_id() == 0);
+  CHECK(Shape(m, "encoder.relative_bias") == std::vector<uint32_t>{8, 4});
+  CheckCopied(m, "encoder.relative_bias", c,
+              "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight");
+  CheckCopied(m, "decoder.relative_bias", c,
+              "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight");
+  CHECK(Shape(m, "encoder.layers.0.attn.q.weight") == std::vector<uint32_t>{24, 32});
+  CHECK(Shape(m, "encoder.layers.0.attn.o.weight") == std::vector<uint32_t>{32, 24});
+  CheckCopied(m, "decoder.layers.1.cross_attn.v.weight", c,
+              "decoder.block.1.layer.1.EncDecAttention.v.weight");
+  CheckCopied(m, "decoder.layers.1.cross_attn_norm.weight", c,
+              "decoder.block.1.layer.1.layer_norm.weight");
+  CheckCopied(m, "decoder.layers.1.ffn.up.weight", c,
+              "decoder.block.1.layer.2.DenseReluDense.wi.weight");
+  CheckCopied(m, "decoder.layers.1.ffn_norm.weight", c,
+              "decoder.block.1.layer.2.layer_norm.weight");
+  CheckCopied(m, "encoder.layers.1.ffn.down.weight", c,
+              "encoder.block.1.layer.1.DenseReluDense.wo.weight");
+  CheckCopied(m, "encoder.final_norm.weight", c, "encoder.final_layer_norm.weight");
+  CheckCopied(m, "decoder.final_norm.weight", c, "decoder.final_layer_norm.weight");
+  CHECK(m.Find("lm_head") == nullptr);
+}
+
+TEST_CASE("t5: gated-gelu feed-forward (v1.1) with an untied head") {
+  HfOptions o;
+  o.tied = false;
+  o.layers = 1;
+  HfCheckpoint c = MakeHfCheckpoint("t5", o);
+  c.config["feed_forward_proj"] = "gated-gelu";
+  for (const std::string stack : {"encoder", "decoder"}) {
+    const std::string ffn =
+        stack + ".block.0.layer." + (stack == "encoder" ? "1" : "2") + ".DenseReluDense.";
+    c.Rename(ffn + "wi.weight", ffn + "wi_0.weight");
+    c.Add(ffn + "wi_1.weight", {48, 32});
+  }
+  const auto conv = Convert(c);
+  const fb::Architecture& a = conv->model.architecture();
+  CHECK(a.gated_ffn());
+  CHECK(a.activation() == fb::Activation::GeluTanh);
+  CHECK(a.logits_scale() == 1.0f);
+  CheckCopied(conv->model, "lm_head", c, "lm_head.weight");
+  CheckCopied(conv->model, "decoder.layers.0.ffn.gate.weight", c,
+              "decoder.block.0.layer.2.DenseReluDense.wi_0.weight");
+  CheckCopied(conv->model, "decoder.layers.0.ffn.up.weight", c,
+              "decoder.block.0.layer.2.DenseReluDense.wi_1.weight");
+  c.config["feed_forward_proj"] = "gated-silu";
+  CHECK(Convert(c)->model.architecture().activation() == fb::Activation::Silu);
+  c.config["feed_forward_proj"] = "gated-tanh";
+  CHECK(Has(ConvertError(c), "config.json: feed_forward_proj = \"gated-tanh\" is not supported"));
+}
+
+TEST_CASE("F16 and BF16 checkpoints widen exactly, special values included") {
+  HfOptions o;
+  o.layers = 1;
+  HfCheckpoint c = MakeHfCheckpoint("gpt2", o);
+  // Exact in F16: the smallest subnormal, a larger subnormal, the largest finite, -0.
+  std::vector<float>& ln = c.Find("transformer.h.0.ln_1.weight")->values;
+  ln[0] = std::ldexp(1.0f, -24);
+  ln[1] = std::ldexp(1000.0f, -24);
+  ln[2] = 65504.0f;
+  ln[3] = -0.0f;
+  for (const char* dtype : {"F16", "BF16"}) {
+    CAPTURE(dtype);
+    HfCheckpoint d = c;
+    if (std::string(dtype) == "BF16") ln[2] = 65536.0f;  // exact in BF16 (65504 is not)
+    d.Find("transformer.h.0.ln_1.weight")->values = ln;
+    const auto conv = Convert(d, dtype);
+    CheckCopied(conv->model, "layers.0.attn_norm.weight", d, "transformer.h.0.ln_1.weight");
+    CHECK(std::signbit(Values(conv->model, "layers.0.attn_norm.weight")[3]));
+    CheckCopied(conv->model, "token_embedding", d, "transformer.wte.weight");
+    const std::vector<float> q = Values(conv->model, "layers.0.attn.q.weight");
+    const std::vector<float>& c_attn = d.Get("transformer.h.0.attn.c_attn.weight").values;
+    for (uint32_t r = 0; r < 32; ++r) {
+      for (uint32_t col = 0; col < 32; ++col) REQUIRE(q[r * 32 + col] == c_attn[col * 96 + r]);
+    }
+    CHECK(Extra(conv->model, "source_dtypes") == dtype);
+  }
+}
+
+TEST_CASE("sharded checkpoints convert like single files") {
+  HfOptions o;
+  o.kv_heads = 2;
+  const HfCheckpoint c = MakeHfCheckpoint("llama", o);
+  for (const char* dtype : {"F32", "BF16"}) {
+    CAPTURE(dtype);
+    const auto conv = Convert(c, dtype, 3);
+    CHECK(Extra(conv->model, "source_files") == "3");
+    CheckCopied(conv->model, "layers.1.attn.q.weight", c, "model.layers.1.self_attn.q_proj.weight");
+    CheckCopied(conv->model, "layers.0.ffn.down.weight", c, "model.layers.0.mlp.down_proj.weight");
+    CheckCopied(conv->model, "lm_head", c, "lm_head.weight");
+  }
+}
+
+TEST_CASE("tokenizer files are carried verbatim, with their kind") {
+  HfOptions o;
+  o.layers = 1;
+  const HfCheckpoint c = MakeHfCheckpoint("gpt2", o);
+  TempDir dir;
+  c.Write(dir.path());
+  testing::WriteText(dir.path() / "vocab.json", "{\"a\": 0}");
+  testing::WriteText(dir.path() / "merges.txt", "#version: 0.2\na b\n");
+  testing::WriteText(dir.path() / "README.md", "not a tokenizer file");
+  const std::filesystem::path out = dir.path() / "m.octet";
+  const convert::ConvertResult r = convert::ConvertCheckpoint(dir.path(), out);
+  CHECK(r.num_tokenizer_files == 2);
+  Result<Model> m = Model::Load(out.c_str());
+  REQUIRE(m.ok());
+  const fb::Tokenizer* tok = m.value().root().tokenizer();
+  REQUIRE(tok != nullptr);
+  CHECK(tok->kind() == fb::TokenizerKind::Gpt2Bpe);
+  REQUIRE(tok->files()->size() == 2);
+  CHECK(tok->files()->Get(0)->name()->str() == "vocab.json");
+  uint64_t size = 0;
+  const uint8_t* bytes = m.value().blob(1, &size);
+  CHECK(std::string(reinterpret_cast<const char*>(bytes), size) == "#version: 0.2\na b\n");
+
+  testing::WriteText(dir.path() / "tokenizer.json", "{}");
+  testing::WriteText(dir.path() / "tokenizer_config.json", "{}");
+  convert::ConvertCheckpoint(dir.path(), out);
+  Result<Model> m2 = Model::Load(out.c_str());
+  REQUIRE(m2.ok());
+  CHECK(m2.value().root().tokenizer()->kind() == fb::TokenizerKind::HfTokenizerJson);
+  CHECK(m2.value().root().tokenizer()->files()->size() == 4);
+
+  TempDir sp;
+  MakeHfCheckpoint("marian", o).Write(sp.path());
+  testing::WriteText(sp.path() / "source.spm", "spm");
+  testing::WriteText(sp.path() / "target.spm", "spm");
+  convert::ConvertCheckpoint(sp.path(), sp.path() / "m.octet");
+  Result<Model> m3 = Model::Load((sp.path() / "m.octet").c_str());
+  REQUIRE(m3.ok());
+  CHECK(m3.value().root().tokenizer()->kind() == fb::TokenizerKind::SentencePiece);
+}
+
+}  // namespace
+}  // namespace octet

@@ -1,0 +1,134 @@
+// octet_npy_compare GOT.npy EXPECTED.npy --lengths 5,9 [--rel 1e-5]
+//
+// Compares two float32 C-order .npy arrays of shape [batch, seq, dim] over the
+// real positions only: positions 0..lengths[b]-1 of sequence b (padded
+// positions are 0 in the golden files and anything finite in octet's output).
+// Prints max abs error, max abs reference and their ratio; exits 1 when the
+// ratio exceeds --rel (or a value is not finite), 2 on a bad command line or
+// unreadable file.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Npy {
+  std::vector<uint64_t> shape;
+  std::vector<float> data;
+};
+
+bool Fail(const std::string& message) {
+  std::fprintf(stderr, "octet_npy_compare: %s\n", message.c_str());
+  return false;
+}
+
+// Reads a version 1.0/2.0 .npy holding little-endian float32 in C order.
+bool ReadNpy(const std::string& path, Npy* out) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return Fail("cannot open " + path);
+  const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) {
+    return Fail(path + " is not a .npy file");
+  }
+  const int major = static_cast<unsigned char>(bytes[6]);
+  size_t header_len = 0, start = 0;
+  if (major == 1) {
+    header_len = static_cast<unsigned char>(bytes[8]) | static_cast<unsigned char>(bytes[9]) << 8;
+    start = 10;
+  } else {
+    if (bytes.size() < 12) return Fail(path + " is truncated");
+    for (int i = 0; i < 4; ++i) header_len |= size_t{static_cast<unsigned char>(bytes[8 + i])} << (8 * i);
+    start = 12;
+  }
+  if (start + header_len > bytes.size()) return Fail(path + " is truncated");
+  const std::string header = bytes.substr(start, header_len);
+  if (header.find("'<f4'") == std::string::npos) return Fail(path + " is not float32 ('<f4')");
+  if (header.find("'fortran_order': False") == std::string::npos) {
+    return Fail(path + " is not in C order");
+  }
+  const size_t open = header.find('(', header.find("'shape'"));
+  const size_t close = header.find(')', open);
+  if (open == std::string::npos || close == std::string::npos) return Fail(path + ": no shape");
+  uint64_t numel = 1;
+  for (size_t i = open + 1; i < close;) {
+    while (i < close && (header[i] == ' ' || header[i] == ',')) ++i;
+    if (i >= close) break;
+    char* end = nullptr;
+    const uint64_t d = std::strtoull(header.c_str() + i, &end, 10);
+    out->shape.push_back(d);
+    numel *= d;
+    i = static_cast<size_t>(end - header.c_str());
+  }
+  const size_t data_start = start + header_len;
+  if (bytes.size() - data_start != numel * sizeof(float)) {
+    return Fail(path + ": data size does not match the shape");
+  }
+  out->data.resize(numel);
+  if (numel != 0) std::memcpy(out->data.data(), bytes.data() + data_start, numel * sizeof(float));
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: octet_npy_compare GOT.npy EXPECTED.npy --lengths L0,L1,... "
+                         "[--rel 1e-5]\n");
+    return 2;
+  }
+  std::vector<uint64_t> lengths;
+  double rel = 1e-5;
+  for (int i = 3; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--rel") {
+      rel = std::strtod(argv[i + 1], nullptr);
+    } else if (flag == "--lengths") {
+      for (const char* p = argv[i + 1]; *p != '\0';) {
+        char* end = nullptr;
+        lengths.push_back(std::strtoull(p, &end, 10));
+        p = *end == ',' ? end + 1 : end;
+        if (end == p && *p != '\0') break;
+      }
+    } else {
+      std::fprintf(stderr, "octet_npy_compare: unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  Npy got, expected;
+  if (!ReadNpy(argv[1], &got) || !ReadNpy(argv[2], &expected)) return 2;
+  if (got.shape != expected.shape || got.shape.size() != 3) {
+    std::fprintf(stderr, "octet_npy_compare: shapes differ or are not [batch, seq, dim]\n");
+    return 1;
+  }
+  const uint64_t batch = got.shape[0], seq = got.shape[1], dim = got.shape[2];
+  if (lengths.size() != batch) {
+    std::fprintf(stderr, "octet_npy_compare: --lengths needs %llu values\n",
+                 static_cast<unsigned long long>(batch));
+    return 2;
+  }
+  double max_err = 0.0, max_ref = 0.0;
+  bool finite = true;
+  for (uint64_t b = 0; b < batch; ++b) {
+    if (lengths[b] > seq) {
+      std::fprintf(stderr, "octet_npy_compare: length %llu exceeds seq %llu\n",
+                   static_cast<unsigned long long>(lengths[b]), static_cast<unsigned long long>(seq));
+      return 2;
+    }
+    for (uint64_t i = b * seq * dim; i < (b * seq + lengths[b]) * dim; ++i) {
+      const double g = got.data[i], e = expected.data[i];
+      if (!std::isfinite(g)) finite = false;
+      max_err = std::fmax(max_err, std::fabs(g - e));
+      max_ref = std::fmax(max_ref, std::fabs(e));
+    }
+  }
+  const double ratio = max_ref > 0 ? max_err / max_ref : max_err;
+  std::printf("max abs error %.6g, max abs reference %.6g, relative %.3e (limit %.1e)%s\n",
+              max_err, max_ref, ratio, rel, finite ? "" : ", NOT FINITE");
+  return finite && ratio <= rel ? 0 : 1;
+}

@@ -1,0 +1,777 @@
+#!/usr/bin/python3
+"""Writes the golden cases of tests/golden/cases: small random-weight checkpoints in Hugging Face
+layout for every family octet imports, with the fp32 PyTorch outputs that `octet run --dump` must
+reproduce.
+
+    OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 tests/golden/gen_goldens.py --out tests/golden/cases
+    ... --out DIR --seed 999           unseen checkpoints for acceptance runs
+    ... --only gpt2_pad,t5_relu_tied   some cases only (a case's files depend on --seed only)
+
+Needs Debian's python3-torch and python3-numpy (no transformers, no safetensors: the reference
+models and the safetensors writer are in ref_models/). See README.md beside this file.
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import shutil
+import sys
+import zlib
+
+import numpy as np
+import torch
+from torch import nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+
+from ref_models import crosscheck, safetensors_io  # noqa: E402
+from ref_models.bert import BertModel  # noqa: E402
+from ref_models.common import Conv1D, RMSNorm  # noqa: E402
+from ref_models.gpt2 import GPT2LMHeadModel  # noqa: E402
+from ref_models.llama import LlamaForCausalLM  # noqa: E402
+from ref_models.marian import MarianMTModel, MarianSinusoidalPositionalEmbedding  # noqa: E402
+from ref_models.t5 import T5ForConditionalGeneration, relative_position_bucket  # noqa: E402
+
+SCRIPT = "tests/golden/gen_goldens.py"
+TOLERANCE = 1e-5  # self-checks: max abs error <= TOLERANCE * max abs of the reference
+
+MODELS = {
+    "bert": BertModel,
+    "gpt2": GPT2LMHeadModel,
+    "llama": LlamaForCausalLM,
+    "qwen2": LlamaForCausalLM,
+    "mistral": LlamaForCausalLM,
+    "marian": MarianMTModel,
+    "t5": T5ForConditionalGeneration,
+}
+
+# --- the cases -----------------------------------------------------------------------------------
+# config: the config.json written (the reference models read it, so both agree).
+# layout: which Hugging Face class saved the checkpoint (names, prefixes, extra and dropped
+# tensors).
+# lengths / decoder_lengths: the batch, one entry per sequence.
+
+CASES = [
+    dict(
+        name="bert_prefix",
+        covers="BertForPreTraining layout: `bert.` prefix, pooler and cls.* heads and the I64 "
+               "position_ids buffer to ignore; padded batch",
+        layout="bert_pretraining", dtype="F32", lengths=[12, 7],
+        config={
+            "architectures": ["BertForPreTraining"], "model_type": "bert",
+            "vocab_size": 128, "hidden_size": 32, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "intermediate_size": 64, "hidden_act": "gelu",
+            "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
+            "max_position_embeddings": 64, "type_vocab_size": 2, "initializer_range": 0.02,
+            "layer_norm_eps": 1e-12, "pad_token_id": 0, "position_embedding_type": "absolute",
+            "torch_dtype": "float32", "use_cache": True,
+        }),
+    dict(
+        name="bert_noprefix_f16",
+        covers="BertModel layout (no prefix, pooler), F16 checkpoint, head_dim 16, eps 1e-7; "
+               "the shorter sequence first",
+        layout="bert_model", dtype="F16", lengths=[5, 9],
+        config={
+            "architectures": ["BertModel"], "model_type": "bert",
+            "vocab_size": 150, "hidden_size": 48, "num_hidden_layers": 2,
+            "num_attention_heads": 3, "intermediate_size": 80, "hidden_act": "gelu",
+            "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
+            "max_position_embeddings": 32, "type_vocab_size": 2, "initializer_range": 0.02,
+            "layer_norm_eps": 1e-7, "pad_token_id": 0, "position_embedding_type": "absolute",
+            "torch_dtype": "float16",
+        }),
+    dict(
+        name="gpt2_pad",
+        covers="GPT2LMHeadModel layout (`transformer.` prefix, tied head, attn.bias F32 "
+               "[1,1,P,P] and 0-d attn.masked_bias to ignore), n_inner null, padded batch, "
+               "tokenizer.json (byte-level BPE)",
+        layout="gpt2_lmhead", dtype="F32", lengths=[11, 6], tokenizer=True,
+        config={
+            "architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
+            "vocab_size": 272, "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 32,
+            "n_ctx": 32, "n_inner": None, "activation_function": "gelu_new",
+            "layer_norm_epsilon": 1e-5, "resid_pdrop": 0.1, "embd_pdrop": 0.1, "attn_pdrop": 0.1,
+            "initializer_range": 0.02, "scale_attn_weights": True, "use_cache": True,
+            "bos_token_id": 271, "eos_token_id": 271, "torch_dtype": "float32",
+        }),
+    dict(
+        name="gpt2_long",
+        covers="original GPT-2 layout (GPT2Model names: no `transformer.` prefix, no n_inner "
+               "key), sequences of 100 and 73 tokens (several attention tiles)",
+        layout="gpt2_model", dtype="F32", lengths=[100, 73],
+        config={
+            "architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
+            "vocab_size": 64, "n_embd": 32, "n_layer": 2, "n_head": 2, "n_positions": 112,
+            "n_ctx": 112, "activation_function": "gelu_new", "layer_norm_epsilon": 1e-5,
+            "resid_pdrop": 0.1, "embd_pdrop": 0.1, "attn_pdrop": 0.1, "initializer_range": 0.02,
+            "bos_token_id": 63, "eos_token_id": 63,
+        }),
+    dict(
+        name="llama_gqa_llama3",
+        covers="Llama: GQA (4 heads, 2 KV heads), untied lm_head, rope_theta 500000, rope_scaling "
+               "llama3 (factor 8, low 1, high 4, original 256: head_dim 8 puts one frequency in "
+               "each regime), padded batch",
+        layout="as_is", dtype="F32", lengths=[20, 9],
+        config={
+            "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+            "vocab_size": 128, "hidden_size": 32, "intermediate_size": 64,
+            "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "head_dim": 8, "hidden_act": "silu", "max_position_embeddings": 2048,
+            "rms_norm_eps": 1e-5, "rope_theta": 500000.0,
+            "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                             "high_freq_factor": 4.0, "original_max_position_embeddings": 256},
+            "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
+            "pretraining_tp": 1, "bos_token_id": 1, "eos_token_id": 2, "initializer_range": 0.02,
+            "use_cache": True, "torch_dtype": "float32",
+        }),
+    dict(
+        name="llama_tied_linear_bf16",
+        covers="Llama: tied head (no lm_head.weight), old-style rope_scaling {\"type\": "
+               "\"linear\", factor 2}, MHA, BF16 checkpoint sharded into 2 files with "
+               "model.safetensors.index.json",
+        layout="as_is", dtype="BF16", shards=2, lengths=[10, 4],
+        config={
+            "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+            "vocab_size": 96, "hidden_size": 32, "intermediate_size": 48,
+            "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 2,
+            "hidden_act": "silu", "max_position_embeddings": 256, "rms_norm_eps": 1e-6,
+            "rope_theta": 10000.0, "rope_scaling": {"type": "linear", "factor": 2.0},
+            "tie_word_embeddings": True, "bos_token_id": 1, "eos_token_id": 2,
+            "initializer_range": 0.02, "torch_dtype": "bfloat16",
+        }),
+    dict(
+        name="qwen2_bias",
+        covers="Qwen2: q/k/v biases (o_proj none), GQA groups of 3 (6 heads, 2 KV heads), tied, "
+               "rope_theta 1e6, sliding_window present but use_sliding_window false",
+        layout="as_is", dtype="F32", lengths=[9, 14],
+        config={
+            "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2",
+            "vocab_size": 128, "hidden_size": 48, "intermediate_size": 64,
+            "num_hidden_layers": 2, "num_attention_heads": 6, "num_key_value_heads": 2,
+            "hidden_act": "silu", "max_position_embeddings": 128, "rms_norm_eps": 1e-6,
+            "rope_theta": 1000000.0, "sliding_window": 128, "use_sliding_window": False,
+            "max_window_layers": 2, "tie_word_embeddings": True, "bos_token_id": 126,
+            "eos_token_id": 127, "attention_dropout": 0.0, "initializer_range": 0.02,
+            "use_cache": True, "torch_dtype": "float32",
+        }),
+    dict(
+        name="mistral_window",
+        covers="Mistral: sliding_window 4 (a query sees itself and the 3 previous keys) on "
+               "sequences of 12 and 9, GQA, untied",
+        layout="as_is", dtype="F32", lengths=[12, 9],
+        config={
+            "architectures": ["MistralForCausalLM"], "model_type": "mistral",
+            "vocab_size": 128, "hidden_size": 32, "intermediate_size": 64,
+            "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "hidden_act": "silu", "max_position_embeddings": 256, "rms_norm_eps": 1e-5,
+            "rope_theta": 10000.0, "sliding_window": 4, "tie_word_embeddings": False,
+            "bos_token_id": 1, "eos_token_id": 2, "initializer_range": 0.02,
+            "torch_dtype": "float32",
+        }),
+    dict(
+        name="mistral_long",
+        covers="Mistral: 100 and 61 tokens with sliding_window 40 (whole tiles out of the "
+               "window), MQA (4 heads, 1 KV head), explicit head_dim 16 != hidden/heads",
+        layout="as_is", dtype="F32", lengths=[61, 100],
+        config={
+            "architectures": ["MistralForCausalLM"], "model_type": "mistral",
+            "vocab_size": 64, "hidden_size": 32, "intermediate_size": 64,
+            "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 1,
+            "head_dim": 16, "hidden_act": "silu", "max_position_embeddings": 1024,
+            "rms_norm_eps": 1e-5, "rope_theta": 1000000.0, "sliding_window": 40,
+            "tie_word_embeddings": False, "bos_token_id": 1, "eos_token_id": 2,
+            "initializer_range": 0.02, "torch_dtype": "float32",
+        }),
+    dict(
+        name="marian_pos",
+        covers="MarianMTModel with every tensor saved: embed_positions (Marian sinusoids), "
+               "encoder/decoder embed_tokens and lm_head.weight copies of model.shared; padded "
+               "source and target batches",
+        layout="marian_full", dtype="F32", lengths=[9, 5], decoder_lengths=[7, 4],
+        config={
+            "architectures": ["MarianMTModel"], "model_type": "marian",
+            "vocab_size": 96, "decoder_vocab_size": 96, "d_model": 32,
+            "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4,
+            "decoder_attention_heads": 4, "encoder_ffn_dim": 48, "decoder_ffn_dim": 48,
+            "max_position_embeddings": 64, "activation_function": "swish",
+            "scale_embedding": True, "normalize_before": False, "normalize_embedding": False,
+            "static_position_embeddings": True, "add_bias_logits": False,
+            "share_encoder_decoder_embeddings": True, "is_encoder_decoder": True,
+            "pad_token_id": 95, "eos_token_id": 0, "decoder_start_token_id": 95,
+            "forced_eos_token_id": 0, "bad_words_ids": [[95]], "dropout": 0.1,
+            "attention_dropout": 0.0, "activation_dropout": 0.0, "init_std": 0.02,
+            "torch_dtype": "float32", "use_cache": True,
+        }),
+    dict(
+        name="marian_nopos",
+        covers="MarianMTModel saved without embed_positions (to compute) nor embed_tokens copies; "
+               "2 encoder layers, 1 decoder layer; the shorter source first",
+        layout="marian_minimal", dtype="F32", lengths=[6, 11], decoder_lengths=[5, 8],
+        config={
+            "architectures": ["MarianMTModel"], "model_type": "marian",
+            "vocab_size": 100, "decoder_vocab_size": 100, "d_model": 32,
+            "encoder_layers": 2, "decoder_layers": 1, "encoder_attention_heads": 2,
+            "decoder_attention_heads": 2, "encoder_ffn_dim": 48, "decoder_ffn_dim": 48,
+            "max_position_embeddings": 128, "activation_function": "swish",
+            "scale_embedding": True, "normalize_before": False, "normalize_embedding": False,
+            "static_position_embeddings": True, "add_bias_logits": False,
+            "share_encoder_decoder_embeddings": True, "is_encoder_decoder": True,
+            "pad_token_id": 99, "eos_token_id": 0, "decoder_start_token_id": 99,
+            "forced_eos_token_id": 0, "bad_words_ids": [[99]], "dropout": 0.1,
+            "attention_dropout": 0.0, "activation_dropout": 0.0, "init_std": 0.02,
+            "torch_dtype": "float32", "use_cache": True,
+        }),
+    dict(
+        name="t5_relu_tied",
+        covers="T5 v1.0: ReLU FFN, head tied to shared and rescaled by d_model^-0.5, "
+               "encoder/decoder embed_tokens copies saved; config in t5-small's style without "
+               "feed_forward_proj, num_decoder_layers, tie_word_embeddings and "
+               "relative_attention_max_distance (defaults relu, num_layers, true, 128)",
+        layout="t5_full", dtype="F32", lengths=[12, 7], decoder_lengths=[6, 9],
+        config={
+            "architectures": ["T5ForConditionalGeneration"], "model_type": "t5",
+            "vocab_size": 96, "d_model": 32, "d_kv": 8, "d_ff": 48, "num_layers": 2,
+            "num_heads": 4, "relative_attention_num_buckets": 32, "dropout_rate": 0.1,
+            "layer_norm_epsilon": 1e-6, "initializer_factor": 1.0, "is_encoder_decoder": True,
+            "n_positions": 512, "output_past": True, "pad_token_id": 0, "eos_token_id": 1,
+            "decoder_start_token_id": 0,
+        }),
+    dict(
+        name="t5_gated_untied",
+        covers="T5 v1.1: gated-gelu FFN (tanh GELU), untied lm_head, 3 heads x d_kv 8 = 24 != "
+               "d_model 32, 2 encoder / 3 decoder blocks, 8 buckets with max_distance 20 on "
+               "sources of 24 tokens (log buckets and the clamp in both directions)",
+        layout="t5_minimal", dtype="F32", lengths=[24, 15], decoder_lengths=[10, 16],
+        config={
+            "architectures": ["T5ForConditionalGeneration"], "model_type": "t5",
+            "vocab_size": 128, "d_model": 32, "d_kv": 8, "d_ff": 48, "num_layers": 2,
+            "num_decoder_layers": 3, "num_heads": 3, "relative_attention_num_buckets": 8,
+            "relative_attention_max_distance": 20, "feed_forward_proj": "gated-gelu",
+            "tie_word_embeddings": False, "dropout_rate": 0.1, "layer_norm_epsilon": 1e-6,
+            "initializer_factor": 1.0, "is_encoder_decoder": True, "pad_token_id": 0,
+            "eos_token_id": 1, "decoder_start_token_id": 0, "use_cache": True,
+            "torch_dtype": "float32",
+        }),
+]
+
+# Standard deviation of the random embeddings per family (other weights: see init_weights).
+EMBED_STD = {"bert": 1.0, "gpt2": 0.5, "llama": 1.0, "qwen2": 1.0, "mistral": 1.0,
+             "marian": 32 ** -0.5, "t5": 1.0}
+
+
+def family(case):
+    return case["config"]["model_type"]
+
+
+def case_seed(seed, name):
+    return (seed * 1000003 + zlib.crc32(name.encode())) % (2 ** 31)
+
+
+# --- random weights ------------------------------------------------------------------------------
+
+def init_weights(model, gen, embed_std):
+    """Deterministic random weights that keep activations O(1): linear N(0, 1/fan_in), biases
+    N(0, 0.1^2), norm weights 1 + N(0, 0.1^2), embeddings N(0, embed_std^2), T5's relative bias and
+    Marian's final_logits_bias N(0, 0.5^2). Marian's sinusoids stay as computed."""
+    def randn(*shape, std=1.0):
+        return torch.randn(*shape, generator=gen) * std
+
+    with torch.no_grad():
+        for name, m in model.named_modules():
+            if isinstance(m, nn.Linear):
+                m.weight.copy_(randn(*m.weight.shape, std=m.weight.shape[1] ** -0.5))
+                if m.bias is not None:
+                    m.bias.copy_(randn(*m.bias.shape, std=0.1))
+            elif isinstance(m, Conv1D):
+                m.weight.copy_(randn(*m.weight.shape, std=m.weight.shape[0] ** -0.5))
+                m.bias.copy_(randn(*m.bias.shape, std=0.1))
+            elif isinstance(m, (nn.LayerNorm, RMSNorm)):
+                m.weight.copy_(1.0 + randn(*m.weight.shape, std=0.1))
+                if getattr(m, "bias", None) is not None:
+                    m.bias.copy_(randn(*m.bias.shape, std=0.1))
+            elif isinstance(m, nn.Embedding):
+                std = 0.5 if name.endswith("relative_attention_bias") else embed_std
+                m.weight.copy_(randn(*m.weight.shape, std=std))
+            elif isinstance(m, MarianSinusoidalPositionalEmbedding):
+                pass
+        if hasattr(model, "final_logits_bias"):
+            model.final_logits_bias.copy_(randn(*model.final_logits_bias.shape, std=0.5))
+
+
+# --- checkpoint layouts --------------------------------------------------------------------------
+# export: model state_dict -> the tensors Hugging Face would save for that class.
+# import_: what the converter must do in reverse: read those names back into the model.
+
+def export(model, case, gen):
+    sd = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    layout = case["layout"]
+    c = case["config"]
+    extra_dtype = {}
+
+    def randn(*shape, std):
+        return torch.randn(*shape, generator=gen) * std
+
+    if layout in ("bert_model", "bert_pretraining"):
+        h, v = c["hidden_size"], c["vocab_size"]
+        sd["pooler.dense.weight"] = randn(h, h, std=h ** -0.5)
+        sd["pooler.dense.bias"] = randn(h, std=0.1)
+    if layout == "bert_pretraining":
+        out = {"bert." + k: t for k, t in sd.items()}
+        out["bert.embeddings.position_ids"] = torch.arange(c["max_position_embeddings"])[None]
+        extra_dtype["bert.embeddings.position_ids"] = "I64"
+        # BertForPreTraining heads (cls.predictions.decoder.weight is tied to the word embeddings
+        # and not saved).
+        out["cls.predictions.bias"] = randn(v, std=0.1)
+        out["cls.predictions.transform.dense.weight"] = randn(h, h, std=h ** -0.5)
+        out["cls.predictions.transform.dense.bias"] = randn(h, std=0.1)
+        out["cls.predictions.transform.LayerNorm.weight"] = 1 + randn(h, std=0.1)
+        out["cls.predictions.transform.LayerNorm.bias"] = randn(h, std=0.1)
+        out["cls.seq_relationship.weight"] = randn(2, h, std=h ** -0.5)
+        out["cls.seq_relationship.bias"] = randn(2, std=0.1)
+    elif layout == "gpt2_model":
+        out = {k[len("transformer."):]: t for k, t in sd.items()}
+    elif layout == "marian_full":
+        out = dict(sd)
+        out["lm_head.weight"] = sd["model.shared.weight"].clone()
+    elif layout == "marian_minimal":
+        drop = ("model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight",
+                "model.encoder.embed_positions.weight", "model.decoder.embed_positions.weight")
+        out = {k: t for k, t in sd.items() if k not in drop}
+    elif layout == "t5_minimal":
+        drop = ("encoder.embed_tokens.weight", "decoder.embed_tokens.weight")
+        out = {k: t for k, t in sd.items() if k not in drop}
+    else:  # bert_model, gpt2_lmhead, t5_full, as_is: the model's own names
+        out = sd
+    dtypes = {k: extra_dtype.get(k, case["dtype"]) for k in out}
+    return out, dtypes
+
+
+def import_(model, tensors, case):
+    """Checkpoint names -> model names, skipping what octet does not use and filling tied copies,
+    as the converter has to. Returns (state_dict, ignored checkpoint names)."""
+    fam = family(case)
+    sd, ignored = {}, []
+    for name, t in tensors.items():
+        key = name
+        if fam == "bert":
+            key = name[len("bert."):] if name.startswith("bert.") else name
+            if key.startswith(("cls.", "pooler.")) or key == "embeddings.position_ids":
+                ignored.append(name)
+                continue
+        elif fam == "gpt2":
+            key = name if name.startswith("transformer.") else "transformer." + name
+            if name.endswith((".attn.bias", ".attn.masked_bias")):
+                ignored.append(name)  # still loaded: the reference model registers them
+        elif fam == "marian" and name == "lm_head.weight":
+            if not torch.equal(t, tensors["model.shared.weight"]):
+                raise ValueError("lm_head.weight differs from model.shared.weight")
+            ignored.append(name)
+            continue
+        sd[key] = t
+    own = model.state_dict()
+    for key in own:
+        if key in sd:
+            continue
+        if key.endswith("embed_tokens.weight"):
+            sd[key] = sd["model.shared.weight" if fam == "marian" else "shared.weight"]
+        elif key.endswith("embed_positions.weight"):
+            sd[key] = own[key]  # computed sinusoids
+    return sd, sorted(ignored)
+
+
+# --- files ---------------------------------------------------------------------------------------
+
+def write_checkpoint(out_dir, tensors, dtypes, shards):
+    """Writes model.safetensors, or `shards` files + model.safetensors.index.json. Returns the
+    list of files."""
+    named = {k: (tensors[k], dtypes[k]) for k in tensors}
+    if shards == 1:
+        safetensors_io.write(os.path.join(out_dir, "model.safetensors"), named)
+        return ["model.safetensors"]
+    names = list(tensors)  # module order, as Hugging Face shards
+    sizes = [tensors[n].numel() * safetensors_io.DTYPES[dtypes[n]][1] for n in names]
+    total, groups, acc = sum(sizes), [[] for _ in range(shards)], 0
+    for n, s in zip(names, sizes):
+        groups[min(shards - 1, acc * shards // total)].append(n)
+        acc += s
+    files, weight_map = [], {}
+    for i, group in enumerate(groups):
+        fname = f"model-{i + 1:05d}-of-{shards:05d}.safetensors"
+        safetensors_io.write(os.path.join(out_dir, fname), {n: named[n] for n in group})
+        files.append(fname)
+        weight_map.update({n: fname for n in group})
+    index = {"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))}
+    write_json(os.path.join(out_dir, "model.safetensors.index.json"), index)
+    return files + ["model.safetensors.index.json"]
+
+
+def read_checkpoint(out_dir):
+    index = os.path.join(out_dir, "model.safetensors.index.json")
+    if os.path.exists(index):
+        with open(index) as f:
+            files = sorted(set(json.load(f)["weight_map"].values()))
+    else:
+        files = ["model.safetensors"]
+    out = {}
+    for fname in files:
+        tensors, _ = safetensors_io.read(os.path.join(out_dir, fname))
+        out.update(tensors)
+    return out
+
+
+def write_json(path, obj):
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+def bytes_to_unicode():
+    """GPT-2's byte-level alphabet: printable bytes map to themselves, the others to U+0100 on."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + \
+        list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {b: chr(c) for b, c in zip(bs, cs)}, bs
+
+
+def write_tokenizer(out_dir, vocab_size):
+    """A tiny byte-level BPE tokenizer.json: 256 byte tokens (GPT-2's order), 15 merges, and
+    <|endoftext|> as the last id."""
+    byte_char, order = bytes_to_unicode()
+    vocab = {byte_char[b]: i for i, b in enumerate(order)}
+    merges = ["Ġ t", "h e", "i n", "Ġ a", "e r", "o n", "Ġt he", "r e", "Ġ s", "a t", "o r",
+              "e n", "Ġ o", "e s", "Ġ w"]
+    for m in merges:
+        vocab[m.replace(" ", "")] = len(vocab)
+    eos = len(vocab)
+    vocab["<|endoftext|>"] = eos
+    if eos + 1 != vocab_size:
+        raise ValueError("tokenizer and vocab_size disagree")
+
+    def byte_level(prefix_space, trim):
+        return {"type": "ByteLevel", "add_prefix_space": prefix_space, "trim_offsets": trim,
+                "use_regex": True}
+    tok = {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [{"id": eos, "content": "<|endoftext|>", "single_word": False,
+                          "lstrip": False, "rstrip": False, "normalized": True, "special": True}],
+        "normalizer": None, "pre_tokenizer": byte_level(False, True),
+        "post_processor": byte_level(True, False), "decoder": byte_level(True, True),
+        "model": {"type": "BPE", "dropout": None, "unk_token": None,
+                  "continuing_subword_prefix": "", "end_of_word_suffix": "", "fuse_unk": False,
+                  "byte_fallback": False, "vocab": vocab, "merges": merges},
+    }
+    with open(os.path.join(out_dir, "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump(tok, f, ensure_ascii=False, indent=2)
+        f.write("\n")
+
+
+# --- inputs --------------------------------------------------------------------------------------
+
+def make_inputs(case, gen):
+    """Token ids per sequence, in range, with the boundary ids where the family allows them."""
+    c, fam = case["config"], family(case)
+    v = c["vocab_size"]
+
+    def rand(n, lo, hi):
+        return torch.randint(lo, hi, (n,), generator=gen).tolist()
+
+    ids, dec = [], None
+    if fam in ("marian", "t5"):
+        eos, start = c["eos_token_id"], c["decoder_start_token_id"]
+        lo, hi = (1, v - 1) if fam == "marian" else (2, v)  # no pad/eos inside a sequence
+        ids = [rand(n - 1, lo, hi) + [eos] for n in case["lengths"]]
+        dec = [[start] + rand(n - 1, lo, hi) for n in case["decoder_lengths"]]
+        ids[0][0], dec[0][-1] = hi - 1, lo  # the largest and smallest ordinary ids
+    else:
+        lo = 1 if fam == "bert" else 0
+        ids = [rand(n, lo, v) for n in case["lengths"]]
+        ids[0][1], ids[0][2] = v - 1, lo
+    return ids, dec
+
+
+def pad(seqs, value):
+    n = max(len(s) for s in seqs)
+    ids = torch.tensor([s + [value] * (n - len(s)) for s in seqs], dtype=torch.long)
+    valid = torch.tensor([[True] * len(s) + [False] * (n - len(s)) for s in seqs])
+    return ids, valid
+
+
+# --- reference runs and self-checks --------------------------------------------------------------
+
+def run(model, ids, dec=None, pad_id=0):
+    """The DESIGN §5 --dump array for a batch, padded positions zeroed: [B, S, X]."""
+    x, valid = pad(ids, pad_id)
+    if model.kind in ("encoder", "decoder"):
+        out, out_valid = model(x, valid), valid
+    else:
+        y, y_valid = pad(dec, pad_id)
+        out, out_valid = model.decode(y, y_valid, model.encode(x, valid), valid), y_valid
+    return out * out_valid[..., None]
+
+
+def rel_err(a, b):
+    return float((a - b).abs().max() / b.abs().max())
+
+
+def run_incremental(model, ids, dec=None, prefill=1):
+    """One unpadded sequence through the KV cache: `prefill` tokens, then one per step."""
+    cache = model.new_cache()
+    steps = dec if dec is not None else ids
+    if dec is not None:
+        x = torch.tensor([ids])
+        x_valid = torch.ones_like(x, dtype=torch.bool)
+        enc = model.encode(x, x_valid)
+        cross = model.cross_kv(enc)
+    outs, pos = [], 0
+    while pos < len(steps):
+        n = prefill if pos == 0 else 1
+        y = torch.tensor([steps[pos:pos + n]])
+        valid = torch.ones(1, pos + n, dtype=torch.bool)
+        if dec is None:
+            outs.append(model(y, valid, cache=cache))
+        else:
+            outs.append(model.decode(y, valid, enc, x_valid, cache=cache, cross=cross))
+        pos += n
+    return torch.cat(outs, dim=1)[0]
+
+
+def self_checks(model, case, ids, dec, expected, pad_id):
+    """Returns {check: result}; raises when one fails."""
+    checks = {}
+    worst_single, worst_kv = 0.0, 0.0
+    for b in range(len(ids)):
+        single = run(model, [ids[b]], None if dec is None else [dec[b]], pad_id)[0]
+        n = single.shape[0]
+        worst_single = max(worst_single, rel_err(expected[b, :n], single))
+        if model.kind != "encoder":
+            inc = run_incremental(model, ids[b], None if dec is None else dec[b],
+                                  prefill=max(1, n // 3))
+            worst_kv = max(worst_kv, rel_err(inc, single))
+    checks["padded_batch_vs_single"] = worst_single
+    fam = family(case)
+    if hasattr(crosscheck, fam):  # the same weights through torch.nn's transformer layers
+        x, valid = pad(ids, pad_id)
+        if dec is None:
+            other = getattr(crosscheck, fam)(model, case["config"], x, valid)
+            mask = valid
+        else:
+            y, mask = pad(dec, pad_id)
+            other = crosscheck.marian(model, case["config"], x, valid, y, mask)
+        checks["torch_nn_layers"] = rel_err(other * mask[..., None], expected)
+    if model.kind != "encoder":
+        checks["kv_cache_vs_full"] = worst_kv
+    for k, v in checks.items():
+        if not v <= TOLERANCE:
+            raise AssertionError(f"{case['name']}: self-check {k} failed: {v:.3g}")
+
+    if model.kind == "decoder":
+        checks["receptive_field"] = check_receptive_field(model, case, max(ids, key=len))
+    if model.kind == "encoder-decoder":
+        checks["decoder_causality"] = check_decoder_causality(model, ids[0], dec[0])
+    return checks
+
+
+def changed_positions(a, b):
+    return [i for i in range(a.shape[0]) if not torch.equal(a[i], b[i])]
+
+
+def check_receptive_field(model, case, seq):
+    """Change one token and see which positions' logits move: exactly [p, p + L*(W-1)] with a
+    window W over L layers, [p, end) without one. Checks the causal mask and the window boundary
+    (a key j is visible from i iff i - W < j <= i) independently of the mask code."""
+    c = case["config"]
+    layers = c.get("num_hidden_layers", c.get("n_layer"))
+    window = model.window if hasattr(model, "window") else None
+    n = len(seq)
+    v = c["vocab_size"]
+    base = run(model, [seq])[0]
+    for p in (0, n // 4, n // 2, n - 2):
+        other = list(seq)
+        other[p] = (other[p] + 1 + p) % v
+        moved = changed_positions(base, run(model, [other])[0])
+        last = n - 1 if window is None else min(n - 1, p + layers * (window - 1))
+        if moved != list(range(p, last + 1)):
+            raise AssertionError(f"{case['name']}: token {p} moved positions {moved}, "
+                                 f"expected {p}..{last}")
+    if window is None:
+        return "ok"
+    return f"ok (window {window}: token p reaches p..p+{layers}*{window - 1})"
+
+
+def check_decoder_causality(model, src, tgt):
+    base = run(model, [src], [tgt])[0]
+    p = len(tgt) // 2
+    other = list(tgt)
+    other[p] = other[p] - 1 if other[p] > 2 else other[p] + 1  # still an ordinary id
+    moved = changed_positions(base, run(model, [src], [other])[0])
+    if moved != list(range(p, len(tgt))):
+        raise AssertionError(f"decoder token {p} moved positions {moved}")
+    src2 = list(src)
+    src2[0] = src2[0] - 1 if src2[0] > 2 else src2[0] + 1
+    if changed_positions(base, run(model, [src2], [tgt])[0]) != list(range(len(tgt))):
+        raise AssertionError("a source token does not reach every target position")
+    return "ok"
+
+
+def debug_tables(model, case):
+    """Intermediate values that help debug an implementation (not compared by the tests)."""
+    fam = family(case)
+    out = {}
+    if fam in ("llama", "qwen2", "mistral"):
+        out["rope_inv_freq"] = [float(x) for x in model.inv_freq]
+    if fam == "t5":
+        att = model.encoder.block[0].layer[0].SelfAttention
+        for name, bidir, n in (("encoder", True, max(case["lengths"])),
+                               ("decoder", False, max(case["decoder_lengths"]))):
+            rel = torch.arange(-(n - 1), n)
+            b32 = relative_position_bucket(rel, bidir, att.num_buckets, att.max_distance)
+            out[f"{name}_buckets_for_relative_position_{-(n - 1)}_to_{n - 1}"] = b32.tolist()
+            # The same buckets in float64: an implementation in double gets the same ones.
+            b64 = bucket_float64(rel.tolist(), bidir, att.num_buckets, att.max_distance)
+            if b64 != b32.tolist():
+                raise AssertionError(f"T5 buckets differ between float32 and float64 ({name})")
+    return out
+
+
+def bucket_float64(rel, bidirectional, num_buckets, max_distance):
+    out = []
+    for r in rel:
+        nb, b = num_buckets, 0
+        if bidirectional:
+            nb //= 2
+            b = nb if r > 0 else 0
+            n = abs(r)
+        else:
+            n = max(-r, 0)
+        exact = nb // 2
+        if n < exact:
+            out.append(b + n)
+        else:
+            large = exact + int(math.log(n / exact) / math.log(max_distance / exact) * (nb - exact))
+            out.append(b + min(large, nb - 1))
+    return out
+
+
+# --- one case ------------------------------------------------------------------------------------
+
+def generate(case, out_root, seed):
+    name, fam, c = case["name"], family(case), case["config"]
+    cseed = case_seed(seed, name)
+    torch.manual_seed(cseed)
+    gen = torch.Generator().manual_seed(cseed)
+    model = MODELS[fam](c).eval()
+    init_weights(model, gen, EMBED_STD[fam])
+
+    out_dir = os.path.join(out_root, name)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.makedirs(out_dir)
+    write_json(os.path.join(out_dir, "config.json"), c)
+    tensors, dtypes = export(model, case, gen)
+    files = ["config.json"] + write_checkpoint(out_dir, tensors, dtypes, case.get("shards", 1))
+    if case.get("tokenizer"):
+        write_tokenizer(out_dir, c["vocab_size"])
+        files.append("tokenizer.json")
+
+    # The reference runs on what the files hold (F16/BF16 rounded), read back by name.
+    back = read_checkpoint(out_dir)
+    for k, (t, dt) in back.items():
+        want = tensors[k].to(safetensors_io.DTYPES[dt][0])
+        if not torch.equal(t, want.float() if want.is_floating_point() else want):
+            raise AssertionError(f"{name}: {k} did not read back")
+    sd, ignored = import_(model, {k: t for k, (t, _) in back.items()}, case)
+    model.load_state_dict(sd, strict=True)
+
+    ids, dec = make_inputs(case, gen)
+    pad_id = c.get("pad_token_id") or 0
+    with torch.no_grad():
+        expected = run(model, ids, dec, pad_id)
+        checks = self_checks(model, case, ids, dec, expected, pad_id)
+        debug = debug_tables(model, case)
+
+    np.save(os.path.join(out_dir, "expected.npy"), expected.numpy().astype(np.float32))
+    args = []
+    for s in ids:
+        args += ["--ids", ",".join(map(str, s))]
+    for s in dec or []:
+        args += ["--decoder-ids", ",".join(map(str, s))]
+    output = {"encoder": "last_hidden_state", "decoder": "logits",
+              "encoder-decoder": "decoder_logits"}[model.kind]
+    inputs = {"ids": ids, "args": args, "output": output, "shape": list(expected.shape)}
+    if dec is not None:
+        inputs["decoder_ids"] = dec
+    with open(os.path.join(out_dir, "inputs.json"), "w") as f:  # one key per line
+        f.write("{\n" + ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}"
+                                    for k, v in sorted(inputs.items())) + "\n}\n")
+    files += ["inputs.json", "expected.npy", "provenance.json"]
+
+    provenance = {
+        "script": SCRIPT,
+        "command": f"python3 {SCRIPT} --out tests/golden/cases --seed {seed} --only {name}",
+        "seed": seed, "case_seed": cseed,
+        "torch": torch.__version__, "numpy": np.__version__,
+        "python": platform.python_version(),
+        "reference": "PyTorch float32, 1 thread, deterministic algorithms; ref_models/ written "
+                     "from the published architectures with Hugging Face parameter names",
+        "case": {k: v for k, v in case.items() if k != "config"},
+        "checkpoint": {"files": [f for f in files if "safetensors" in f],
+                       "dtype": case["dtype"], "ignored_tensors": ignored},
+        "expected": {"file": "expected.npy", "dtype": "float32", "shape": list(expected.shape),
+                     "output": output, "max_abs": float(expected.abs().max()),
+                     "padded_positions": "0"},
+        "self_checks": checks,
+        "debug": debug,
+    }
+    write_json(os.path.join(out_dir, "provenance.json"), provenance)
+    sizes = {f: os.path.getsize(os.path.join(out_dir, f)) for f in files}
+    return checks, sizes, list(expected.shape)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", help="output folder (one sub-folder per case)")
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--only", default="", help="comma-separated case names")
+    ap.add_argument("--list", action="store_true", help="list the cases and exit")
+    a = ap.parse_args()
+    if a.list:
+        for case in CASES:
+            print(f"{case['name']:24} {family(case):8} {case['covers']}")
+        return 0
+    if not a.out:
+        ap.error("--out is required")
+    only = [n for n in a.only.split(",") if n]
+    unknown = set(only) - {c["name"] for c in CASES}
+    if unknown:
+        ap.error(f"unknown case(s): {', '.join(sorted(unknown))}")
+
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    os.makedirs(a.out, exist_ok=True)
+    total = 0
+    print(f"{'case':24} {'family':8} {'dtype':5} {'shape':14} {'ckpt KiB':>8} {'all KiB':>8}  "
+          f"self-checks (max abs err / max abs ref)")
+    for case in CASES:
+        if only and case["name"] not in only:
+            continue
+        checks, sizes, shape = generate(case, a.out, a.seed)
+        ckpt = sum(s for f, s in sizes.items() if "safetensors" in f)
+        total += sum(sizes.values())
+        shown = ", ".join(f"{k} {v:.1e}" if isinstance(v, float) else f"{k} {v.split(' ')[0]}"
+                          for k, v in checks.items())
+        print(f"{case['name']:24} {family(case):8} {case['dtype']:5} {str(shape):14} "
+              f"{ckpt / 1024:8.1f} {sum(sizes.values()) / 1024:8.1f}  {shown}")
+    print(f"total {total / 1024:.1f} KiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
