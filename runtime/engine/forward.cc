@@ -80,10 +80,12 @@ struct KvRows {
   size_t stride = 0;   // rows per sequence
 };
 
-// The attention shape of the model; the caller sets lengths, masks and biases.
-AttentionParams BaseParams(const fb::Architecture& a) {
+// The attention shape of the model and the tile size; the caller sets lengths,
+// masks and biases.
+AttentionParams BaseParams(const fb::Architecture& a, uint32_t tile = 0) {
   const fb::Attention& att = *a.attention();
   AttentionParams p;
+  p.tile = tile;
   p.num_heads = att.num_heads();
   p.num_kv_heads = att.num_kv_heads();
   p.head_dim = att.head_dim();
@@ -165,7 +167,7 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
       rp.heads = a.attention()->num_kv_heads();
       f32_rope__ref(rp, kb + p0 * kvd, kvd);
     }
-    AttentionParams p = BaseParams(a);
+    AttentionParams p = BaseParams(a, f.attention_tile);
     p.q_len = seq;
     p.kv_len = p0 + seq;
     p.q_pos0 = p0;
@@ -184,24 +186,21 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
   Linear(w.o, q, qd, rows, out, h);
 }
 
-// Cross-attention: queries from in [batch * seq, hidden], keys and values of
-// encoder_out [batch * enc_seq, hidden] projected into kv (first enc_lengths[b] real).
+// Cross-attention: queries from in [batch * seq, hidden], keys and values already
+// projected from the encoder output into kv (ProjectCrossKv; enc_lengths[b] real).
 void CrossAttention(const Forward& f, const AttentionWeights& w, KvRows kv, const float* in,
-                    const float* encoder_out, const uint32_t* enc_lengths, uint32_t enc_seq,
-                    uint32_t batch, uint32_t seq, float* out) {
+                    const uint32_t* enc_lengths, uint32_t enc_seq, uint32_t batch, uint32_t seq,
+                    float* out) {
   const fb::Architecture& a = *f.arch;
   const size_t h = a.hidden_size(), qd = QDim(a), kvd = KvDim(a);
   const size_t rows = static_cast<size_t>(batch) * seq;
   float* q = f.q;  // [rows, qd]: queries, then the attention output in place
   Linear(w.q, in, h, rows, q, qd);
   for (uint32_t b = 0; b < batch; ++b) {
-    const float* eb = encoder_out + static_cast<size_t>(b) * enc_seq * h;  // [enc_seq, hidden]
     float* qb = q + static_cast<size_t>(b) * seq * qd;                    // [seq, qd]
-    float* kb = kv.k + static_cast<size_t>(b) * kv.stride * kvd;          // [enc_seq, kvd]
-    float* vb = kv.v + static_cast<size_t>(b) * kv.stride * kvd;          // [enc_seq, kvd]
-    Linear(w.k, eb, h, enc_seq, kb, kvd);
-    Linear(w.v, eb, h, enc_seq, vb, kvd);
-    AttentionParams p = BaseParams(a);
+    const float* kb = kv.k + static_cast<size_t>(b) * kv.stride * kvd;    // [enc_seq, kvd]
+    const float* vb = kv.v + static_cast<size_t>(b) * kv.stride * kvd;    // [enc_seq, kvd]
+    AttentionParams p = BaseParams(a, f.attention_tile);
     p.q_len = seq;
     p.kv_len = enc_seq;
     p.kv_valid = enc_lengths[b];
@@ -245,12 +244,35 @@ void Residual(const Forward& f, const NormWeights& norm, size_t rows, float* x, 
   }
 }
 
-// What a decoder stack's layers attend to besides themselves.
+// What a decoder stack's layers attend to besides themselves: the source whose
+// cross-attention keys and values ProjectCrossKv put in the KV cache.
 struct CrossInput {
-  const float* encoder_out = nullptr;  // [batch * enc_seq, hidden]
-  const uint32_t* enc_lengths = nullptr;
-  uint32_t enc_seq = 0;
+  const uint32_t* enc_lengths = nullptr;  // [batch]: real source tokens
+  uint32_t enc_seq = 0;                   // source rows per sequence
 };
+
+// The cross-attention keys and values of decoder layer l, [max_batch, max_seq, kv_dim].
+KvRows CrossKv(const Forward& f, uint32_t l) {
+  const size_t layer = static_cast<size_t>(f.max_batch) * f.max_seq * KvDim(*f.arch);
+  return KvRows{f.cross_k + l * layer, f.cross_v + l * layer, f.max_seq};
+}
+
+// Projects encoder_out [batch * enc_seq, hidden] into every decoder layer's
+// cross-attention keys and values, once per source.
+void ProjectCrossKv(const Forward& f, const float* encoder_out, uint32_t enc_seq,
+                    uint32_t batch) {
+  const size_t h = f.arch->hidden_size(), kvd = KvDim(*f.arch);
+  const StackWeights& stack = f.weights->decoder;
+  for (uint32_t l = 0; l < stack.num_layers; ++l) {
+    const AttentionWeights& w = stack.layers[l].cross_attn;
+    const KvRows kv = CrossKv(f, l);
+    for (uint32_t b = 0; b < batch; ++b) {
+      const float* eb = encoder_out + static_cast<size_t>(b) * enc_seq * h;  // [enc_seq, hidden]
+      Linear(w.k, eb, h, enc_seq, kv.k + static_cast<size_t>(b) * kv.stride * kvd, kvd);
+      Linear(w.v, eb, h, enc_seq, kv.v + static_cast<size_t>(b) * kv.stride * kvd, kvd);
+    }
+  }
+}
 
 // The layers of one stack over x [batch * seq, hidden], then its final norm.
 // Decoder stacks keep keys and values in the KV cache; encoder stacks in scratch.
@@ -259,7 +281,6 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
               float* x) {
   const size_t rows = static_cast<size_t>(batch) * seq, kvd = KvDim(*f.arch);
   const size_t self_layer = static_cast<size_t>(f.max_batch) * f.kv_positions * kvd;
-  const size_t cross_layer = static_cast<size_t>(f.max_batch) * f.max_seq * kvd;
   for (uint32_t l = 0; l < stack.num_layers; ++l) {
     const LayerWeights& w = stack.layers[l];
     const KvRows self = decoder ? KvRows{f.self_k + l * self_layer, f.self_v + l * self_layer,
@@ -270,10 +291,9 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
                     f.delta);
     });
     if (cross != nullptr) {
-      const KvRows kv{f.cross_k + l * cross_layer, f.cross_v + l * cross_layer, f.max_seq};
       Residual(f, w.cross_attn_norm, rows, x, [&](const float* in) {
-        CrossAttention(f, w.cross_attn, kv, in, cross->encoder_out, cross->enc_lengths,
-                       cross->enc_seq, batch, seq, f.delta);
+        CrossAttention(f, w.cross_attn, CrossKv(f, l), in, cross->enc_lengths, cross->enc_seq,
+                       batch, seq, f.delta);
       });
     }
     Residual(f, w.ffn_norm, rows, x,
@@ -300,8 +320,8 @@ const float* Head(const Forward& f, const float* x, size_t rows) {
 }  // namespace
 
 Status PlanForward(const fb::Architecture& a, uint32_t max_batch, uint32_t max_seq,
-                   uint32_t max_new_tokens, ArenaLayout* activations, ArenaLayout* scratch,
-                   ArenaLayout* kv_cache, ForwardPlan* plan) {
+                   uint32_t max_new_tokens, uint32_t attention_tile, ArenaLayout* activations,
+                   ArenaLayout* scratch, ArenaLayout* kv_cache, ForwardPlan* plan) {
   const fb::Attention& att = *a.attention();
   const uint64_t h = a.hidden_size(), inter = a.intermediate_size(), vocab = a.vocab_size();
   const uint64_t qd = QDim(a), kvd = KvDim(a);
@@ -309,6 +329,7 @@ Status PlanForward(const fb::Architecture& a, uint32_t max_batch, uint32_t max_s
   constexpr uint64_t f = sizeof(float);
   *plan = ForwardPlan();
   plan->kv_positions = max_seq + max_new_tokens;
+  plan->attention_tile = attention_tile;
   if (a.position() == fb::PositionKind::Rope) {
     const uint32_t rotary = a.rope() != nullptr ? a.rope()->rotary_dim() : 0;
     plan->rotary_dim = rotary != 0 ? rotary : att.head_dim();
@@ -349,6 +370,7 @@ Status PlanForward(const fb::Architecture& a, uint32_t max_batch, uint32_t max_s
   if (a.gated_ffn()) plan->gate = reserve(scratch, rows * inter, f);
   AttentionParams params;
   params.head_dim = att.head_dim();
+  params.tile = attention_tile;
   plan->attention = reserve(scratch, f32_attention_scratch_floats(params), f);
   plan->step_valid = reserve(scratch, max_batch, sizeof(uint32_t));
 
@@ -418,6 +440,7 @@ Status PrepareForward(const Model& model, const ForwardPlan& plan, uint32_t max_
   f.max_batch = max_batch;
   f.max_seq = max_seq;
   f.kv_positions = plan.kv_positions;
+  f.attention_tile = plan.attention_tile;
   f.x = activations.At<float>(plan.x);
   if (plan.encoder_out != 0) f.encoder_out = activations.At<float>(plan.encoder_out);
   if (plan.logits != 0) f.logits = activations.At<float>(plan.logits);
@@ -469,18 +492,42 @@ const float* RunDecoderStep(const Forward& f, const int32_t* ids, const uint32_t
   return Head(f, x, batch);
 }
 
+void EncodeSource(const Forward& f, const int32_t* enc_ids, const uint32_t* enc_lengths,
+                  uint32_t enc_seq, uint32_t batch) {
+  float* enc = f.encoder_out;  // [batch * enc_seq, hidden]
+  Embed(f, enc_ids, enc_lengths, nullptr, batch, enc_seq, enc);
+  RunStack(f, f.weights->encoder, false, nullptr, nullptr, enc_lengths, batch, enc_seq, enc);
+  ProjectCrossKv(f, enc, enc_seq, batch);
+}
+
+const float* RunDecoderOnSource(const Forward& f, const uint32_t* enc_lengths, uint32_t enc_seq,
+                                const int32_t* dec_ids, const uint32_t* dec_lengths,
+                                uint32_t dec_seq, uint32_t batch) {
+  float* x = f.x;  // [batch * dec_seq, hidden]
+  const CrossInput cross{enc_lengths, enc_seq};
+  Embed(f, dec_ids, dec_lengths, nullptr, batch, dec_seq, x);
+  RunStack(f, f.weights->decoder, true, &cross, nullptr, dec_lengths, batch, dec_seq, x);
+  return Head(f, x, static_cast<size_t>(batch) * dec_seq);
+}
+
+const float* RunDecoderOnSourceStep(const Forward& f, const uint32_t* enc_lengths,
+                                    uint32_t enc_seq, const int32_t* ids,
+                                    const uint32_t* positions, uint32_t batch) {
+  float* x = f.x;  // [batch, hidden]
+  uint32_t* valid = f.step_valid;  // [batch]: the cached keys and the new one, all real
+  for (uint32_t b = 0; b < batch; ++b) valid[b] = positions[b] + 1;
+  const CrossInput cross{enc_lengths, enc_seq};
+  Embed(f, ids, nullptr, positions, batch, 1, x);
+  RunStack(f, f.weights->decoder, true, &cross, positions, valid, batch, 1, x);
+  return Head(f, x, batch);
+}
+
 const float* RunEncoderDecoder(const Forward& f, const int32_t* enc_ids,
                                const uint32_t* enc_lengths, uint32_t enc_seq,
                                const int32_t* dec_ids, const uint32_t* dec_lengths,
                                uint32_t dec_seq, uint32_t batch) {
-  float* enc = f.encoder_out;  // [batch * enc_seq, hidden]
-  Embed(f, enc_ids, enc_lengths, nullptr, batch, enc_seq, enc);
-  RunStack(f, f.weights->encoder, false, nullptr, nullptr, enc_lengths, batch, enc_seq, enc);
-  float* x = f.x;  // [batch * dec_seq, hidden]
-  const CrossInput cross{enc, enc_lengths, enc_seq};
-  Embed(f, dec_ids, dec_lengths, nullptr, batch, dec_seq, x);
-  RunStack(f, f.weights->decoder, true, &cross, nullptr, dec_lengths, batch, dec_seq, x);
-  return Head(f, x, static_cast<size_t>(batch) * dec_seq);
+  EncodeSource(f, enc_ids, enc_lengths, enc_seq, batch);
+  return RunDecoderOnSource(f, enc_lengths, enc_seq, dec_ids, dec_lengths, dec_seq, batch);
 }
 
 }  // namespace octet

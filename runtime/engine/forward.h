@@ -46,16 +46,19 @@ struct ForwardPlan {
   // kv cache (decoder stacks), position-major:
   size_t self_k = 0;   // f32 [decoder_layers, max_batch, kv_positions, kv_heads * head_dim]
   size_t self_v = 0;   // same
-  size_t cross_k = 0;  // f32 [decoder_layers, max_batch, max_seq, kv_heads * head_dim] (enc-dec)
+  size_t cross_k = 0;  // f32 [decoder_layers, max_batch, max_seq, kv_heads * head_dim] (enc-dec):
+                       // the cross-attention keys of the current source (EncodeSource)
   size_t cross_v = 0;  // same
   uint32_t kv_positions = 0;  // max_seq + max_new_tokens
   uint32_t rotary_dim = 0;
+  uint32_t attention_tile = 0;  // keys per attention tile; 0 = kAttentionDefaultTile
 };
 
 // Plans the fp32 pass of a model with layers into the three arenas' layouts.
+// attention_tile: keys per attention tile (0 = the kernel's default).
 Status PlanForward(const fb::Architecture& a, uint32_t max_batch, uint32_t max_seq,
-                   uint32_t max_new_tokens, ArenaLayout* activations, ArenaLayout* scratch,
-                   ArenaLayout* kv_cache, ForwardPlan* plan);
+                   uint32_t max_new_tokens, uint32_t attention_tile, ArenaLayout* activations,
+                   ArenaLayout* scratch, ArenaLayout* kv_cache, ForwardPlan* plan);
 
 // Everything a run reads, as pointers into the model and the arenas. Built once
 // by PrepareForward; valid while the Model and the arenas live (moving the
@@ -69,6 +72,7 @@ struct Forward {
   uint32_t max_batch = 0;
   uint32_t max_seq = 0;
   uint32_t kv_positions = 0;
+  uint32_t attention_tile = 0;  // AttentionParams::tile
   float* x = nullptr;
   float* encoder_out = nullptr;
   float* logits = nullptr;
@@ -107,7 +111,28 @@ const float* RunDecoderPrefill(const Forward& f, const int32_t* ids, const uint3
 const float* RunDecoderStep(const Forward& f, const int32_t* ids, const uint32_t* positions,
                             uint32_t batch);
 
-// Encoder-decoder, teacher-forced: the decoder logits [batch * dec_seq, vocab].
+// Encoder-decoder, once per source: runs the encoder over enc_ids and projects
+// every decoder layer's cross-attention keys and values into the KV cache
+// (cross_k, cross_v), which the decoder calls below then read.
+void EncodeSource(const Forward& f, const int32_t* enc_ids, const uint32_t* enc_lengths,
+                  uint32_t enc_seq, uint32_t batch);
+
+// Encoder-decoder, teacher-forced on the source EncodeSource last encoded (the
+// same enc_lengths, enc_seq and batch): logits [batch * dec_seq, vocab]; the
+// decoder's keys and values of positions 0..dec_seq-1 stay in the KV cache.
+const float* RunDecoderOnSource(const Forward& f, const uint32_t* enc_lengths, uint32_t enc_seq,
+                                const int32_t* dec_ids, const uint32_t* dec_lengths,
+                                uint32_t dec_seq, uint32_t batch);
+
+// Encoder-decoder, one decoder token per sequence: ids[b] at position
+// positions[b] (the tokens before it are in the cache), on the encoded source.
+// Logits [batch, vocab].
+const float* RunDecoderOnSourceStep(const Forward& f, const uint32_t* enc_lengths,
+                                    uint32_t enc_seq, const int32_t* ids,
+                                    const uint32_t* positions, uint32_t batch);
+
+// Encoder-decoder, teacher-forced: EncodeSource, then RunDecoderOnSource. The
+// decoder logits [batch * dec_seq, vocab].
 const float* RunEncoderDecoder(const Forward& f, const int32_t* enc_ids,
                                const uint32_t* enc_lengths, uint32_t enc_seq,
                                const int32_t* dec_ids, const uint32_t* dec_lengths,

@@ -145,6 +145,8 @@ struct Session::Layout {
   size_t acc = 0;      // scratch: int32 [kRowBlock, vocab]
   ForwardPlan forward;  // models with layers
   size_t positions = 0; // activations: u32 [max_batch] (Step)
+  size_t sample_rows = 0;     // activations: u32 [max_batch] (decoders: Sample)
+  size_t sample_scratch = 0;  // scratch: SamplingScratchBytes(vocab) (decoders: Sample)
 
   static Status Compute(const Model& model, const SessionLimits& limits, Layout* out) {
     const fb::Architecture& a = model.architecture();
@@ -181,9 +183,10 @@ struct Session::Layout {
         return Status(StatusCode::kInvalidArgument, "the KV cache for these limits is too large");
       }
       OCTET_RETURN_IF_ERROR(PlanForward(a, limits.max_batch, limits.max_seq,
-                                        limits.max_new_tokens, &activations, &scratch, &kv,
-                                        &out->forward));
-      out->positions = activations.Reserve(limits.max_batch * sizeof(uint32_t));
+                                        limits.max_new_tokens, limits.attention_tile,
+                                        &activations, &scratch, &kv, &out->forward));
+      // Step positions, then (encoder-decoders) the source lengths: u32 [max_batch] each.
+      out->positions = activations.Reserve(2 * limits.max_batch * sizeof(uint32_t));
     } else {
       out->hidden = activations.Reserve(rows * h * sizeof(float));
       if (IsDecoder(a)) {
@@ -192,6 +195,10 @@ struct Session::Layout {
         out->qscales = scratch.Reserve(rows * sizeof(float));
         out->acc = scratch.Reserve(static_cast<size_t>(kRowBlock) * v * sizeof(int32_t));
       }
+    }
+    if (a.structure() != fb::Structure::EncoderOnly) {
+      out->sample_rows = activations.Reserve(limits.max_batch * sizeof(uint32_t));
+      out->sample_scratch = scratch.Reserve(SamplingScratchBytes(a.vocab_size()));
     }
     if (!activations.ok() || !scratch.ok() || !kv.ok()) {
       return Status(StatusCode::kOutOfMemory, "the memory plan overflows the address space");
@@ -243,6 +250,10 @@ Result<Session> Session::Build(const Model& model, const SessionLimits& limits,
   session.qrows_offset_ = layout.qrows;
   session.qscales_offset_ = layout.qscales;
   session.acc_offset_ = layout.acc;
+  if (model.architecture().structure() != fb::Structure::EncoderOnly) {
+    session.sample_rows_ = session.activations_.At<uint32_t>(layout.sample_rows);
+    session.sample_scratch_ = session.scratch_.At<uint8_t>(layout.sample_scratch);
+  }
   if (layered) {
     // Prepare the forward pass: weights resolved and checked, position tables filled.
     session.layered_ = true;
@@ -250,6 +261,7 @@ Result<Session> Session::Build(const Model& model, const SessionLimits& limits,
                                          session.activations_, session.scratch_,
                                          session.kv_cache_, &session.forward_));
     session.positions_ = session.activations_.At<uint32_t>(layout.positions);
+    session.source_lengths_ = session.positions_ + limits.max_batch;
   }
   return session;
 }
@@ -298,6 +310,7 @@ Status Session::Run(const int32_t* ids, const uint32_t* lengths, uint32_t batch,
                   "encoder-decoder models run with RunEncoderDecoder (encoder and decoder ids)");
   }
   OCTET_RETURN_IF_ERROR(CheckBatch(ids, lengths, batch, seq, "input"));
+  SetSampleRows(lengths, batch, seq);
   if (!layered_) return RunWithoutLayers(ids, lengths, batch, seq);
   const uint32_t dim = structure == fb::Structure::EncoderOnly
                            ? model_->architecture().hidden_size()
@@ -319,11 +332,40 @@ Status Session::Step(const int32_t* ids, uint32_t batch) {
   if (!layered_ || a.structure() != fb::Structure::DecoderOnly) {
     return Status(StatusCode::kInvalidArgument, "Step needs a decoder-only model with layers");
   }
-  if (step_batch_ == 0) return Status(StatusCode::kInvalidArgument, "Step needs a Run first");
+  OCTET_RETURN_IF_ERROR(CheckStep(ids, batch, "Step", "Run"));
+  const float* out = RunDecoderStep(forward_, ids, positions_, batch);
+  for (uint32_t b = 0; b < batch; ++b) ++positions_[b];
+  output_ = OutputView{out, batch, 1, a.vocab_size()};
+  SetSampleRows(nullptr, batch, 1);
+  return Status::Ok();
+}
+
+Status Session::StepEncoderDecoder(const int32_t* ids, uint32_t batch) {
+  const fb::Architecture& a = model_->architecture();
+  if (!layered_ || a.structure() != fb::Structure::EncoderDecoder) {
+    return Status(StatusCode::kInvalidArgument,
+                  "StepEncoderDecoder needs an encoder-decoder model");
+  }
+  OCTET_RETURN_IF_ERROR(CheckStep(ids, batch, "StepEncoderDecoder", "RunEncoderDecoder"));
+  const float* out =
+      RunDecoderOnSourceStep(forward_, source_lengths_, source_seq_, ids, positions_, batch);
+  for (uint32_t b = 0; b < batch; ++b) ++positions_[b];
+  output_ = OutputView{out, batch, 1, a.vocab_size()};
+  SetSampleRows(nullptr, batch, 1);
+  return Status::Ok();
+}
+
+// A step's run-time data: one id per sequence of the last batch, room in the cache.
+Status Session::CheckStep(const int32_t* ids, uint32_t batch, const char* what,
+                          const char* first) const {
+  const fb::Architecture& a = model_->architecture();
+  if (step_batch_ == 0) {
+    return Status::Error(StatusCode::kInvalidArgument, "%s needs a %s first", what, first);
+  }
   if (ids == nullptr || batch != step_batch_) {
     return Status::Error(StatusCode::kInvalidArgument,
-                         "Step takes one id for each of the %u sequences of the last Run",
-                         step_batch_);
+                         "%s takes one id for each of the %u sequences of the last %s", what,
+                         step_batch_, first);
   }
   const uint32_t capacity = limits_.max_seq + limits_.max_new_tokens;
   for (uint32_t b = 0; b < batch; ++b) {
@@ -338,9 +380,38 @@ Status Session::Step(const int32_t* ids, uint32_t batch) {
                            "positions", b, positions_[b]);
     }
   }
-  const float* out = RunDecoderStep(forward_, ids, positions_, batch);
-  for (uint32_t b = 0; b < batch; ++b) ++positions_[b];
-  output_ = OutputView{out, batch, 1, a.vocab_size()};
+  return Status::Ok();
+}
+
+// The row of the output that holds sequence b's next-token logits: the last
+// real position (lengths[b] - 1), or the single row of a Step (lengths null).
+void Session::SetSampleRows(const uint32_t* lengths, uint32_t batch, uint32_t seq) {
+  if (sample_rows_ == nullptr) return;
+  for (uint32_t b = 0; b < batch; ++b) {
+    sample_rows_[b] = lengths == nullptr ? b : b * seq + lengths[b] - 1;
+  }
+}
+
+Status Session::Sample(const SamplingParams& params, uint64_t* rng_state, int32_t* out_ids) {
+  if (sample_rows_ == nullptr) {
+    return Status(StatusCode::kInvalidArgument, "Sample needs a model that outputs logits");
+  }
+  if (output_.data == nullptr) {
+    return Status(StatusCode::kInvalidArgument, "Sample needs a Run or Step first");
+  }
+  if (rng_state == nullptr || out_ids == nullptr) {
+    return Status(StatusCode::kInvalidArgument, "Sample needs a random state and out_ids");
+  }
+  if (!(params.temperature >= 0.0f && params.temperature <= 1e30f) ||
+      !(params.top_p > 0.0f && params.top_p <= 1.0f)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "sampling needs a finite temperature >= 0 and top_p in (0, 1]");
+  }
+  const uint32_t vocab = output_.dim;
+  for (uint32_t b = 0; b < output_.batch; ++b) {
+    const float* row = output_.data + static_cast<size_t>(sample_rows_[b]) * vocab;
+    out_ids[b] = SampleToken(row, vocab, params, rng_state, sample_scratch_);
+  }
   return Status::Ok();
 }
 
@@ -353,8 +424,18 @@ Status Session::RunEncoderDecoder(const int32_t* enc_ids, const uint32_t* enc_le
   }
   OCTET_RETURN_IF_ERROR(CheckBatch(enc_ids, enc_lengths, batch, enc_seq, "encoder"));
   OCTET_RETURN_IF_ERROR(CheckBatch(dec_ids, dec_lengths, batch, dec_seq, "decoder"));
-  const float* out = octet::RunEncoderDecoder(forward_, enc_ids, enc_lengths, enc_seq, dec_ids,
-                                              dec_lengths, dec_seq, batch);
+  SetSampleRows(dec_lengths, batch, dec_seq);
+  // The source once: encoder and cross-attention keys and values, kept for
+  // StepEncoderDecoder; then the decoder, whose keys and values stay cached.
+  EncodeSource(forward_, enc_ids, enc_lengths, enc_seq, batch);
+  for (uint32_t b = 0; b < batch; ++b) {
+    source_lengths_[b] = enc_lengths[b];
+    positions_[b] = dec_lengths[b];
+  }
+  source_seq_ = enc_seq;
+  step_batch_ = batch;
+  const float* out = RunDecoderOnSource(forward_, source_lengths_, source_seq_, dec_ids,
+                                        dec_lengths, dec_seq, batch);
   output_ = OutputView{out, batch, dec_seq, a.vocab_size()};
   return Status::Ok();
 }

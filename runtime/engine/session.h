@@ -12,6 +12,7 @@
 #include "core/arena.h"
 #include "core/result.h"
 #include "engine/forward.h"
+#include "engine/sampling.h"
 #include "format/model.h"
 #include "kernels/kernel_table.h"
 
@@ -21,6 +22,9 @@ struct SessionLimits {
   uint32_t max_batch = 1;        // sequences per Run
   uint32_t max_seq = 128;        // tokens per sequence (prompt + generated, for decoders)
   uint32_t max_new_tokens = 0;   // decoder steps after the prompt (reserved in the KV cache)
+  // Keys per attention tile; 0 = the kernel's default (kAttentionDefaultTile).
+  // Results depend on it only through float rounding: for tests and benchmarks.
+  uint32_t attention_tile = 0;
 };
 
 // What creation planned, in bytes. `inspect` and `bench` print it.
@@ -74,6 +78,13 @@ class Session {
   // At most max_seq + max_new_tokens positions per sequence.
   Status Step(const int32_t* ids, uint32_t batch);
 
+  // Decoders, after Run, Step or RunEncoderDecoder: picks the next token of
+  // each sequence of that batch (out_ids[batch]) from its last real row of
+  // logits (after Run: position lengths[b] - 1; after Step: the single row),
+  // as engine/sampling.h describes, drawing for sequence 0, 1, ... in order
+  // from *rng_state. Uses scratch planned at creation: no allocation.
+  Status Sample(const SamplingParams& params, uint64_t* rng_state, int32_t* out_ids);
+
   // Encoder-decoder models, teacher-forced: the encoder reads enc_ids [batch,
   // enc_seq] (enc_lengths[b] real), the decoder dec_ids [batch, dec_seq]
   // (dec_lengths[b] real, starting with the decoder start token), both within
@@ -81,6 +92,14 @@ class Session {
   Status RunEncoderDecoder(const int32_t* enc_ids, const uint32_t* enc_lengths, uint32_t enc_seq,
                            const int32_t* dec_ids, const uint32_t* dec_lengths, uint32_t dec_seq,
                            uint32_t batch);
+
+  // Encoder-decoder models, after RunEncoderDecoder: one more decoder token per
+  // sequence of that batch (ids[batch]), appended after its real decoder tokens
+  // (position dec_lengths[b], then one more per step), attending to the cached
+  // decoder keys and the source's cross-attention keys and values, computed once
+  // by RunEncoderDecoder. Output: logits [batch, 1, vocab]. At most max_seq +
+  // max_new_tokens decoder positions per sequence.
+  Status StepEncoderDecoder(const int32_t* ids, uint32_t batch);
 
   OutputView output() const { return output_; }
   const SessionPlan& plan() const { return plan_; }
@@ -94,6 +113,8 @@ class Session {
                                const SessionMemory* memory);
   Status CheckBatch(const int32_t* ids, const uint32_t* lengths, uint32_t batch, uint32_t seq,
                     const char* what) const;
+  Status CheckStep(const int32_t* ids, uint32_t batch, const char* what, const char* first) const;
+  void SetSampleRows(const uint32_t* lengths, uint32_t batch, uint32_t seq);
   Status RunWithoutLayers(const int32_t* ids, const uint32_t* lengths, uint32_t batch,
                           uint32_t seq);
 
@@ -115,7 +136,12 @@ class Session {
   Forward forward_;
   uint32_t* positions_ = nullptr;  // [max_batch]: next position per sequence (Step)
   uint32_t step_batch_ = 0;        // sequences in the KV cache; 0 = none yet
+  uint32_t* source_lengths_ = nullptr;  // [max_batch]: enc_lengths of the cached source
+  uint32_t source_seq_ = 0;             // enc_seq of the cached source
   OutputView output_;
+  // Decoders: the output row that Sample reads per sequence, and its scratch.
+  uint32_t* sample_rows_ = nullptr;  // [max_batch] (activations)
+  void* sample_scratch_ = nullptr;   // SamplingScratchBytes(vocab) (scratch)
 };
 
 }  // namespace octet

@@ -1,6 +1,6 @@
-// octet run: one forward pass over a padded batch of token ids (DESIGN.md §5).
-// Generation and attention maps are parsed and validated here; they run once
-// the engine supports them (issue #3).
+// octet run: one forward pass over a padded batch of token ids, or generation
+// with the KV cache (DESIGN.md §5). Attention maps are parsed and validated
+// here; they run once the engine supports them (issue #3).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -46,14 +46,25 @@ Output:
                        without --dump: the output shape and, for decoders, the most
                        likely next token of each sequence
 
-Generation (not implemented yet: it lands with the engine, issue #3):
-  --generate N         generate N tokens (1 to 1000000) with the KV cache; prints text
-                       when the model has a tokenizer, else ids
-  --prompt TEXT        the prompt as text (needs the model's tokenizer); instead of --ids
-  --temperature T      sampling temperature, 0 to 100 (0 = greedy)
-  --top-k K            sample among the K most likely tokens (0 = no limit)
-  --top-p P            sample within the smallest set of probability >= P, in (0, 1]
-  --seed S             random seed, 0 to 2^64 - 1
+Generation (decoder-only models with layers; encoder-decoder generation lands later):
+  --generate N         generate up to N tokens (1 to 1000000) per sequence with the
+                       KV cache: the prompts run in one pass, then one token per step
+  --prompt TEXT        the prompt as text; instead of --ids (not yet: the tokenizer
+                       lands later)
+  --temperature T      sampling temperature, 0 to 100 (default 1; 0 = greedy: the
+                       most likely token, the lowest id on ties)
+  --top-k K            sample among the K most likely tokens (default 0 = no limit)
+  --top-p P            then keep the smallest set of most likely tokens whose
+                       probability is >= P, in (0, 1] (default 1 = all)
+  --seed S             random seed, 0 to 2^64 - 1 (default 0): the same seed gives
+                       the same tokens
+                       Order: temperature, top-k, top-p, renormalize, then draw.
+                       A sequence stops early after the model's eos token (if it
+                       has one). Output, one line per sequence (ids until the
+                       tokenizer lands):
+                         sequence B: PROMPT_IDS -> GENERATED_IDS
+                       ids comma-separated; GENERATED_IDS ends with the eos id when
+                       the sequence stopped there.
 
 Attention maps (not implemented yet: it lands with the engine, issue #3):
   --attention-map OUT.png   write a heatmap of the attention weights
@@ -213,6 +224,17 @@ void CheckAgainstModel(const RunRequest& r, const Model& model) {
   if (r.generate != 0 && structure == fb::Structure::EncoderOnly) {
     throw UsageError("--generate needs a decoder; this model is encoder-only");
   }
+  if (r.generate != 0 && !r.has_prompt && structure == fb::Structure::DecoderOnly &&
+      arch.position() == fb::PositionKind::Learned) {
+    for (size_t b = 0; b < r.ids.size(); ++b) {
+      if (r.ids[b].size() + r.generate > arch.max_positions()) {
+        throw UsageError("--ids #" + std::to_string(b + 1) + " has " +
+                         std::to_string(r.ids[b].size()) + " tokens; with --generate " +
+                         std::to_string(r.generate) + " that exceeds the model's " +
+                         std::to_string(arch.max_positions()) + " positions");
+      }
+    }
+  }
   const fb::Tokenizer* tokenizer = model.root().tokenizer();
   if (r.has_prompt && (tokenizer == nullptr || tokenizer->kind() == fb::TokenizerKind::None)) {
     throw UsageError("--prompt needs a model with a tokenizer; this one has none (use --ids)");
@@ -232,11 +254,23 @@ void CheckAgainstModel(const RunRequest& r, const Model& model) {
 }
 
 void RejectUnimplemented(const RunRequest& r, const Model& model) {
-  if (r.generate != 0) throw Failure("text generation (--generate)" + std::string(kNotYet));
+  if (r.has_prompt) {
+    throw Failure("--prompt needs the tokenizer, which lands later; give token ids with --ids");
+  }
+  if (r.generate != 0) {
+    const fb::Architecture& arch = model.architecture();
+    if (arch.structure() == fb::Structure::EncoderDecoder) {
+      throw Failure("--generate with encoder-decoder models lands later (decoder-only models "
+                    "generate today)");
+    }
+    if (arch.num_layers() == 0) {  // decoder-only: its decoder layers
+      throw Failure("--generate needs a model with transformer layers (the KV cache); this one "
+                    "has none");
+    }
+  }
   if (!r.attention_map_path.empty()) {
     throw Failure("writing attention maps (--attention-map)" + std::string(kNotYet));
   }
-  (void)model;
 }
 
 // Index of the largest of n values (the first on ties).
@@ -328,6 +362,64 @@ void Forward(const RunRequest& r, const Model& model) {
   std::printf("wrote %s: float32 [%u, %u, %u]\n", r.dump_path.c_str(), out.batch, out.seq, out.dim);
 }
 
+std::string JoinIds(const int32_t* ids, size_t n) {
+  std::string text;
+  for (size_t i = 0; i < n; ++i) {
+    if (i != 0) text += ',';
+    text += std::to_string(ids[i]);
+  }
+  return text;
+}
+
+// Decoder-only generation: the prompts in one Run, then sample -> Step until
+// every sequence has r.generate tokens or has stopped after the eos token.
+void Generate(const RunRequest& r, const Model& model) {
+  const fb::Architecture& arch = model.architecture();
+  const auto batch = static_cast<uint32_t>(r.ids.size());
+  const int32_t pad = std::max(arch.pad_token_id(), 0);
+  const int32_t eos = arch.eos_token_id();  // -1: none
+  std::vector<int32_t> ids;
+  std::vector<uint32_t> lengths;
+  const uint32_t seq = Pad(r.ids, pad, &ids, &lengths);
+  const auto steps = static_cast<uint32_t>(r.generate);
+
+  SessionLimits limits;
+  limits.max_batch = batch;
+  limits.max_seq = seq;
+  limits.max_new_tokens = steps;
+  Session session = CreateSession(model, limits);
+  SamplingParams params;
+  params.temperature = static_cast<float>(r.temperature);
+  params.top_k = static_cast<uint32_t>(std::min<uint64_t>(r.top_k, UINT32_MAX));
+  params.top_p = static_cast<float>(r.top_p);
+  uint64_t rng = r.seed;
+
+  std::vector<int32_t> generated(static_cast<size_t>(batch) * steps);  // [batch, steps]
+  std::vector<uint32_t> count(batch, 0);
+  std::vector<bool> done(batch, false);
+  std::vector<int32_t> next(batch), feed(batch);
+  Status status = session.Run(ids.data(), lengths.data(), batch, seq);
+  while (status.ok()) {
+    status = session.Sample(params, &rng, next.data());
+    if (!status.ok()) break;
+    bool all_done = true;
+    for (uint32_t b = 0; b < batch; ++b) {
+      feed[b] = done[b] ? pad : next[b];  // finished sequences feed padding (ignored)
+      if (done[b]) continue;
+      generated[static_cast<size_t>(b) * steps + count[b]++] = next[b];
+      if (count[b] == steps || next[b] == eos) done[b] = true;
+      all_done = all_done && done[b];
+    }
+    if (all_done) break;
+    status = session.Step(feed.data(), batch);
+  }
+  if (!status.ok()) throw Failure("generation failed: " + DescribeStatus(status));
+  for (uint32_t b = 0; b < batch; ++b) {
+    std::printf("sequence %u: %s -> %s\n", b, JoinIds(r.ids[b].data(), r.ids[b].size()).c_str(),
+                JoinIds(generated.data() + static_cast<size_t>(b) * steps, count[b]).c_str());
+  }
+}
+
 }  // namespace
 
 int RunCommand(const std::vector<std::string>& args) {
@@ -340,7 +432,11 @@ int RunCommand(const std::vector<std::string>& args) {
   const Model model = LoadModel(request.model_path);
   CheckAgainstModel(request, model);
   RejectUnimplemented(request, model);
-  Forward(request, model);
+  if (request.generate != 0) {
+    Generate(request, model);
+  } else {
+    Forward(request, model);
+  }
   return kExitOk;
 }
 

@@ -345,6 +345,67 @@ TEST_CASE("decoding step by step reproduces the full-sequence logits") {
   CHECK(session->Step(more, 1).code() == StatusCode::kInvalidArgument);
 }
 
+TEST_CASE("encoder-decoder decoding step by step reproduces the teacher-forced logits") {
+  for (fb::Family family : {fb::Family::T5, fb::Family::Marian}) {
+    CAPTURE(static_cast<int>(family));
+    Loaded m(Layered(family, 2));
+    const uint32_t vocab = m.model.architecture().vocab_size();
+    // Two sources (lengths 7 and 4, padded to 7) and full decoder sequences of 6.
+    const std::vector<int32_t> source = {3, 9, 14, 1, 30, 22, 5, 8, 2, 19, 27, 0, 0, 0};
+    const uint32_t source_lengths[2] = {7, 4};
+    const std::vector<int32_t> full = {0, 12, 5, 28, 4, 19, 0, 7, 16, 3, 25, 11};
+    const uint32_t full_lengths[2] = {6, 6};
+    Result<Session> teacher = Session::Create(m.model, SessionLimits{2, 7, 0});
+    REQUIRE(teacher.ok());
+    REQUIRE(teacher->RunEncoderDecoder(source.data(), source_lengths, 7, full.data(),
+                                       full_lengths, 6, 2).ok());
+    const std::vector<float> reference(teacher->output().data,
+                                       teacher->output().data + 2 * 6 * vocab);
+
+    // Prefixes of 1 and 3 decoder tokens (padded to 3), then steps to 6 tokens.
+    Result<Session> session = Session::Create(m.model, SessionLimits{2, 7, 3});
+    REQUIRE(session.ok());
+    const uint32_t prefix[2] = {1, 3};
+    const std::vector<int32_t> dec = {full[0], 0, 0, full[6], full[7], full[8]};
+    REQUIRE(session->RunEncoderDecoder(source.data(), source_lengths, 7, dec.data(), prefix, 3, 2)
+                .ok());
+    double max_err = 0, max_ref = 0;
+    for (uint32_t b = 0; b < 2; ++b) {
+      for (uint32_t s = 0; s < prefix[b]; ++s) {
+        MaxErrors(session->output().data + (b * 3 + s) * vocab,
+                  reference.data() + (b * 6 + s) * vocab, vocab, &max_err, &max_ref);
+      }
+    }
+    // Sequence 0 steps 5 times (to 6 tokens), sequence 1 along with it (to 8:
+    // its last 2 steps have no reference and are only checked for finiteness).
+    for (uint32_t t = 0; t < 5; ++t) {
+      const int32_t next[2] = {full[prefix[0] + t], prefix[1] + t < 6 ? full[6 + prefix[1] + t] : 1};
+      const Status s = session->StepEncoderDecoder(next, 2);
+      REQUIRE_MESSAGE(s.ok(), std::string(s.message()));
+      REQUIRE(session->output().seq == 1);
+      for (uint32_t b = 0; b < 2; ++b) {
+        const uint32_t pos = prefix[b] + t;
+        const float* got = session->output().data + b * vocab;
+        if (pos < 6) {
+          MaxErrors(got, reference.data() + (b * 6 + pos) * vocab, vocab, &max_err, &max_ref);
+        } else {
+          for (uint32_t n = 0; n < vocab; ++n) REQUIRE(std::isfinite(got[n]));
+        }
+      }
+    }
+    MESSAGE("encoder-decoder step-by-step vs teacher-forced: max abs error / max abs reference = "
+            << max_err / max_ref);
+    CHECK(max_err <= 1e-5 * max_ref);
+    // max_seq + max_new_tokens = 10 positions: sequence 1 is at 8, two more fit.
+    const int32_t more[2] = {1, 1};
+    CHECK(session->StepEncoderDecoder(more, 2).ok());
+    CHECK(session->StepEncoderDecoder(more, 2).ok());
+    CHECK(session->StepEncoderDecoder(more, 2).code() == StatusCode::kInvalidArgument);
+    CHECK(session->StepEncoderDecoder(more, 1).code() == StatusCode::kInvalidArgument);
+    CHECK(session->Step(more, 2).code() == StatusCode::kInvalidArgument);
+  }
+}
+
 // Create's status for a tiny fp32 llama whose architecture is changed after
 // its tensors were written.
 Status CreateWithArchitecture(void (*change)(fb::ArchitectureT&)) {

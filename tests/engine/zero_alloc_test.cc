@@ -90,6 +90,13 @@ TEST_CASE("zero heap allocations while running fp32 models with layers") {
         s = session->Run(ids.data(), lengths, 4, 16);
       }
       if (!s.ok()) FAIL(std::string(s.message()));
+      if (family == fb::Family::T5) {
+        for (int step = 0; step < 8; ++step) {
+          const Status t = session->StepEncoderDecoder(next, 4);
+          if (!t.ok()) FAIL(std::string(t.message()));
+        }
+        if (session->StepEncoderDecoder(next, 4).ok()) FAIL("a step beyond the KV cache was accepted");
+      }
       if (family == fb::Family::Llama) {
         for (int step = 0; step < 8; ++step) {
           const Status t = session->Step(next, 4);
@@ -102,6 +109,49 @@ TEST_CASE("zero heap allocations while running fp32 models with layers") {
     MESSAGE("heap allocations during the runs and steps: " << allocations);
     CHECK(allocations == 0);
   }
+}
+
+TEST_CASE("zero heap allocations while generating: Sample then Step") {
+  REQUIRE(HeapAllocationCounterActive());
+  TinyModelOptions options;
+  options.family = fb::Family::Llama;
+  options.layers = 2;
+  options.int8 = false;
+  AlignedBytes bytes(MakeTinyModelBytes(options));
+  Result<Model> model = Model::FromBuffer(bytes.data(), bytes.size());
+  REQUIRE(model.ok());
+  Result<Session> session = Session::Create(*model, SessionLimits{4, 16, 12});
+  REQUIRE_MESSAGE(session.ok(), std::string(session.status().message()));
+  std::vector<int32_t> ids(4 * 16);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 5 + 1) % 32);
+  const uint32_t lengths[4] = {16, 3, 1, 8};
+  int32_t next[4] = {0, 0, 0, 0};
+  SamplingParams configs[4];
+  configs[0].temperature = 0.0f;  // greedy
+  configs[1].temperature = 0.8f;  // the full softmax
+  configs[2].temperature = 1.2f;  // top-k
+  configs[2].top_k = 5;
+  configs[3].top_k = 20;          // top-k then top-p
+  configs[3].top_p = 0.9f;
+  uint64_t rng = 42;
+
+  const uint64_t before = HeapAllocationCount();
+  for (const SamplingParams& params : configs) {
+    Status s = session->Run(ids.data(), lengths, 4, 16);
+    if (!s.ok()) FAIL(std::string(s.message()));
+    for (int step = 0; step < 12; ++step) {
+      s = session->Sample(params, &rng, next);
+      if (!s.ok()) FAIL(std::string(s.message()));
+      s = session->Step(next, 4);
+      if (!s.ok()) FAIL(std::string(s.message()));
+    }
+    SamplingParams bad = params;
+    bad.top_p = 0.0f;
+    if (session->Sample(bad, &rng, next).ok()) FAIL("top_p 0 was accepted");
+  }
+  const uint64_t allocations = HeapAllocationCount() - before;
+  MESSAGE("heap allocations during sampled generation: " << allocations);
+  CHECK(allocations == 0);
 }
 
 }  // namespace

@@ -15,8 +15,8 @@ namespace {
 
 // Int8 per-output-channel quantization of a [rows, cols] float matrix.
 void AddMatrix(ModelWriter& writer, const std::string& name, uint32_t rows, uint32_t cols,
-               bool int8, std::mt19937& rng) {
-  std::normal_distribution<float> normal(0.0f, 0.02f);
+               bool int8, std::mt19937& rng, float stddev = 0.02f) {
+  std::normal_distribution<float> normal(0.0f, stddev);
   std::vector<float> values(static_cast<size_t>(rows) * cols);
   for (float& v : values) v = normal(rng);
   if (!int8) {
@@ -101,6 +101,7 @@ fb::ArchitectureT TinyArchitecture(const TinyModelOptions& o) {
       a.eos_token_id = 2;
       break;
   }
+  if (o.max_positions != 0 && a.max_positions != 0) a.max_positions = o.max_positions;
   return a;
 }
 
@@ -133,7 +134,7 @@ ModelWriter MakeTinyModelWriter(const TinyModelOptions& o) {
     if (layer_norm) AddVector(writer, name + ".bias", h, small(rng));
   };
   auto add_linear = [&](const std::string& name, uint32_t rows, uint32_t cols, bool bias) {
-    AddMatrix(writer, name + ".weight", rows, cols, o.int8, rng);
+    AddMatrix(writer, name + ".weight", rows, cols, o.int8, rng, o.layer_stddev);
     if (bias) AddVector(writer, name + ".bias", rows, small(rng));
   };
   auto add_attention = [&](const std::string& block) {

@@ -21,6 +21,8 @@ struct TinyModelOptions {
   bool tied = false;         // no lm_head tensor when tied
   bool tokenizer = true;     // carry a small tokenizer.json blob
   uint32_t seed = 1;
+  uint32_t max_positions = 0;  // learned or RoPE positions; 0 = the family's default
+  float layer_stddev = 0.02f;  // of the layers' weight matrices (larger: peakier attention)
 };
 
 // The architecture table for a tiny model of the given family.
