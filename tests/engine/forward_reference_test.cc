@@ -14,6 +14,7 @@
 
 #include "engine/session.h"
 #include "format/model.h"
+#include "support/loaded_model.h"
 #include "support/test_models.h"
 
 namespace octet {
@@ -22,25 +23,7 @@ namespace {
 using testing::AlignedBytes;
 using testing::TinyModelOptions;
 
-// A tiny fp32 model, with its architecture optionally changed after the tensors
-// were written (the position encodings that need no tensor).
-struct Loaded {
-  Loaded(const TinyModelOptions& options,
-         const std::function<void(fb::ArchitectureT&)>& change = nullptr) {
-    ModelWriter writer = testing::MakeTinyModelWriter(options);
-    if (change != nullptr) {
-      fb::ArchitectureT a = testing::TinyArchitecture(options);
-      change(a);
-      writer.SetArchitecture(a);
-    }
-    bytes.reset(new AlignedBytes(writer.WriteToBuffer()));
-    Result<Model> loaded = Model::FromBuffer(bytes->data(), bytes->size());
-    REQUIRE_MESSAGE(loaded.ok(), std::string(loaded.status().message()));
-    model = std::move(loaded).value();
-  }
-  std::unique_ptr<AlignedBytes> bytes;
-  Model model;
-};
+using Loaded = testing::LoadedModel;
 
 using Matrix = std::vector<double>;  // [rows, cols], row-major
 

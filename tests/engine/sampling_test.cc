@@ -10,6 +10,7 @@
 #include "engine/sampling.h"
 #include "engine/session.h"
 #include "format/model.h"
+#include "support/loaded_model.h"
 #include "support/test_models.h"
 
 namespace octet {
@@ -223,15 +224,7 @@ TEST_CASE("the same seed gives the same tokens; another seed other tokens") {
   CHECK(draw(5) != draw(6));
 }
 
-struct Loaded {
-  explicit Loaded(const TinyModelOptions& options) : bytes(MakeTinyModelBytes(options)) {
-    Result<Model> loaded = Model::FromBuffer(bytes.data(), bytes.size());
-    REQUIRE_MESSAGE(loaded.ok(), std::string(loaded.status().message()));
-    model = std::move(loaded).value();
-  }
-  AlignedBytes bytes;
-  Model model;
-};
+using Loaded = testing::LoadedModel;
 
 TinyModelOptions Fp32(fb::Family family, uint32_t layers) {
   TinyModelOptions o;

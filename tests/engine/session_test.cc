@@ -10,6 +10,7 @@
 #include "format/model.h"
 #include "kernels/f32_elementwise.h"
 #include "kernels/qs8_gemm.h"
+#include "support/loaded_model.h"
 #include "support/test_models.h"
 
 namespace octet {
@@ -19,15 +20,7 @@ using testing::AlignedBytes;
 using testing::MakeTinyModelBytes;
 using testing::TinyModelOptions;
 
-struct Loaded {
-  explicit Loaded(const TinyModelOptions& options) : bytes(MakeTinyModelBytes(options)) {
-    Result<Model> loaded = Model::FromBuffer(bytes.data(), bytes.size());
-    REQUIRE_MESSAGE(loaded.ok(), std::string(loaded.status().message()));
-    model = std::move(loaded).value();
-  }
-  AlignedBytes bytes;
-  Model model;
-};
+using Loaded = testing::LoadedModel;
 
 TinyModelOptions ZeroLayer(fb::Family family, bool int8) {
   TinyModelOptions o;
