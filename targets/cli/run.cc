@@ -34,7 +34,7 @@ Input:
   --decoder-ids IDS    encoder-decoder models (marian, t5): the decoder input of the
                        sequence given by the --ids at the same position, teacher-forced
                        and used as given (it starts with the decoder start token);
-                       one per --ids
+                       one per --ids; not with --generate
   --threads N          worker threads, 1 to 1024 (accepted; octet runs on one thread
                        for now)
 
@@ -46,9 +46,11 @@ Output:
                        without --dump: the output shape and, for decoders, the most
                        likely next token of each sequence
 
-Generation (decoder-only models with layers; encoder-decoder generation lands later):
+Generation (decoders with layers: decoder-only, and encoder-decoder (marian, t5)):
   --generate N         generate up to N tokens (1 to 1000000) per sequence with the
-                       KV cache: the prompts run in one pass, then one token per step
+                       KV cache: the prompts run in one pass, then one token per step.
+                       Encoder-decoder models: each --ids is a source; its decoder
+                       starts from the model's decoder start token (no --decoder-ids)
   --prompt TEXT        the prompt as text; instead of --ids (not yet: the tokenizer
                        lands later)
   --temperature T      sampling temperature, 0 to 100 (default 1; 0 = greedy: the
@@ -64,7 +66,9 @@ Generation (decoder-only models with layers; encoder-decoder generation lands la
                        tokenizer lands):
                          sequence B: PROMPT_IDS -> GENERATED_IDS
                        ids comma-separated; GENERATED_IDS ends with the eos id when
-                       the sequence stopped there.
+                       the sequence stopped there. Encoder-decoder models print the
+                       source ids as PROMPT_IDS, and GENERATED_IDS leaves out the
+                       decoder start token.
 
 Attention maps (not implemented yet: it lands with the engine, issue #3):
   --attention-map OUT.png   write a heatmap of the attention weights
@@ -164,6 +168,9 @@ RunRequest ParseRequest(const ParsedArgs& args) {
     }
   } else if (!r.dump_path.empty()) {
     throw UsageError("--dump writes one forward pass; it does not combine with --generate");
+  } else if (!r.decoder_ids.empty()) {
+    throw UsageError("--decoder-ids does not combine with --generate (the decoder starts from "
+                     "the model's decoder start token)");
   }
 
   // Attention map.
@@ -224,6 +231,12 @@ void CheckAgainstModel(const RunRequest& r, const Model& model) {
   if (r.generate != 0 && structure == fb::Structure::EncoderOnly) {
     throw UsageError("--generate needs a decoder; this model is encoder-only");
   }
+  if (r.generate != 0 && structure == fb::Structure::EncoderDecoder &&
+      arch.position() == fb::PositionKind::Learned && 1 + r.generate > arch.max_positions()) {
+    throw UsageError("--generate " + std::to_string(r.generate) +
+                     " with the decoder start token exceeds the model's " +
+                     std::to_string(arch.max_positions()) + " positions");
+  }
   if (r.generate != 0 && !r.has_prompt && structure == fb::Structure::DecoderOnly &&
       arch.position() == fb::PositionKind::Learned) {
     for (size_t b = 0; b < r.ids.size(); ++b) {
@@ -260,10 +273,11 @@ void RejectUnimplemented(const RunRequest& r, const Model& model) {
   if (r.generate != 0) {
     const fb::Architecture& arch = model.architecture();
     if (arch.structure() == fb::Structure::EncoderDecoder) {
-      throw Failure("--generate with encoder-decoder models lands later (decoder-only models "
-                    "generate today)");
-    }
-    if (arch.num_layers() == 0) {  // decoder-only: its decoder layers
+      if (arch.decoder_start_token_id() < 0) {  // the loader checked it is in the vocabulary
+        throw Failure("--generate needs the model's decoder start token (decoder_start_token_id); "
+                      "this model has none");
+      }
+    } else if (arch.num_layers() == 0) {  // decoder-only: its decoder layers
       throw Failure("--generate needs a model with transformer layers (the KV cache); this one "
                     "has none");
     }
@@ -371,10 +385,12 @@ std::string JoinIds(const int32_t* ids, size_t n) {
   return text;
 }
 
-// Decoder-only generation: the prompts in one Run, then sample -> Step until
+// Generation: the prompts in one Run (encoder-decoder models: the sources and
+// the decoder start token in one RunEncoderDecoder), then sample -> Step until
 // every sequence has r.generate tokens or has stopped after the eos token.
 void Generate(const RunRequest& r, const Model& model) {
   const fb::Architecture& arch = model.architecture();
+  const bool enc_dec = arch.structure() == fb::Structure::EncoderDecoder;
   const auto batch = static_cast<uint32_t>(r.ids.size());
   const int32_t pad = std::max(arch.pad_token_id(), 0);
   const int32_t eos = arch.eos_token_id();  // -1: none
@@ -382,10 +398,13 @@ void Generate(const RunRequest& r, const Model& model) {
   std::vector<uint32_t> lengths;
   const uint32_t seq = Pad(r.ids, pad, &ids, &lengths);
   const auto steps = static_cast<uint32_t>(r.generate);
+  // Encoder-decoder: the decoder input of every sequence is the start token.
+  const std::vector<int32_t> start(batch, arch.decoder_start_token_id());
+  const std::vector<uint32_t> start_lengths(batch, 1);
 
   SessionLimits limits;
   limits.max_batch = batch;
-  limits.max_seq = seq;
+  limits.max_seq = seq;  // >= 1: also holds the decoder start token
   limits.max_new_tokens = steps;
   Session session = CreateSession(model, limits);
   SamplingParams params;
@@ -398,7 +417,9 @@ void Generate(const RunRequest& r, const Model& model) {
   std::vector<uint32_t> count(batch, 0);
   std::vector<bool> done(batch, false);
   std::vector<int32_t> next(batch), feed(batch);
-  Status status = session.Run(ids.data(), lengths.data(), batch, seq);
+  Status status = enc_dec ? session.RunEncoderDecoder(ids.data(), lengths.data(), seq,
+                                                      start.data(), start_lengths.data(), 1, batch)
+                          : session.Run(ids.data(), lengths.data(), batch, seq);
   while (status.ok()) {
     status = session.Sample(params, &rng, next.data());
     if (!status.ok()) break;
@@ -411,7 +432,8 @@ void Generate(const RunRequest& r, const Model& model) {
       all_done = all_done && done[b];
     }
     if (all_done) break;
-    status = session.Step(feed.data(), batch);
+    status = enc_dec ? session.StepEncoderDecoder(feed.data(), batch)
+                     : session.Step(feed.data(), batch);
   }
   if (!status.ok()) throw Failure("generation failed: " + DescribeStatus(status));
   for (uint32_t b = 0; b < batch; ++b) {
