@@ -2,13 +2,18 @@
 
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
 
 #include "format/model.h"
 #include "import/error.h"
 #include "import/importer.h"
 #include "import/json_util.h"
+#include "quantize/report.h"
 
 namespace octet {
 namespace convert {
@@ -76,6 +81,71 @@ class RemoveOnExit {
   std::filesystem::path path_;
 };
 
+// A model written to memory, loaded with the runtime's loader (64-byte aligned copy).
+struct InMemoryModel {
+  std::unique_ptr<uint8_t, decltype(&std::free)> bytes{nullptr, &std::free};
+  Model model;
+};
+
+std::unique_ptr<InMemoryModel> LoadInMemory(const ModelWriter& writer) {
+  const std::vector<uint8_t> bytes = writer.WriteToBuffer();
+  auto m = std::make_unique<InMemoryModel>();
+  m->bytes.reset(static_cast<uint8_t*>(std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64)));
+  if (m->bytes == nullptr) Fail("out of memory for the quantization report");
+  std::memcpy(m->bytes.get(), bytes.data(), bytes.size());
+  Result<Model> model = Model::FromBuffer(m->bytes.get(), bytes.size());
+  if (!model.ok()) Fail("internal: the converted model does not load: ", model.status().message());
+  m->model = std::move(model.value());
+  return m;
+}
+
+std::string Db(double db) {
+  if (std::isinf(db)) return "inf";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f", db);
+  return text;
+}
+
+// The report into the provenance: every weight tensor's SQNR, then every
+// layer's output SQNR on the calibration, then the output's.
+void AddReport(const ConvertResult& r, fb::ProvenanceT* provenance) {
+  auto add = [&](const std::string& name, double db) {
+    auto e = std::make_unique<fb::LayerErrorT>();
+    e->name = name;
+    e->sqnr_db = std::isinf(db) ? 999.0f : static_cast<float>(db);
+    provenance->layer_errors.push_back(std::move(e));
+  };
+  for (const ModelSpec::TensorError& t : r.tensor_errors) add(t.name, t.sqnr_db);
+  for (const LayerReport& l : r.layer_errors) add(l.name, l.sqnr_db);
+  auto kv = [&](const std::string& key, const std::string& value) {
+    auto e = std::make_unique<fb::KeyValueT>();
+    e->key = key;
+    e->value = value;
+    provenance->extra.push_back(std::move(e));
+  };
+  kv("calibration", r.calibration);
+  kv("weight_sqnr_gain_blocks_of_32_db", Db(r.block32_gain_db));
+  double dyn = 0, stat = 0;
+  size_t n = 0;
+  for (const LayerReport& l : r.layer_errors) {
+    if (l.name == "output") continue;
+    dyn += l.act_dynamic_db;
+    stat += l.act_static_db;
+    ++n;
+  }
+  if (n > 0) {
+    kv("activation_sqnr_dynamic_per_row_db", Db(dyn / n));
+    kv("activation_sqnr_static_per_tensor_db", Db(stat / n));
+  }
+  for (const LayerReport& l : r.layer_errors) {
+    if (l.name == "output") {
+      char text[32];
+      std::snprintf(text, sizeof(text), "%.6f", l.min_cosine);
+      kv("output_min_cosine_vs_fp32", text);
+    }
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& TokenizerFileNames() {
@@ -127,7 +197,12 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
   fb::ProvenanceT provenance;
   provenance.source = SourceName(source_dir);
   provenance.converter = std::string("octet-convert ") + OCTET_CONVERTER_VERSION;
-  provenance.quantization = "fp32";
+  const bool int8 = options.weights == WeightType::kInt8;
+  provenance.quantization =
+      int8 ? "int8: weights symmetric per output channel (embeddings, linear layers, LM head), "
+             "activations dynamic per row, attention Q/K/V per token and head, P uint8 per tile, "
+             "KV cache int8; norms, biases and softmax fp32"
+           : "fp32";
   std::vector<std::pair<std::string, std::string>> extra = spec.provenance;
   extra.push_back({"source_dtypes", checkpoint.DTypeSummary()});
   extra.push_back({"source_files", std::to_string(checkpoint.files().size())});
@@ -138,12 +213,36 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
     provenance.extra.push_back(std::move(kv));
   }
   writer.SetProvenance(provenance);
-  spec.Emit(checkpoint, writer);
   ConvertResult result;
+  result.tensor_errors = spec.Emit(checkpoint, writer, int8);
   result.model_type = spec.model_type;
   result.num_tensors = spec.tensors.size();
   result.num_tokenizer_files = AddTokenizer(source_dir, writer);
   result.warnings = spec.warnings;
+  if (int8) {
+    // The report: the int8 model and its fp32 twin on the calibration.
+    const uint32_t vocab = spec.architecture.vocab_size;
+    const uint32_t positions = spec.architecture.max_positions;
+    const Calibration calibration =
+        options.calibration.empty() ? DefaultCalibration(vocab, positions)
+                                    : ReadCalibration(options.calibration, vocab, positions,
+                                                      source_dir);
+    ModelWriter fp32_writer;
+    fp32_writer.SetArchitecture(spec.architecture);
+    spec.Emit(checkpoint, fp32_writer, false);
+    const std::unique_ptr<InMemoryModel> fp32_model = LoadInMemory(fp32_writer);
+    const std::unique_ptr<InMemoryModel> int8_model = LoadInMemory(writer);
+    result.layer_errors = MeasureLayers(fp32_model->model, int8_model->model, calibration);
+    result.calibration = calibration.description;
+    double gain = 0;
+    for (const ModelSpec::TensorError& t : result.tensor_errors) {
+      gain += t.sqnr_block32_db - t.sqnr_db;
+    }
+    if (!result.tensor_errors.empty()) gain /= static_cast<double>(result.tensor_errors.size());
+    result.block32_gain_db = gain;
+    AddReport(result, &provenance);
+    writer.SetProvenance(provenance);
+  }
 
   // Write next to the output, check, then rename: no half-written model.
   std::filesystem::path partial = output;

@@ -12,16 +12,20 @@
 
 #include "import/checkpoint.h"
 #include "import/spec.h"
+#include "quantize/report.h"
 #include "write/model_writer.h"
 
 namespace octet {
 namespace convert {
 
-enum class WeightType { kFp32 };  // kInt8 lands with the quantizer (issue #4)
+// kInt8: quantize/quantize.h's matrices in int8 per output channel, the
+// rest F32; the runtime runs every matrix product of such a file in int8.
+enum class WeightType { kFp32, kInt8 };
 
 struct ConvertOptions {
-  WeightType weights = WeightType::kFp32;
-  ModelWriter::Progress progress;  // optional: called as tensors are written
+  WeightType weights = WeightType::kInt8;
+  std::filesystem::path calibration;  // int8: token ids for the report; empty = pseudo-random
+  ModelWriter::Progress progress;     // optional: called as tensors are written
 };
 
 struct ConvertResult {
@@ -30,6 +34,11 @@ struct ConvertResult {
   size_t num_tokenizer_files = 0;
   uint64_t file_bytes = 0;
   std::vector<std::string> warnings;  // for the user; the conversion succeeded
+  // int8 only: the quantization report (also stored in the file's provenance).
+  std::vector<ModelSpec::TensorError> tensor_errors;
+  std::vector<LayerReport> layer_errors;
+  std::string calibration;            // what the report ran on
+  double block32_gain_db = 0;         // mean weight SQNR gain blocks of 32 would give
 };
 
 // Reads `source_dir`/config.json.

@@ -10,11 +10,13 @@
 #
 # Each file gets the ISA flags its name asks for (__neondot: armv8.2-a+dotprod,
 # __neoni8mm: armv8.6-a+i8mm, __avx2: -mavx2 -mfma, __avx512vnni: AVX-512 F, BW, VL
-# and VNNI, others: the baseline, with NEON on ARM). Fails on any compiler error or
-# warning; on an undefined symbol other than the four the compiler may call in
-# freestanding code (memcpy, memmove, memset, memcmp) and the libm functions the
-# float reference kernels reach through __builtin_* (every Android has libm); on a
-# defined symbol other
+# and VNNI, __avx512: AVX-512 F, BW and VL, others: the baseline, with NEON on
+# ARM), and the quantize/dequantize files -ffp-contract=off, as in CMake.
+# Fails on any compiler error or warning; on an undefined symbol other than the
+# four the compiler may call in freestanding code (memcpy, memmove, memset,
+# memcmp) and the libm functions the float kernels reach through __builtin_*
+# (every Android has libm; rintf: core/quant.h's rounding, on armv7, which has
+# no vrintx), and the reference kernels (octet::*__ref); on a defined symbol other
 # than the file's own function (octet::<file name>): an inline function or template
 # of a shared header emitted as a weak symbol would be merged across files compiled
 # with different ISA flags (see kernels/qs8_gemm_driver.h); on a header under
@@ -51,8 +53,18 @@ x86_files=("${ref_files[@]}" "$root"/runtime/kernels/x86/*.cc)
 
 # march_flags <triple> <file>: the ISA flags for one file on one triple.
 march_flags() {
-  local triple=$1 name
+  local triple=$1 name isa extra=""
   name=$(basename "$2" .cc)
+  case "$name" in
+    qs8_quantize_rows__*|qs8_dequantize_rows__*) extra="-ffp-contract=off" ;;
+  esac
+  isa=$(march_isa_flags "$triple" "$name")
+  echo "$isa${isa:+${extra:+ }}$extra"
+}
+
+# march_isa_flags <triple> <name>: the ISA part of march_flags.
+march_isa_flags() {
+  local triple=$1 name=$2
   case "$triple:$name" in
     aarch64*:*__neondot) echo "-march=armv8.2-a+dotprod" ;;
     aarch64*:*__neoni8mm) echo "-march=armv8.6-a+i8mm" ;;
@@ -62,6 +74,7 @@ march_flags() {
     armv7a*:*) echo "-march=armv7-a -mfpu=neon -mfloat-abi=softfp" ;;
     x86_64*:*__avx2) echo "-mavx2 -mfma" ;;
     x86_64*:*__avx512vnni) echo "-mavx512f -mavx512bw -mavx512vl -mavx512vnni" ;;
+    x86_64*:*__avx512) echo "-mavx512f -mavx512bw -mavx512vl" ;;
     x86_64*:*) echo "" ;;
   esac
 }
@@ -69,6 +82,9 @@ march_flags() {
 # required_insn <file>: the instruction the file exists for ("" if none).
 required_insn() {
   case "$(basename "$1" .cc)" in
+    qu8s8_pv_*__neoni8mm) echo sudot ;; # u8 x s8: vsudot on AArch32
+    qs8_quantize_rows__avx*) echo vcvtps2dq ;;
+    qs8_dequantize_rows__avx*) echo vcvtdq2ps ;;
     *__neondot) echo sdot ;;   # vsdot on AArch32
     *__neoni8mm) echo smmla ;; # vsmmla on AArch32
     *__avx2) echo vpmaddwd ;;
@@ -96,7 +112,10 @@ for triple in aarch64-linux-android24 armv7a-linux-androideabi24 x86_64-linux-an
     fi
     note=""
     if [ "$have_nm" = 1 ]; then
-      undefined=$("$nm" -u "$obj" | awk '{print $NF}' | grep -Ev '^(memcpy|memmove|memset|memcmp|expf|erff|tanhf|sqrtf|sqrt|logf|powf|sinf|cosf)$' || true)
+      # octet::<family>__ref: a reference kernel, which some variants call for
+      # rare inputs (compiled for the baseline ISA, in the same library).
+      undefined=$("$nm" -u "$obj" | awk '{print $NF}' | grep -Ev '^(memcpy|memmove|memset|memcmp|expf|erff|tanhf|sqrtf|sqrt|logf|powf|sinf|cosf|rintf)$' |
+                  grep -Ev '^_ZN5octet[0-9]+[a-z0-9_]+__refE' || true)
       if [ -n "$undefined" ]; then
         echo "FAIL $triple $rel: needs symbols a freestanding kernel must not use:" $undefined >&2
         failures=$((failures + 1))

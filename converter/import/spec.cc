@@ -1,11 +1,13 @@
 #include "import/spec.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
 
 #include "format/tensor_names.h"
 #include "import/error.h"
+#include "quantize/quantize.h"
 
 namespace octet {
 namespace convert {
@@ -240,40 +242,56 @@ void ModelSpec::Validate(const Checkpoint& checkpoint) const {
   }
 }
 
-void ModelSpec::Emit(const Checkpoint& checkpoint, ModelWriter& writer) const {
+std::vector<float> ModelSpec::ReadValues(const TensorMapping& m, const Checkpoint& checkpoint) {
+  if (m.source.empty()) return m.values;
+  const Tensor& t = *checkpoint.Find(m.source);
+  const uint64_t numel = Numel(m.shape);
+  std::vector<float> out(numel);
+  if (!m.transpose) {
+    Checkpoint::ReadF32(t, numel * m.part, numel, out.data());  // a contiguous row block
+    return out;
+  }
+  // Source [in, parts * out]: out[r][c] = source[c][part * out + r].
+  const uint64_t rows = m.shape[0], cols = m.shape[1];
+  const uint64_t stride = rows * m.parts, offset = rows * m.part;
+  const std::vector<float> source = Checkpoint::ReadAllF32(t);
+  for (uint64_t r = 0; r < rows; ++r) {
+    for (uint64_t c = 0; c < cols; ++c) out[r * cols + c] = source[c * stride + offset + r];
+  }
+  return out;
+}
+
+std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint,
+                                                    ModelWriter& writer, bool int8) const {
+  std::vector<TensorError> errors;
   for (const TensorMapping& m : tensors) {
+    if (int8 && QuantizedAsInt8(m.name, m.shape)) {
+      const std::vector<float> values = ReadValues(m, checkpoint);
+      const QuantizedMatrix q = QuantizeRows(values.data(), m.shape[0], m.shape[1]);
+      QuantParams quant;
+      quant.scheme = fb::QuantScheme::PerChannel;
+      quant.axis = 0;
+      quant.scales = q.scales;
+      writer.AddTensorCopy(m.name, fb::DType::I8, m.shape, q.values.data(), std::move(quant));
+      errors.push_back({m.name, q.sqnr_db, q.sqnr_block32_db});
+      continue;
+    }
     if (m.source.empty()) {
       writer.AddTensor(m.name, fb::DType::F32, m.shape, m.values.data());
       continue;
     }
     const Tensor& t = *checkpoint.Find(m.source);
-    const uint64_t numel = Numel(m.shape);
-    if (!m.transpose) {
-      // A row block of the source: contiguous.
-      const uint64_t first = numel * m.part;
-      if (t.dtype == "F32") {
-        writer.AddTensor(m.name, fb::DType::F32, m.shape, t.data + first * sizeof(float));
-      } else {
-        writer.AddTensorProducer(m.name, fb::DType::F32, m.shape, [&t, first, numel](void* out) {
-          Checkpoint::ReadF32(t, first, numel, static_cast<float*>(out));
-        });
-      }
+    if (!m.transpose && t.dtype == "F32") {  // streams from the checkpoint's mapping
+      writer.AddTensor(m.name, fb::DType::F32, m.shape,
+                       t.data + Numel(m.shape) * m.part * sizeof(float));
       continue;
     }
-    // Source [in, parts * out]: out[r][c] = source[c][part * out + r].
-    const uint64_t rows = m.shape[0], cols = m.shape[1];
-    const uint64_t stride = rows * m.parts, offset = rows * m.part;
-    writer.AddTensorProducer(m.name, fb::DType::F32, m.shape,
-                             [&t, rows, cols, stride, offset](void* out) {
-                               const std::vector<float> source = Checkpoint::ReadAllF32(t);
-                               float* dst = static_cast<float*>(out);
-                               for (uint64_t r = 0; r < rows; ++r) {
-                                 for (uint64_t c = 0; c < cols; ++c) {
-                                   dst[r * cols + c] = source[c * stride + offset + r];
-                                 }
-                               }
-                             });
+    writer.AddTensorProducer(m.name, fb::DType::F32, m.shape, [&m, &checkpoint](void* out) {
+      const std::vector<float> values = ReadValues(m, checkpoint);
+      std::copy(values.begin(), values.end(), static_cast<float*>(out));
+    });
   }
+  return errors;
 }
 
 }  // namespace convert

@@ -14,7 +14,9 @@
 //     the importer ignores on purpose: nothing is dropped silently.
 // Emit() then hands the tensors to the writer: F32 tensors that need no
 // transform stream from the checkpoint's mapping; the others are made at
-// write time, one at a time.
+// write time, one at a time. With int8 weights, the matrices of
+// quantize/quantize.h are quantized here (held in memory as int8, a quarter
+// of their F32 size) and each one's error is returned.
 #pragma once
 
 #include <cstdint>
@@ -76,7 +78,18 @@ struct ModelSpec {
   void Validate(const Checkpoint& checkpoint) const;
   // Adds every tensor to `writer`. The spec and the checkpoint must outlive
   // the writer's Write(). Call after Validate().
-  void Emit(const Checkpoint& checkpoint, ModelWriter& writer) const;
+  // int8: quantize the matrices (quantize/quantize.h); the returned entries
+  // are their errors (name, per-channel SQNR dB, per-32-block SQNR dB), in
+  // tensor order. fp32: empty.
+  struct TensorError {
+    std::string name;
+    double sqnr_db = 0;
+    double sqnr_block32_db = 0;
+  };
+  std::vector<TensorError> Emit(const Checkpoint& checkpoint, ModelWriter& writer,
+                                bool int8 = false) const;
+  // The canonical tensor's values in F32 (read, widened, transposed as mapped).
+  static std::vector<float> ReadValues(const TensorMapping& m, const Checkpoint& checkpoint);
 };
 
 // The canonical tensors an architecture needs, with their shapes

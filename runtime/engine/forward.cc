@@ -1,5 +1,8 @@
-// The reference fp32 forward pass. One function per block, each buffer with its
-// shape; every number comes from a reference kernel (kernels/*__ref).
+// The forward pass. One function per block, each buffer with its shape. fp32
+// files: every number comes from a reference kernel (kernels/*__ref). int8
+// files: MatMul quantizes its input rows and calls the dispatch table's
+// qs8_gemm; attention quantizes Q, K and V per (token, head) and calls
+// ops/qs8_attention.h, with K and V stored in int8 in the KV cache.
 //
 //   Embed              token × embedding_scale (+ token type 0) (+ learned or
 //                      sinusoidal position) (→ embedding norm)
@@ -23,6 +26,7 @@
 #include "kernels/f32_elementwise.h"
 #include "kernels/f32_gemm.h"
 #include "kernels/position.h"
+#include "ops/qs8_attention.h"
 
 namespace octet {
 namespace {
@@ -49,11 +53,56 @@ F32Activation Activation(fb::Activation act) {
   return F32Activation::kGeluErf;
 }
 
+// Rows per qs8_gemm call of MatMul: its int32 output block is [kLinearRows, n].
+constexpr size_t kLinearRows = 16;
+
+// out[rows, n] (row stride ldo) = in[rows, k] (row stride ldi) · mᵀ (+ bias[n]),
+// m [n, k]. int8 m: each input row is quantized with its own scale
+// (qs8_quantize_rows), the product runs in int8 -> int32 (qs8_gemm), and
+// qs8_dequantize_rows brings it back to f32 and adds the bias; all three through
+// the dispatch table, each bit-exact with its reference.
+void MatMul(const Forward& f, const Matrix& m, size_t n, size_t k, const float* in, size_t ldi,
+            size_t rows, float* out, size_t ldo, const float* bias = nullptr) {
+  if (m.f32 != nullptr) {
+    f32_gemm__ref(rows, n, k, in, ldi, m.f32, k, out, ldo);
+    if (bias != nullptr) f32_add_bias__ref(rows, n, out, ldo, bias);
+    return;
+  }
+  int8_t* qin = f.qin;               // [rows, k]
+  float* row_scales = f.qin_scales;  // [rows]
+  f.kernels->qs8_quantize_rows(rows, k, in, ldi, qin, k, row_scales);
+  int32_t* acc = f.acc;  // [kLinearRows, n]
+  for (size_t r0 = 0; r0 < rows; r0 += kLinearRows) {
+    const size_t mr = rows - r0 < kLinearRows ? rows - r0 : kLinearRows;
+    f.kernels->qs8_gemm(mr, n, k, qin + r0 * k, k, m.q8, k, acc, n);
+    f.kernels->qs8_dequantize_rows(mr, n, acc, n, row_scales + r0, m.scales, bias,
+                                   out + r0 * ldo, ldo);
+  }
+}
+
 // out[rows, w.out] (row stride ldo) = in[rows, w.in] (row stride ldi) · w.weightᵀ + w.bias.
-void Linear(const LinearWeights& w, const float* in, size_t ldi, size_t rows, float* out,
-            size_t ldo) {
-  f32_gemm__ref(rows, w.out, w.in, in, ldi, w.weight, w.in, out, ldo);
-  if (w.bias != nullptr) f32_add_bias__ref(rows, w.out, out, ldo, w.bias);
+void Linear(const Forward& f, const LinearWeights& w, const float* in, size_t ldi, size_t rows,
+            float* out, size_t ldo) {
+  MatMul(f, w.weight, w.out, w.in, in, ldi, rows, out, ldo, w.bias);
+}
+
+// out[0..cols) += multiplier * row `row` of m (int8 rows dequantized first).
+void AddMatrixRow(const Matrix& m, size_t cols, size_t row, float multiplier, float* out) {
+  if (m.f32 != nullptr) {
+    const float* src = m.f32 + row * cols;  // [cols]
+    for (size_t i = 0; i < cols; ++i) out[i] += src[i] * multiplier;
+    return;
+  }
+  const int8_t* src = m.q8 + row * cols;  // [cols]
+  const float scale = m.scales[row];
+  for (size_t i = 0; i < cols; ++i) out[i] += (static_cast<float>(src[i]) * scale) * multiplier;
+}
+
+// Per (row, head) symmetric quantization: x[rows, heads * head_dim] -> q (same
+// layout) and scales[rows, heads]: rows * heads rows of head_dim values.
+void QuantizeHeads(const Forward& f, const float* x, size_t rows, size_t heads, size_t head_dim,
+                   int8_t* q, float* scales) {
+  f.kernels->qs8_quantize_rows(rows * heads, head_dim, x, head_dim, q, head_dim, scales);
 }
 
 // out[rows, hidden] = Norm(in[rows, hidden]); out may be in.
@@ -73,12 +122,47 @@ void AddResidual(float* x, const float* delta, size_t n) {
 }
 
 // Rows of sequence b's keys and values for one layer: key row p (absolute
-// position p) of sequence b is k + (b * stride + p) * kv_dim.
+// position p) of sequence b is k + (b * stride + p) * kv_dim. fp32 attention
+// uses k, v; int8 attention k8, v8 and their scales.
 struct KvRows {
-  float* k = nullptr;  // [batch, stride, kv_dim]
-  float* v = nullptr;  // [batch, stride, kv_dim]
-  size_t stride = 0;   // rows per sequence
+  float* k = nullptr;         // [batch, stride, kv_dim]
+  float* v = nullptr;         // [batch, stride, kv_dim]
+  int8_t* k8 = nullptr;       // [batch, stride, kv_dim]
+  int8_t* v8 = nullptr;       // [batch, stride, kv_dim]
+  float* k_scales = nullptr;  // [batch, stride, kv_heads]
+  float* v_scales = nullptr;  // [batch, stride, kv_heads]
+  size_t stride = 0;          // rows per sequence
 };
+
+// Quantizes rows [p0, p0 + n) of sequence b's keys and values from k, v [n, kv_dim].
+void StoreKvInt8(const Forward& f, const KvRows& kv, uint32_t b, size_t p0, size_t n,
+                 const float* k, const float* v) {
+  const fb::Attention& att = *f.arch->attention();
+  const size_t kvh = att.num_kv_heads(), hd = att.head_dim(), kvd = kvh * hd;
+  const size_t row = static_cast<size_t>(b) * kv.stride + p0;
+  QuantizeHeads(f, k, n, kvh, hd, kv.k8 + row * kvd, kv.k_scales + row * kvh);
+  QuantizeHeads(f, v, n, kvh, hd, kv.v8 + row * kvd, kv.v_scales + row * kvh);
+}
+
+// Attention of sequence b's queries qb [q_len, qd] (f32, overwritten with the
+// output) against its keys and values in kv, in fp32 or int8.
+void Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uint32_t b, float* qb) {
+  const fb::Attention& att = *f.arch->attention();
+  const size_t heads = att.num_heads(), kvh = att.num_kv_heads(), hd = att.head_dim();
+  const size_t qd = heads * hd, kvd = kvh * hd;
+  const size_t kv0 = static_cast<size_t>(b) * kv.stride;  // sequence b's first kv row
+  if (!f.int8_attention) {
+    f32_attention__ref(p, qb, qd, kv.k + kv0 * kvd, kvd, kv.v + kv0 * kvd, kvd, qb, qd,
+                       static_cast<float*>(f.attention));
+    return;
+  }
+  int8_t* q8 = f.q8;              // [q_len, qd]
+  float* q_scales = f.q8_scales;  // [q_len, heads]
+  QuantizeHeads(f, qb, p.q_len, heads, hd, q8, q_scales);
+  const Qs8AttentionKernels kernels{f.kernels->qs8_gemm, f.kernels->qu8s8_pv};
+  qs8_attention(kernels, p, q8, qd, q_scales, kv.k8 + kv0 * kvd, kvd, kv.k_scales + kv0 * kvh,
+                kv.v8 + kv0 * kvd, kvd, kv.v_scales + kv0 * kvh, qb, qd, f.attention);
+}
 
 // The attention shape of the model and the tile size; the caller sets lengths,
 // masks and biases.
@@ -121,11 +205,10 @@ void Embed(const Forward& f, const int32_t* ids, const uint32_t* lengths, const 
     }
     for (uint32_t s = 0; s < real; ++s) {
       const size_t row = static_cast<size_t>(b) * seq + s;
-      float* xr = x + row * h;                                              // [hidden]
-      const float* token = w.token_embedding + static_cast<size_t>(ids[row]) * h;  // [hidden]
-      for (size_t i = 0; i < h; ++i) xr[i] = token[i] * a.embedding_scale();
-      if (w.token_type_embedding != nullptr) AddResidual(xr, w.token_type_embedding, h);
-      if (w.position_embedding != nullptr) AddResidual(xr, w.position_embedding + (p0 + s) * h, h);
+      float* xr = x + row * h;  // [hidden], zero
+      AddMatrixRow(w.token_embedding, h, static_cast<size_t>(ids[row]), a.embedding_scale(), xr);
+      if (w.token_type_embedding.present()) AddMatrixRow(w.token_type_embedding, h, 0, 1.0f, xr);
+      if (w.position_embedding.present()) AddMatrixRow(w.position_embedding, h, p0 + s, 1.0f, xr);
       if (sinusoidal) AddResidual(xr, sinusoid + s * h, h);
     }
   }
@@ -146,15 +229,19 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
   const size_t h = a.hidden_size(), qd = QDim(a), kvd = KvDim(a);
   const size_t rows = static_cast<size_t>(batch) * seq;
   float* q = f.q;  // [rows, qd]: queries, then the attention output in place
-  Linear(w.q, in, h, rows, q, qd);
+  Linear(f, w.q, in, h, rows, q, qd);
   for (uint32_t b = 0; b < batch; ++b) {
     const size_t p0 = pos0 != nullptr ? pos0[b] : 0;
     const float* xb = in + static_cast<size_t>(b) * seq * h;  // [seq, hidden]
     float* qb = q + static_cast<size_t>(b) * seq * qd;        // [seq, qd]
-    float* kb = kv.k + static_cast<size_t>(b) * kv.stride * kvd;  // [stride, kvd]
-    float* vb = kv.v + static_cast<size_t>(b) * kv.stride * kvd;  // [stride, kvd]
-    Linear(w.k, xb, h, seq, kb + p0 * kvd, kvd);
-    Linear(w.v, xb, h, seq, vb + p0 * kvd, kvd);
+    // This call's keys and values [seq, kvd]: straight into the fp32 cache rows
+    // p0.., or staged in f32 scratch and then quantized into the int8 rows.
+    float* kb = f.int8_attention ? f.k + static_cast<size_t>(b) * seq * kvd
+                                 : kv.k + (static_cast<size_t>(b) * kv.stride + p0) * kvd;
+    float* vb = f.int8_attention ? f.v + static_cast<size_t>(b) * seq * kvd
+                                 : kv.v + (static_cast<size_t>(b) * kv.stride + p0) * kvd;
+    Linear(f, w.k, xb, h, seq, kb, kvd);
+    Linear(f, w.v, xb, h, seq, vb, kvd);
     if (f.rope_inv_freq != nullptr) {
       F32RopeParams rp;
       rp.len = seq;
@@ -165,8 +252,9 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
       rp.heads = a.attention()->num_heads();
       f32_rope__ref(rp, qb, qd);
       rp.heads = a.attention()->num_kv_heads();
-      f32_rope__ref(rp, kb + p0 * kvd, kvd);
+      f32_rope__ref(rp, kb, kvd);
     }
+    if (f.int8_attention) StoreKvInt8(f, kv, b, p0, seq, kb, vb);
     AttentionParams p = BaseParams(a, f.attention_tile);
     p.q_len = seq;
     p.kv_len = p0 + seq;
@@ -181,9 +269,9 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
       p.t5_max_distance = a.attention()->relative_max_distance();
       p.t5_bidirectional = !causal;
     }
-    f32_attention__ref(p, qb, qd, kb, kvd, vb, kvd, qb, qd, f.attention);
+    Attend(f, p, kv, b, qb);
   }
-  Linear(w.o, q, qd, rows, out, h);
+  Linear(f, w.o, q, qd, rows, out, h);
 }
 
 // Cross-attention: queries from in [batch * seq, hidden], keys and values already
@@ -192,21 +280,19 @@ void CrossAttention(const Forward& f, const AttentionWeights& w, KvRows kv, cons
                     const uint32_t* enc_lengths, uint32_t enc_seq, uint32_t batch, uint32_t seq,
                     float* out) {
   const fb::Architecture& a = *f.arch;
-  const size_t h = a.hidden_size(), qd = QDim(a), kvd = KvDim(a);
+  const size_t h = a.hidden_size(), qd = QDim(a);
   const size_t rows = static_cast<size_t>(batch) * seq;
   float* q = f.q;  // [rows, qd]: queries, then the attention output in place
-  Linear(w.q, in, h, rows, q, qd);
+  Linear(f, w.q, in, h, rows, q, qd);
   for (uint32_t b = 0; b < batch; ++b) {
-    float* qb = q + static_cast<size_t>(b) * seq * qd;                    // [seq, qd]
-    const float* kb = kv.k + static_cast<size_t>(b) * kv.stride * kvd;    // [enc_seq, kvd]
-    const float* vb = kv.v + static_cast<size_t>(b) * kv.stride * kvd;    // [enc_seq, kvd]
+    float* qb = q + static_cast<size_t>(b) * seq * qd;  // [seq, qd]
     AttentionParams p = BaseParams(a, f.attention_tile);
     p.q_len = seq;
     p.kv_len = enc_seq;
     p.kv_valid = enc_lengths[b];
-    f32_attention__ref(p, qb, qd, kb, kvd, vb, kvd, qb, qd, f.attention);
+    Attend(f, p, kv, b, qb);
   }
-  Linear(w.o, q, qd, rows, out, h);
+  Linear(f, w.o, q, qd, rows, out, h);
 }
 
 // Feed-forward: in, out [rows, hidden].
@@ -216,16 +302,16 @@ void FeedForward(const Forward& f, const LayerWeights& w, const float* in, size_
   const size_t h = a.hidden_size(), inter = a.intermediate_size();
   const F32Activation act = Activation(a.activation());
   float* up = f.up;  // [rows, intermediate]
-  Linear(w.up, in, h, rows, up, inter);
+  Linear(f, w.up, in, h, rows, up, inter);
   float* hidden = up;  // [rows, intermediate]: the down projection's input
   if (a.gated_ffn()) {
     hidden = f.gate;  // [rows, intermediate]
-    Linear(w.gate, in, h, rows, hidden, inter);
+    Linear(f, w.gate, in, h, rows, hidden, inter);
     f32_gated_activation__ref(act, rows, inter, hidden, inter, up, inter);
   } else {
     f32_activation__ref(act, rows * inter, up);
   }
-  Linear(w.down, hidden, inter, rows, out, h);
+  Linear(f, w.down, hidden, inter, rows, out, h);
 }
 
 // One sub-block with its norm and residual around it: x [rows, hidden].
@@ -251,10 +337,29 @@ struct CrossInput {
   uint32_t enc_seq = 0;                   // source rows per sequence
 };
 
+// Layer l's rows of a KV cache region of `rows` rows per layer (f32 or int8).
+KvRows LayerKv(const Forward& f, void* k, void* v, float* k_scales, float* v_scales, size_t rows,
+               uint32_t l, size_t stride) {
+  const fb::Attention& att = *f.arch->attention();
+  const size_t kvh = att.num_kv_heads(), kvd = kvh * att.head_dim();
+  KvRows kv;
+  kv.stride = stride;
+  if (f.int8_attention) {
+    kv.k8 = static_cast<int8_t*>(k) + l * rows * kvd;
+    kv.v8 = static_cast<int8_t*>(v) + l * rows * kvd;
+    kv.k_scales = k_scales + l * rows * kvh;
+    kv.v_scales = v_scales + l * rows * kvh;
+  } else {
+    kv.k = static_cast<float*>(k) + l * rows * kvd;
+    kv.v = static_cast<float*>(v) + l * rows * kvd;
+  }
+  return kv;
+}
+
 // The cross-attention keys and values of decoder layer l, [max_batch, max_seq, kv_dim].
 KvRows CrossKv(const Forward& f, uint32_t l) {
-  const size_t layer = static_cast<size_t>(f.max_batch) * f.max_seq * KvDim(*f.arch);
-  return KvRows{f.cross_k + l * layer, f.cross_v + l * layer, f.max_seq};
+  const size_t rows = static_cast<size_t>(f.max_batch) * f.max_seq;
+  return LayerKv(f, f.cross_k, f.cross_v, f.cross_k_scales, f.cross_v_scales, rows, l, f.max_seq);
 }
 
 // Projects encoder_out [batch * enc_seq, hidden] into every decoder layer's
@@ -268,8 +373,14 @@ void ProjectCrossKv(const Forward& f, const float* encoder_out, uint32_t enc_seq
     const KvRows kv = CrossKv(f, l);
     for (uint32_t b = 0; b < batch; ++b) {
       const float* eb = encoder_out + static_cast<size_t>(b) * enc_seq * h;  // [enc_seq, hidden]
-      Linear(w.k, eb, h, enc_seq, kv.k + static_cast<size_t>(b) * kv.stride * kvd, kvd);
-      Linear(w.v, eb, h, enc_seq, kv.v + static_cast<size_t>(b) * kv.stride * kvd, kvd);
+      if (f.int8_attention) {
+        Linear(f, w.k, eb, h, enc_seq, f.k, kvd);  // [enc_seq, kvd] staged, then quantized
+        Linear(f, w.v, eb, h, enc_seq, f.v, kvd);
+        StoreKvInt8(f, kv, b, 0, enc_seq, f.k, f.v);
+      } else {
+        Linear(f, w.k, eb, h, enc_seq, kv.k + static_cast<size_t>(b) * kv.stride * kvd, kvd);
+        Linear(f, w.v, eb, h, enc_seq, kv.v + static_cast<size_t>(b) * kv.stride * kvd, kvd);
+      }
     }
   }
 }
@@ -279,13 +390,18 @@ void ProjectCrossKv(const Forward& f, const float* encoder_out, uint32_t enc_seq
 void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const CrossInput* cross,
               const uint32_t* pos0, const uint32_t* valid, uint32_t batch, uint32_t seq,
               float* x) {
-  const size_t rows = static_cast<size_t>(batch) * seq, kvd = KvDim(*f.arch);
-  const size_t self_layer = static_cast<size_t>(f.max_batch) * f.kv_positions * kvd;
+  const size_t rows = static_cast<size_t>(batch) * seq;
+  const size_t self_rows = static_cast<size_t>(f.max_batch) * f.kv_positions;
   for (uint32_t l = 0; l < stack.num_layers; ++l) {
     const LayerWeights& w = stack.layers[l];
-    const KvRows self = decoder ? KvRows{f.self_k + l * self_layer, f.self_v + l * self_layer,
-                                         f.kv_positions}
-                                : KvRows{f.k, f.v, seq};
+    // Decoders keep keys and values in the cache; encoders in scratch (f32 in
+    // f.k, f.v; int8 in f.k8, f.v8).
+    const KvRows self =
+        decoder ? LayerKv(f, f.self_k, f.self_v, f.self_k_scales, f.self_v_scales, self_rows, l,
+                          f.kv_positions)
+                : LayerKv(f, f.int8_attention ? static_cast<void*>(f.k8) : f.k,
+                          f.int8_attention ? static_cast<void*>(f.v8) : f.v, f.k8_scales,
+                          f.v8_scales, 0, 0, seq);
     Residual(f, w.attn_norm, rows, x, [&](const float* in) {
       SelfAttention(f, w.attn, stack.relative_bias, decoder, self, in, pos0, valid, batch, seq,
                     f.delta);
@@ -298,6 +414,13 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
     }
     Residual(f, w.ffn_norm, rows, x,
              [&](const float* in) { FeedForward(f, w, in, rows, f.delta); });
+    if (f.observer != nullptr) {
+      const bool enc_dec = f.arch->structure() == fb::Structure::EncoderDecoder;
+      const LayerStack id = !enc_dec  ? LayerStack::kSingle
+                            : decoder ? LayerStack::kDecoder
+                                      : LayerStack::kEncoder;
+      f.observer(f.observer_ctx, id, l, x, rows, f.arch->hidden_size());
+    }
   }
   if (stack.final_norm.weight != nullptr) Normalize(f, stack.final_norm, x, rows, x);
 }
@@ -307,7 +430,7 @@ const float* Head(const Forward& f, const float* x, size_t rows) {
   const fb::Architecture& a = *f.arch;
   const size_t h = a.hidden_size(), vocab = a.vocab_size();
   float* logits = f.logits;  // [rows, vocab]
-  f32_gemm__ref(rows, vocab, h, x, h, f.weights->head, h, logits, vocab);
+  MatMul(f, f.weights->head, vocab, h, x, h, rows, logits, vocab);
   if (a.logits_scale() != 1.0f) {
     for (size_t i = 0; i < rows * vocab; ++i) logits[i] *= a.logits_scale();
   }
@@ -319,15 +442,26 @@ const float* Head(const Forward& f, const float* x, size_t rows) {
 
 }  // namespace
 
-Status PlanForward(const fb::Architecture& a, uint32_t max_batch, uint32_t max_seq,
-                   uint32_t max_new_tokens, uint32_t attention_tile, ArenaLayout* activations,
-                   ArenaLayout* scratch, ArenaLayout* kv_cache, ForwardPlan* plan) {
+ForwardMode GetForwardMode(const Model& model) {
+  ForwardMode mode;
+  mode.int8_attention = UsesInt8Attention(model);
+  for (size_t i = 0; i < model.num_tensors(); ++i) {
+    if (model.tensor(i).dtype == fb::DType::I8) mode.int8_matrices = true;
+  }
+  return mode;
+}
+
+Status PlanForward(const fb::Architecture& a, ForwardMode mode, uint32_t max_batch,
+                   uint32_t max_seq, uint32_t max_new_tokens, uint32_t attention_tile,
+                   ArenaLayout* activations, ArenaLayout* scratch, ArenaLayout* kv_cache,
+                   ForwardPlan* plan) {
   const fb::Attention& att = *a.attention();
   const uint64_t h = a.hidden_size(), inter = a.intermediate_size(), vocab = a.vocab_size();
   const uint64_t qd = QDim(a), kvd = KvDim(a);
   const bool enc_dec = a.structure() == fb::Structure::EncoderDecoder;
   constexpr uint64_t f = sizeof(float);
   *plan = ForwardPlan();
+  plan->mode = mode;
   plan->kv_positions = max_seq + max_new_tokens;
   plan->attention_tile = attention_tile;
   if (a.position() == fb::PositionKind::Rope) {
@@ -371,36 +505,74 @@ Status PlanForward(const fb::Architecture& a, uint32_t max_batch, uint32_t max_s
   AttentionParams params;
   params.head_dim = att.head_dim();
   params.tile = attention_tile;
-  plan->attention = reserve(scratch, f32_attention_scratch_floats(params), f);
+  if (mode.int8_attention) {
+    if (att.head_dim() > kQs8AttentionMaxHeadDim || AttentionTile(params) > kQs8AttentionMaxTile) {
+      return Status(StatusCode::kUnsupported, "head_dim or the attention tile exceeds the int8 "
+                    "attention's limits (4096)");
+    }
+    plan->attention = reserve(scratch, qs8_attention_scratch_bytes(params), 1);
+  } else {
+    plan->attention = reserve(scratch, f32_attention_scratch_floats(params), f);
+  }
   plan->step_valid = reserve(scratch, max_batch, sizeof(uint32_t));
+  if (mode.int8_matrices) {
+    uint64_t widest_in = h > inter ? h : inter, widest_out = widest_in;
+    widest_in = qd > widest_in ? qd : widest_in;
+    widest_out = qd > widest_out ? qd : widest_out;
+    if (a.structure() != fb::Structure::EncoderOnly && vocab > widest_out) widest_out = vocab;
+    plan->qin = reserve(scratch, rows * widest_in, 1);
+    plan->qin_scales = reserve(scratch, rows, f);
+    plan->acc = reserve(scratch, kLinearRows * widest_out, sizeof(int32_t));
+  }
+  const uint64_t heads = att.num_heads(), kv_heads = att.num_kv_heads();
+  if (mode.int8_attention) {
+    plan->q8 = reserve(scratch, rows * qd, 1);
+    plan->q8_scales = reserve(scratch, rows * heads, f);
+    plan->k8 = reserve(scratch, rows * kvd, 1);
+    plan->k8_scales = reserve(scratch, rows * kv_heads, f);
+    plan->v8 = reserve(scratch, rows * kvd, 1);
+    plan->v8_scales = reserve(scratch, rows * kv_heads, f);
+  }
 
-  // The KV cache of the decoder layers.
+  // The KV cache of the decoder layers: f32, or int8 with a scale per (position, kv head).
   const uint64_t layers = DecoderLayers(a);
   if (layers > 0) {
     const uint64_t self_rows = layers * max_batch * plan->kv_positions;
-    plan->self_k = reserve(kv_cache, self_rows * kvd, f);
-    plan->self_v = reserve(kv_cache, self_rows * kvd, f);
+    const uint64_t value_bytes = mode.int8_attention ? 1 : f;
+    plan->self_k = reserve(kv_cache, self_rows * kvd, value_bytes);
+    plan->self_v = reserve(kv_cache, self_rows * kvd, value_bytes);
+    if (mode.int8_attention) {
+      plan->self_k_scales = reserve(kv_cache, self_rows * kv_heads, f);
+      plan->self_v_scales = reserve(kv_cache, self_rows * kv_heads, f);
+    }
     if (enc_dec) {
-      plan->cross_k = reserve(kv_cache, layers * rows * kvd, f);
-      plan->cross_v = reserve(kv_cache, layers * rows * kvd, f);
+      plan->cross_k = reserve(kv_cache, layers * rows * kvd, value_bytes);
+      plan->cross_v = reserve(kv_cache, layers * rows * kvd, value_bytes);
+      if (mode.int8_attention) {
+        plan->cross_k_scales = reserve(kv_cache, layers * rows * kv_heads, f);
+        plan->cross_v_scales = reserve(kv_cache, layers * rows * kv_heads, f);
+      }
     }
   }
   if (!fits) return Status(StatusCode::kOutOfMemory, "the memory plan overflows the address space");
   return Status::Ok();
 }
 
-Status PrepareForward(const Model& model, const ForwardPlan& plan, uint32_t max_batch,
-                      uint32_t max_seq, const Arena& activations, const Arena& scratch,
-                      const Arena& kv_cache, Forward* out) {
+Status PrepareForward(const Model& model, const KernelTable& kernels, const ForwardPlan& plan,
+                      uint32_t max_batch, uint32_t max_seq, const Arena& activations,
+                      const Arena& scratch, const Arena& kv_cache, Forward* out) {
   const fb::Architecture& a = model.architecture();
   Forward f;
   f.arch = &a;
+  f.kernels = &kernels;
+  f.int8_attention = plan.mode.int8_attention;
   LayerWeights* layers = activations.At<LayerWeights>(plan.layer_weights);
   ModelWeights* weights = activations.At<ModelWeights>(plan.model_weights);
   OCTET_RETURN_IF_ERROR(ResolveWeights(model, layers, weights));
   f.weights = weights;
-  AttentionParams params = BaseParams(a);
-  if (const char* error = AttentionParamsError(params)) {
+  AttentionParams params = BaseParams(a, plan.attention_tile);
+  if (const char* error = plan.mode.int8_attention ? Qs8AttentionParamsError(params)
+                                                   : AttentionParamsError(params)) {
     return Status::Error(StatusCode::kInvalidModel, "attention: %s", error);
   }
   if (a.position() == fb::PositionKind::Rope) {
@@ -451,14 +623,35 @@ Status PrepareForward(const Model& model, const ForwardPlan& plan, uint32_t max_
   f.v = scratch.At<float>(plan.v);
   f.up = scratch.At<float>(plan.up);
   if (a.gated_ffn()) f.gate = scratch.At<float>(plan.gate);
-  f.attention = scratch.At<float>(plan.attention);
+  f.attention = scratch.At<uint8_t>(plan.attention);
   f.step_valid = scratch.At<uint32_t>(plan.step_valid);
+  if (plan.mode.int8_matrices) {
+    f.qin = scratch.At<int8_t>(plan.qin);
+    f.qin_scales = scratch.At<float>(plan.qin_scales);
+    f.acc = scratch.At<int32_t>(plan.acc);
+  }
+  if (plan.mode.int8_attention) {
+    f.q8 = scratch.At<int8_t>(plan.q8);
+    f.q8_scales = scratch.At<float>(plan.q8_scales);
+    f.k8 = scratch.At<int8_t>(plan.k8);
+    f.k8_scales = scratch.At<float>(plan.k8_scales);
+    f.v8 = scratch.At<int8_t>(plan.v8);
+    f.v8_scales = scratch.At<float>(plan.v8_scales);
+  }
   if (DecoderLayers(a) > 0) {
-    f.self_k = kv_cache.At<float>(plan.self_k);
-    f.self_v = kv_cache.At<float>(plan.self_v);
+    f.self_k = kv_cache.At<uint8_t>(plan.self_k);
+    f.self_v = kv_cache.At<uint8_t>(plan.self_v);
+    if (plan.mode.int8_attention) {
+      f.self_k_scales = kv_cache.At<float>(plan.self_k_scales);
+      f.self_v_scales = kv_cache.At<float>(plan.self_v_scales);
+    }
     if (a.structure() == fb::Structure::EncoderDecoder) {
-      f.cross_k = kv_cache.At<float>(plan.cross_k);
-      f.cross_v = kv_cache.At<float>(plan.cross_v);
+      f.cross_k = kv_cache.At<uint8_t>(plan.cross_k);
+      f.cross_v = kv_cache.At<uint8_t>(plan.cross_v);
+      if (plan.mode.int8_attention) {
+        f.cross_k_scales = kv_cache.At<float>(plan.cross_k_scales);
+        f.cross_v_scales = kv_cache.At<float>(plan.cross_v_scales);
+      }
     }
   }
   *out = f;

@@ -1,7 +1,11 @@
-// The reference fp32 forward pass: embedding, transformer layers (self-attention,
-// cross-attention, feed-forward; pre- or post-norm), final norm and LM head,
-// built only from the reference kernels. This is the oracle the int8 and the
-// optimized paths are checked against; read forward.cc top to bottom.
+// The forward pass: embedding, transformer layers (self-attention,
+// cross-attention, feed-forward; pre- or post-norm), final norm and LM head.
+// fp32 files run it with the reference float kernels: the oracle the int8 path
+// is checked against. int8 files run every matrix product in int8 (linear
+// layers through the dispatch table's qs8_gemm with dynamic per-row activation
+// scales, attention through ops/qs8_attention.h with an int8 KV cache); norms,
+// activations, residual adds and the softmax stay in fp32. Read forward.cc top
+// to bottom.
 //
 // Rows are laid out [batch, seq] (padded): sequence b owns rows b * seq .. b * seq
 // + seq - 1, of which the first lengths[b] are real. Padded rows are computed
@@ -20,8 +24,23 @@
 #include "core/status.h"
 #include "engine/weights.h"
 #include "format/model.h"
+#include "kernels/kernel_table.h"
 
 namespace octet {
+
+// Called after each transformer layer with the residual stream x [rows, hidden]
+// (rows = batch * seq, padded rows included). For the converter's
+// quantization report and for debugging; it must not allocate.
+typedef void (*LayerObserverFn)(void* ctx, LayerStack stack, uint32_t layer, const float* x,
+                                size_t rows, size_t hidden);
+
+// What the model's tensors ask of the forward pass (engine/weights.h).
+struct ForwardMode {
+  bool int8_attention = false;  // int8 Q·Kᵀ / P·V and an int8 KV cache (UsesInt8Attention)
+  bool int8_matrices = false;   // some matrix is int8: plan the quantized-row buffers
+};
+
+ForwardMode GetForwardMode(const Model& model);
 
 // Where the forward pass's buffers sit in the session's arenas (byte offsets).
 struct ForwardPlan {
@@ -41,24 +60,42 @@ struct ForwardPlan {
   size_t v = 0;          // f32 [rows, kv_heads * head_dim]: values of encoder stacks
   size_t up = 0;         // f32 [rows, intermediate]
   size_t gate = 0;       // f32 [rows, intermediate] (gated_ffn)
-  size_t attention = 0;  // f32 [f32_attention_scratch_floats]
+  size_t attention = 0;  // f32_attention_scratch_floats floats or qs8_attention_scratch_bytes
+  // scratch of int8 matrices (ForwardMode::int8_matrices)
+  size_t qin = 0;         // int8 [rows, max(hidden, intermediate, heads * head_dim)]
+  size_t qin_scales = 0;  // f32 [rows]
+  size_t acc = 0;         // int32 [kLinearRows, widest output]
+  // scratch of int8 attention: the quantized queries, and encoder stacks' K, V
+  size_t q8 = 0;          // int8 [rows, heads * head_dim]
+  size_t q8_scales = 0;   // f32 [rows, heads]
+  size_t k8 = 0;          // int8 [rows, kv_heads * head_dim]
+  size_t k8_scales = 0;   // f32 [rows, kv_heads]
+  size_t v8 = 0;          // same
+  size_t v8_scales = 0;
   size_t step_valid = 0; // u32 [max_batch]: keys each sequence sees in a decoder step
-  // kv cache (decoder stacks), position-major:
-  size_t self_k = 0;   // f32 [decoder_layers, max_batch, kv_positions, kv_heads * head_dim]
+  // kv cache (decoder stacks), position-major; int8 attention stores int8
+  // values (the same shapes, one byte each) with one f32 scale per (position, kv head):
+  size_t self_k = 0;   // f32 or int8 [decoder_layers, max_batch, kv_positions, kv_heads * head_dim]
   size_t self_v = 0;   // same
-  size_t cross_k = 0;  // f32 [decoder_layers, max_batch, max_seq, kv_heads * head_dim] (enc-dec):
-                       // the cross-attention keys of the current source (EncodeSource)
+  size_t cross_k = 0;  // f32 or int8 [decoder_layers, max_batch, max_seq, kv_heads * head_dim]
+                       // (enc-dec): the cross-attention keys of the current source (EncodeSource)
   size_t cross_v = 0;  // same
+  size_t self_k_scales = 0;   // f32 [decoder_layers, max_batch, kv_positions, kv_heads] (int8)
+  size_t self_v_scales = 0;   // same
+  size_t cross_k_scales = 0;  // f32 [decoder_layers, max_batch, max_seq, kv_heads] (int8, enc-dec)
+  size_t cross_v_scales = 0;  // same
   uint32_t kv_positions = 0;  // max_seq + max_new_tokens
   uint32_t rotary_dim = 0;
   uint32_t attention_tile = 0;  // keys per attention tile; 0 = kAttentionDefaultTile
+  ForwardMode mode;
 };
 
-// Plans the fp32 pass of a model with layers into the three arenas' layouts.
+// Plans the pass of a model with layers into the three arenas' layouts.
 // attention_tile: keys per attention tile (0 = the kernel's default).
-Status PlanForward(const fb::Architecture& a, uint32_t max_batch, uint32_t max_seq,
-                   uint32_t max_new_tokens, uint32_t attention_tile, ArenaLayout* activations,
-                   ArenaLayout* scratch, ArenaLayout* kv_cache, ForwardPlan* plan);
+Status PlanForward(const fb::Architecture& a, ForwardMode mode, uint32_t max_batch,
+                   uint32_t max_seq, uint32_t max_new_tokens, uint32_t attention_tile,
+                   ArenaLayout* activations, ArenaLayout* scratch, ArenaLayout* kv_cache,
+                   ForwardPlan* plan);
 
 // Everything a run reads, as pointers into the model and the arenas. Built once
 // by PrepareForward; valid while the Model and the arenas live (moving the
@@ -66,6 +103,10 @@ Status PlanForward(const fb::Architecture& a, uint32_t max_batch, uint32_t max_s
 struct Forward {
   const fb::Architecture* arch = nullptr;
   const ModelWeights* weights = nullptr;
+  const KernelTable* kernels = nullptr;
+  bool int8_attention = false;
+  LayerObserverFn observer = nullptr;  // optional
+  void* observer_ctx = nullptr;
   const float* rope_inv_freq = nullptr;  // [rotary_dim / 2] or null
   const float* alibi_slopes = nullptr;   // [heads] or null
   uint32_t rotary_dim = 0;
@@ -83,19 +124,33 @@ struct Forward {
   float* v = nullptr;
   float* up = nullptr;
   float* gate = nullptr;
-  float* attention = nullptr;
+  void* attention = nullptr;
   uint32_t* step_valid = nullptr;
-  float* self_k = nullptr;
-  float* self_v = nullptr;
-  float* cross_k = nullptr;
-  float* cross_v = nullptr;
+  int8_t* qin = nullptr;
+  float* qin_scales = nullptr;
+  int32_t* acc = nullptr;
+  int8_t* q8 = nullptr;
+  float* q8_scales = nullptr;
+  int8_t* k8 = nullptr;
+  float* k8_scales = nullptr;
+  int8_t* v8 = nullptr;
+  float* v8_scales = nullptr;
+  void* self_k = nullptr;  // f32 or int8 (int8_attention)
+  void* self_v = nullptr;
+  void* cross_k = nullptr;
+  void* cross_v = nullptr;
+  float* self_k_scales = nullptr;  // int8_attention only
+  float* self_v_scales = nullptr;
+  float* cross_k_scales = nullptr;
+  float* cross_v_scales = nullptr;
 };
 
 // Prepare: resolves and checks the weights (engine/weights.h) into the
-// activations arena and fills the RoPE and ALiBi tables.
-Status PrepareForward(const Model& model, const ForwardPlan& plan, uint32_t max_batch,
-                      uint32_t max_seq, const Arena& activations, const Arena& scratch,
-                      const Arena& kv_cache, Forward* out);
+// activations arena and fills the RoPE and ALiBi tables. int8 products call
+// `kernels`, which must outlive the Forward.
+Status PrepareForward(const Model& model, const KernelTable& kernels, const ForwardPlan& plan,
+                      uint32_t max_batch, uint32_t max_seq, const Arena& activations,
+                      const Arena& scratch, const Arena& kv_cache, Forward* out);
 
 // Encoder-only: the last hidden state [batch * seq, hidden].
 const float* RunEncoder(const Forward& f, const int32_t* ids, const uint32_t* lengths,

@@ -1,11 +1,10 @@
 // Session: plan at creation, compute in Run.
 //
-// Models with transformer layers (fp32 weights) run the reference forward
-// pass of engine/forward.h; its buffers are planned here with everything else.
-// Layer-free models (embedding -> norm -> LM head) keep their own short path:
-// int8 weights through the dispatch table's qs8_gemm with dynamic per-row
-// activation scales (core/quant.h), fp32 weights through f32_gemm. Int8
-// transformer layers are refused at creation until issue #4.
+// Models with transformer layers run the forward pass of engine/forward.h (fp32
+// or int8, as the file's tensors are); its buffers are planned here with
+// everything else. Layer-free models (embedding -> norm -> LM head) keep their
+// own short path: int8 weights through the dispatch table's qs8_gemm with
+// dynamic per-row activation scales (core/quant.h), fp32 weights through f32_gemm.
 #include "engine/session.h"
 
 #include <cmath>
@@ -170,8 +169,8 @@ struct Session::Layout {
     const size_t v = a.vocab_size();
     ArenaLayout activations, scratch, kv;
     if (HasLayers(a)) {
-      // The fp32 forward pass, with its KV cache: f32 K and V per decoder layer
-      // for max_seq + max_new_tokens positions (the int8 cache comes with issue #4).
+      // The forward pass, with its KV cache: K and V per decoder layer for
+      // max_seq + max_new_tokens positions (bounded here as if f32, the larger).
       const fb::Attention& att = *a.attention();
       const uint64_t positions = static_cast<uint64_t>(limits.max_seq) + limits.max_new_tokens;
       uint64_t bytes = 0;
@@ -182,7 +181,7 @@ struct Session::Layout {
           bytes > (1ull << 40) || positions > kMaxRows) {
         return Status(StatusCode::kInvalidArgument, "the KV cache for these limits is too large");
       }
-      OCTET_RETURN_IF_ERROR(PlanForward(a, limits.max_batch, limits.max_seq,
+      OCTET_RETURN_IF_ERROR(PlanForward(a, GetForwardMode(model), limits.max_batch, limits.max_seq,
                                         limits.max_new_tokens, limits.attention_tile,
                                         &activations, &scratch, &kv, &out->forward));
       // Step positions, then (encoder-decoders) the source lengths: u32 [max_batch] each.
@@ -257,7 +256,8 @@ Result<Session> Session::Build(const Model& model, const SessionLimits& limits,
   if (layered) {
     // Prepare the forward pass: weights resolved and checked, position tables filled.
     session.layered_ = true;
-    OCTET_RETURN_IF_ERROR(PrepareForward(model, layout.forward, limits.max_batch, limits.max_seq,
+    OCTET_RETURN_IF_ERROR(PrepareForward(model, *session.kernels_, layout.forward,
+                                         limits.max_batch, limits.max_seq,
                                          session.activations_, session.scratch_,
                                          session.kv_cache_, &session.forward_));
     session.positions_ = session.activations_.At<uint32_t>(layout.positions);

@@ -101,6 +101,14 @@ class Session {
   // max_new_tokens decoder positions per sequence.
   Status StepEncoderDecoder(const int32_t* ids, uint32_t batch);
 
+  // Calls fn(ctx, ...) after every transformer layer of the following runs and
+  // steps (engine/forward.h, LayerObserverFn); null stops it. For inspection
+  // (the converter's per-layer quantization report), not for speed.
+  void SetLayerObserver(LayerObserverFn fn, void* ctx) {
+    forward_.observer = fn;
+    forward_.observer_ctx = ctx;
+  }
+
   OutputView output() const { return output_; }
   const SessionPlan& plan() const { return plan_; }
   const SessionLimits& limits() const { return limits_; }

@@ -1,10 +1,12 @@
-// Prepare-time resolution of the fp32 weights: names and shapes follow
+// Prepare-time resolution of the weights: names and shapes follow
 // format/tensor_names.h, which biases exist follows the architecture (and the
 // converter's RequiredTensors).
 #include "engine/weights.h"
 
 #include <cstdio>
 #include <new>
+
+#include "kernels/qs8_gemm.h"
 
 namespace octet {
 namespace {
@@ -23,10 +25,6 @@ class Resolver {
       if (!required) return Status::Ok();
       return Status::Error(StatusCode::kInvalidModel, "tensor '%s' is missing", name);
     }
-    if (t->dtype == fb::DType::I8) {
-      return Status::Error(StatusCode::kUnsupported, "tensor '%s' is int8: int8 transformer "
-                           "layers land with issue #4 (convert with --dtype fp32)", name);
-    }
     const bool matrix = cols != 0;
     if (t->dtype != fb::DType::F32 || t->rank != (matrix ? 2 : 1) || t->shape[0] != rows ||
         (matrix && t->shape[1] != cols)) {
@@ -37,6 +35,39 @@ class Resolver {
       return Status::Error(StatusCode::kInvalidModel, "tensor '%s' must be F32 [%u]", name, rows);
     }
     *out = static_cast<const float*>(t->data);
+    return Status::Ok();
+  }
+
+  // A matrix [rows, cols]: F32, or I8 with per-row (axis 0) symmetric scales.
+  Status GetMatrix(const char* name, uint32_t rows, uint32_t cols, bool required, Matrix* out) {
+    *out = Matrix();
+    const TensorView* t = model_.Find(name);
+    if (t == nullptr || t->dtype != fb::DType::I8) {
+      return Get(name, rows, cols, required, &out->f32);
+    }
+    if (t->rank != 2 || t->shape[0] != rows || t->shape[1] != cols) {
+      return Status::Error(StatusCode::kInvalidModel, "tensor '%s' must be [%u, %u]", name, rows,
+                           cols);
+    }
+    const fb::Quantization* q = t->quant;  // the loader checked the scale count and values
+    if (q == nullptr || q->scheme() != fb::QuantScheme::PerChannel || q->axis() != 0) {
+      return Status::Error(StatusCode::kUnsupported, "tensor '%s' is int8 with a scheme other "
+                           "than per-row (per output channel) scales", name);
+    }
+    if (q->zero_points() != nullptr) {
+      for (uint32_t i = 0; i < q->zero_points()->size(); ++i) {
+        if (q->zero_points()->Get(i) != 0) {
+          return Status::Error(StatusCode::kUnsupported, "tensor '%s' has a non-zero zero "
+                               "point; octet's int8 is symmetric", name);
+        }
+      }
+    }
+    if (cols > kQs8GemmMaxK) {
+      return Status::Error(StatusCode::kUnsupported, "tensor '%s': %u columns exceed the int8 "
+                           "GEMM's limit", name, cols);
+    }
+    out->q8 = static_cast<const int8_t*>(t->data);
+    out->scales = q->scales()->data();
     return Status::Ok();
   }
 
@@ -55,7 +86,7 @@ class Resolver {
     std::snprintf(bias_name, sizeof(bias_name), "%s.bias", name);
     out->out = rows;
     out->in = cols;
-    OCTET_RETURN_IF_ERROR(Get(weight, rows, cols, true, &out->weight));
+    OCTET_RETURN_IF_ERROR(GetMatrix(weight, rows, cols, true, &out->weight));
     if (!bias) return Status::Ok();
     return Get(bias_name, rows, 0, true, &out->bias);
   }
@@ -136,6 +167,18 @@ size_t LayerWeightsCount(const fb::Architecture& a) {
   return static_cast<size_t>(a.num_layers()) + a.num_decoder_layers();
 }
 
+bool UsesInt8Attention(const Model& model) {
+  const fb::Architecture& a = model.architecture();
+  if (!HasLayers(a)) return false;
+  char name[kMaxTensorNameLength];
+  LayerStack stack = LayerStack::kSingle;
+  if (a.structure() == fb::Structure::EncoderDecoder) {
+    stack = a.num_layers() > 0 ? LayerStack::kEncoder : LayerStack::kDecoder;
+  }
+  const TensorView* t = model.Find(Name(name, stack, 0, "attn.q.weight"));
+  return t != nullptr && t->dtype == fb::DType::I8;
+}
+
 Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* out) {
   const fb::Architecture& a = model.architecture();
   const fb::Attention& att = *a.attention();
@@ -145,14 +188,15 @@ Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* ou
   new (out) ModelWeights();  // the struct starts its life in arena memory
   Resolver r(model);
 
-  OCTET_RETURN_IF_ERROR(r.Get("token_embedding", vocab, h, true, &out->token_embedding));
+  OCTET_RETURN_IF_ERROR(
+      r.GetMatrix("token_embedding", vocab, h, true, &out->token_embedding));
   if (a.position() == fb::PositionKind::Learned) {
-    OCTET_RETURN_IF_ERROR(
-        r.Get("position_embedding", a.max_positions(), h, true, &out->position_embedding));
+    OCTET_RETURN_IF_ERROR(r.GetMatrix("position_embedding", a.max_positions(), h, true,
+                                      &out->position_embedding));
   }
   if (a.type_vocab_size() > 0) {
-    OCTET_RETURN_IF_ERROR(r.Get("token_type_embedding", a.type_vocab_size(), h, true,
-                                &out->token_type_embedding));
+    OCTET_RETURN_IF_ERROR(r.GetMatrix("token_type_embedding", a.type_vocab_size(), h, true,
+                                      &out->token_type_embedding));
   }
   OCTET_RETURN_IF_ERROR(
       r.Norm("embedding_norm", a, a.family() == fb::Family::Bert, &out->embedding_norm));
@@ -195,7 +239,7 @@ Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* ou
     if (a.tied_embeddings()) {
       out->head = out->token_embedding;
     } else {
-      OCTET_RETURN_IF_ERROR(r.Get("lm_head", vocab, h, true, &out->head));
+      OCTET_RETURN_IF_ERROR(r.GetMatrix("lm_head", vocab, h, true, &out->head));
     }
     OCTET_RETURN_IF_ERROR(r.Get("final_logits_bias", vocab, 0, a.family() == fb::Family::Marian,
                                 &out->final_logits_bias));

@@ -1,8 +1,12 @@
-// The weights of the fp32 forward pass, resolved once at prepare time
+// The weights of the forward pass, resolved once at prepare time
 // (Session::Create) into plain pointers: every tensor the forward pass reads
 // is looked up by its canonical name (format/tensor_names.h) and checked for
-// presence, dtype F32 and the exact shape the architecture implies. Run then
+// presence, dtype and the exact shape the architecture implies. Run then
 // reads these structs and never looks a tensor up or checks it again.
+//
+// Matrices (linear weights, embeddings, the LM head) are F32 or int8 with one
+// symmetric scale per row (core/quant.h); vectors (norms, biases, the T5 bias)
+// are F32.
 //
 // Pointers point into the Model's mapping; a struct is valid while the Model
 // lives. Absent optional tensors (biases the architecture does not have, the
@@ -23,9 +27,18 @@ struct NormWeights {
   const float* bias = nullptr;    // [hidden]; LayerNorm only
 };
 
+// A matrix [rows, cols], either F32 or int8 with per-row scales:
+// real[r, c] = q8[r, c] * scales[r].
+struct Matrix {
+  const float* f32 = nullptr;     // [rows, cols], or null
+  const int8_t* q8 = nullptr;     // [rows, cols], or null
+  const float* scales = nullptr;  // [rows] with q8
+  bool present() const { return f32 != nullptr || q8 != nullptr; }
+};
+
 // y[rows, out] = x[rows, in] · weightᵀ (+ bias).
 struct LinearWeights {
-  const float* weight = nullptr;  // [out, in]
+  Matrix weight;                  // [out, in]
   const float* bias = nullptr;    // [out] or null
   uint32_t out = 0;
   uint32_t in = 0;
@@ -59,18 +72,18 @@ struct StackWeights {
 };
 
 struct ModelWeights {
-  const float* token_embedding = nullptr;       // [vocab, hidden]
-  const float* position_embedding = nullptr;    // [max_positions, hidden] (Learned)
-  const float* token_type_embedding = nullptr;  // [type_vocab, hidden]; row 0 is used
+  Matrix token_embedding;       // [vocab, hidden]
+  Matrix position_embedding;    // [max_positions, hidden] (Learned)
+  Matrix token_type_embedding;  // [type_vocab, hidden]; row 0 is used
   NormWeights embedding_norm;                   // BERT
   StackWeights encoder;                         // encoder-only and encoder-decoder
   StackWeights decoder;                         // decoder-only and encoder-decoder
-  const float* head = nullptr;                  // [vocab, hidden]: lm_head or the tied embedding
+  Matrix head;                                  // [vocab, hidden]: lm_head or the tied embedding
   const float* final_logits_bias = nullptr;     // [vocab] (Marian)
 };
 
-// True when the model has transformer layers stored as F32 (the fp32 forward
-// pass runs it); false for layer-free models.
+// True when the model has transformer layers (the forward pass runs it); false
+// for layer-free models.
 bool HasLayers(const fb::Architecture& a);
 
 // Layer structs ResolveWeights fills: num_layers + num_decoder_layers.
@@ -78,8 +91,13 @@ size_t LayerWeightsCount(const fb::Architecture& a);
 
 // Fills *out, with its layers in layers[0, LayerWeightsCount(a)); both may be
 // uninitialized memory suitably aligned (the session's arena). kInvalidModel
-// names the first tensor that is missing or misshapen; kUnsupported for int8
-// transformer layers (issue #4) and what the fp32 pass does not run.
+// names the first tensor that is missing or misshapen; kUnsupported for what
+// the forward pass does not run (other quantization schemes, zero points).
+// True when the model's attention runs in int8 with an int8 KV cache: its
+// transformer layers' projections are int8 (layer 0's query projection decides;
+// each matrix is read in its own dtype either way).
+bool UsesInt8Attention(const Model& model);
+
 Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* out);
 
 }  // namespace octet

@@ -6,7 +6,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/qs8_dequantize_rows.h"
 #include "kernels/qs8_gemm.h"
+#include "kernels/qs8_quantize_rows.h"
+#include "kernels/qu8s8_pv.h"
 
 namespace octet {
 
@@ -21,6 +24,12 @@ struct KernelVariant {
 struct KernelTable {
   Qs8GemmFn qs8_gemm;
   const char* qs8_gemm_name;
+  Qu8s8PvFn qu8s8_pv;
+  const char* qu8s8_pv_name;
+  Qs8QuantizeRowsFn qs8_quantize_rows;
+  const char* qs8_quantize_rows_name;
+  Qs8DequantizeRowsFn qs8_dequantize_rows;
+  const char* qs8_dequantize_rows_name;
 };
 
 // The table for this machine (GetCpuInfo(), including OCTET_CPU_DISABLE).
@@ -32,5 +41,12 @@ KernelTable SelectKernels(uint32_t cpu_features);
 // Every qs8_gemm variant compiled into this build, fastest first, the reference
 // last. Tests iterate over it; `count` receives the number of entries.
 const KernelVariant<Qs8GemmFn>* Qs8GemmVariants(size_t* count);
+
+// Every qu8s8_pv variant compiled into this build, fastest first, the reference last.
+const KernelVariant<Qu8s8PvFn>* Qu8s8PvVariants(size_t* count);
+
+// The same for qs8_quantize_rows and qs8_dequantize_rows.
+const KernelVariant<Qs8QuantizeRowsFn>* Qs8QuantizeRowsVariants(size_t* count);
+const KernelVariant<Qs8DequantizeRowsFn>* Qs8DequantizeRowsVariants(size_t* count);
 
 }  // namespace octet

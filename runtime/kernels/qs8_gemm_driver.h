@@ -43,9 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// For kernel helpers: inlined even at -O0, so no out-of-line copy is compiled
-// with one file's ISA flags.
-#define OCTET_KERNEL_INLINE __attribute__((always_inline)) inline
+#include "kernels/kernel_inline.h"
 
 namespace octet {
 namespace {  // internal linkage per including file: see "Linkage" above

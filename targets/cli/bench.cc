@@ -28,14 +28,17 @@ constexpr char kUsage[] =
                    [--runs R] [--json]
 
 Times a forward pass (prefill) over a batch of synthetic token ids: one warm-up
-run, then R timed runs; reports the median.
+run, then R timed runs; reports the median. Decoder models with transformer
+layers then take --decode steps of one token per sequence with the KV cache
+after each timed prefill; those steps are timed apart (decode_tokens_per_s,
+from the median run).
 
 Options:
   --seq N       tokens per sequence, 1 to 1048576 (default 128)
   --batch N     sequences, 1 to 4096 (default 1)
-  --decode N    decoder steps to time after the prefill, 0 to 1048576 (default 128;
-                decoder models only). Decoding lands with the engine (issue #3):
-                until then decode_tokens_per_s is null and "notes" says why.
+  --decode N    decoder steps to time after each prefill, 0 to 1048576 (default 128;
+                decoder and encoder-decoder models with layers; otherwise
+                decode_tokens_per_s is null and "notes" says why)
   --threads N   worker threads, 1 to 1024 (default 1; octet runs on one thread for now)
   --runs R      timed runs, 1 to 100000 (default 10)
   --json        print one JSON object instead of a table
@@ -69,6 +72,8 @@ struct BenchResult {
   double prefill_ms_min = 0;
   double prefill_ms_max = 0;
   double prefill_tokens_per_s = 0;
+  bool decoded = false;            // decode steps were timed
+  double decode_tokens_per_s = 0;  // batch * decode / median decode time
   uint64_t heap_allocs = 0;
   bool heap_counter_active = false;
   uint64_t peak_rss_bytes = 0;
@@ -119,7 +124,25 @@ BenchResult Measure(const BenchSettings& s, const Model& model, Session& session
                    : session.Run(ids.data(), lengths.data(), s.batch, s.seq);
   };
 
+  // Decode steps: one token per sequence, deterministic ids.
+  const bool decoder = model.architecture().structure() != fb::Structure::EncoderOnly;
+  const bool decodes = decoder && s.decode > 0 && HasLayers(model.architecture());
+  std::vector<int32_t> next(s.batch);
+  std::vector<int64_t> decode_nanos(s.runs);
+  auto decode = [&]() {
+    Status st;
+    for (uint32_t t = 0; t < s.decode && st.ok(); ++t) {
+      for (uint32_t b = 0; b < s.batch; ++b) {
+        next[b] = static_cast<int32_t>((t * 31 + b * 17 + 5) % vocab);
+      }
+      st = enc_dec ? session.StepEncoderDecoder(next.data(), s.batch)
+                   : session.Step(next.data(), s.batch);
+    }
+    return st;
+  };
+
   Status status = forward();  // warm-up
+  if (status.ok() && decodes) status = decode();
   if (!status.ok()) throw Failure("forward pass failed: " + DescribeStatus(status));
 
   BenchResult result;
@@ -128,9 +151,22 @@ BenchResult Measure(const BenchSettings& s, const Model& model, Session& session
     const int64_t start = MonotonicNanos();
     status = forward();
     nanos[r] = MonotonicNanos() - start;
+    if (status.ok() && decodes) {
+      const int64_t decode_start = MonotonicNanos();
+      status = decode();
+      decode_nanos[r] = MonotonicNanos() - decode_start;
+    }
   }
   const uint64_t allocs_after = HeapAllocationCount();
   if (!status.ok()) throw Failure("forward pass failed: " + DescribeStatus(status));
+  if (decodes) {
+    std::vector<double> seconds(s.runs);
+    for (uint32_t r = 0; r < s.runs; ++r) seconds[r] = static_cast<double>(decode_nanos[r]) / 1e9;
+    const double median = Median(seconds);
+    result.decoded = true;
+    result.decode_tokens_per_s =
+        median > 0 ? static_cast<double>(s.batch) * s.decode / median : 0;
+  }
 
   std::vector<double> ms(s.runs);
   for (uint32_t r = 0; r < s.runs; ++r) ms[r] = static_cast<double>(nanos[r]) / 1e6;
@@ -155,10 +191,8 @@ JsonValue Report(const BenchSettings& s, const Model& model, const Session& sess
   JsonValue notes = JsonValue::Array();
   if (!decoder) {
     notes.Append("encoder-only model: --decode does not apply");
-  } else if (s.decode > 0) {
-    notes.Append(
-        "decode not measured: decoding is not implemented yet (it lands with the "
-        "engine, issue #3)");
+  } else if (s.decode > 0 && !r.decoded) {
+    notes.Append("decode not measured: the model has no transformer layers (no KV cache)");
   }
   if (s.threads > 1) notes.Append("--threads accepted; octet runs on one thread for now");
   if (!r.heap_counter_active) notes.Append("heap allocation counter unavailable in this build");
@@ -177,7 +211,7 @@ JsonValue Report(const BenchSettings& s, const Model& model, const Session& sess
   json.Set("prefill_ms_min", r.prefill_ms_min);
   json.Set("prefill_ms_max", r.prefill_ms_max);
   json.Set("prefill_tokens_per_s", r.prefill_tokens_per_s);
-  json.Set("decode_tokens_per_s", JsonValue());  // null: not measured yet (see notes)
+  json.Set("decode_tokens_per_s", r.decoded ? JsonValue(r.decode_tokens_per_s) : JsonValue());
   json.Set("arena_bytes", plan.total());
   json.Set("activation_bytes", plan.activation_bytes);
   json.Set("scratch_bytes", plan.scratch_bytes);
@@ -214,8 +248,9 @@ void PrintTable(const JsonValue& report) {
               number("prefill_ms_max", "%.4f").c_str());
   std::printf("  %-24s %s\n", "prefill tokens/s", number("prefill_tokens_per_s", "%.1f").c_str());
   std::printf("  %-24s %s\n", "decode tokens/s",
-              report.Find("decode_tokens_per_s")->is_null() ? "not measured (see notes)"
-                                                            : text("decode_tokens_per_s").c_str());
+              report.Find("decode_tokens_per_s")->is_null()
+                  ? "not measured (see notes)"
+                  : number("decode_tokens_per_s", "%.1f").c_str());
   std::printf("  %-24s %s\n", "arena", bytes("arena_bytes").c_str());
   std::printf("  %-24s %s\n", "  activations", bytes("activation_bytes").c_str());
   std::printf("  %-24s %s\n", "  scratch", bytes("scratch_bytes").c_str());

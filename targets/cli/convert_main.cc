@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -40,12 +41,18 @@ Options:
                            only when the conversion succeeds)
   --dtype int8|fp32        fp32: float32 weights, to check the architecture against
                            the source framework apart from quantization;
-                           int8 (the default): symmetric per-output-channel int8
-                           weights -- not available yet: it lands with issue #4,
-                           until then this exits with status 1
-  --calibration FILE       sample text or token ids used to measure activation ranges
-                           and the per-layer quantization error report (used by
-                           --dtype int8 only)
+                           int8 (the default): embeddings, linear layers and the LM
+                           head in symmetric per-output-channel int8 (norms and
+                           biases stay fp32); the runtime then runs every matrix
+                           product in int8 (activations quantized per row at run
+                           time, attention and KV cache in int8)
+  --calibration FILE       sample input for the per-layer quantization error report:
+                           the int8 model and its fp32 twin run it and every layer's
+                           output is compared (SQNR). Token ids, one sequence per
+                           line (commas or spaces), or plain UTF-8 text, encoded with
+                           the checkpoint's tokenizer.json (byte-level BPE). Without
+                           it the report runs on pseudo-random ids. Used by
+                           --dtype int8 only.
   --quiet                  print nothing but errors (no progress bar, no summary)
   -h, --help               show this help
 
@@ -153,9 +160,43 @@ class ProgressBar {
   std::chrono::steady_clock::time_point last_draw_;
 };
 
+std::string Db(double db) {
+  if (std::isinf(db)) return "exact";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f", db);
+  return text;
+}
+
+// The quantization report of an int8 conversion (also in the file's provenance).
+void PrintReport(const convert::ConvertResult& r) {
+  if (r.tensor_errors.empty()) return;
+  std::printf("\nquantization report (SQNR in dB; higher is better, 40 dB ~ 1%% RMS error)\n");
+  double worst = 1e9;
+  std::string worst_name;
+  for (const auto& t : r.tensor_errors) {
+    if (t.sqnr_db < worst) {
+      worst = t.sqnr_db;
+      worst_name = t.name;
+    }
+  }
+  std::printf("  weights: %zu int8 tensors, worst %s dB (%s); blocks of 32 would add %.1f dB "
+              "on average\n", r.tensor_errors.size(), Db(worst).c_str(), worst_name.c_str(),
+              r.block32_gain_db);
+  std::printf("  calibration: %s\n", r.calibration.c_str());
+  std::printf("  %-28s %10s %12s   %s\n", "layer output", "int8 SQNR", "min cosine",
+              "activation SQNR: dynamic per row / static per tensor");
+  for (const auto& l : r.layer_errors) {
+    std::printf("  %-28s %10s %12.6f   %s / %s\n", l.name.c_str(), Db(l.sqnr_db).c_str(),
+                l.min_cosine, Db(l.act_dynamic_db).c_str(), Db(l.act_static_db).c_str());
+  }
+}
+
 int Convert(const ConvertRequest& request) {
   ProgressBar bar;
   convert::ConvertOptions options;
+  options.weights =
+      request.dtype == "fp32" ? convert::WeightType::kFp32 : convert::WeightType::kInt8;
+  options.calibration = request.calibration;
   if (!request.quiet && isatty(STDERR_FILENO)) {
     options.progress = [&bar](size_t done, size_t total, uint64_t bytes_done,
                               uint64_t bytes_total) {
@@ -172,9 +213,11 @@ int Convert(const ConvertRequest& request) {
     for (const std::string& warning : result.warnings) {
       std::fprintf(stderr, "octet-convert: warning: %s\n", OneLine(warning).c_str());
     }
-    std::printf("wrote %s: %s, %zu tensors (fp32), %zu tokenizer files, %s\n",
+    std::printf("wrote %s: %s, %zu tensors (%s), %zu tokenizer files, %s\n",
                 request.output.string().c_str(), result.model_type.c_str(), result.num_tensors,
-                result.num_tokenizer_files, Bytes(result.file_bytes).c_str());
+                request.dtype.c_str(), result.num_tokenizer_files,
+                Bytes(result.file_bytes).c_str());
+    PrintReport(result);
   }
   return kExitOk;
 }
@@ -215,11 +258,6 @@ int ConvertMain(const std::vector<std::string>& args) {
   const std::filesystem::path out_dir = request.output.parent_path();
   if (!out_dir.empty() && !std::filesystem::is_directory(out_dir, error)) {
     throw Failure("the directory of '" + request.output.string() + "' does not exist");
-  }
-  if (request.dtype == "int8") {
-    throw Failure(
-        "--dtype int8 (the default) is not available yet: int8 conversion lands with "
-        "issue #4; use --dtype fp32");
   }
   return Convert(request);
 }

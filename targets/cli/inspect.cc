@@ -4,6 +4,7 @@
 // renderer below lays the same content out for people.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -262,6 +263,7 @@ JsonValue CpuSection() {
   JsonValue json = JsonValue::Object();
   json.Set("features", std::string(features));
   json.Set("qs8_gemm_kernel", GetKernelTable().qs8_gemm_name);
+  json.Set("qu8s8_pv_kernel", GetKernelTable().qu8s8_pv_name);
   return json;
 }
 
@@ -404,10 +406,14 @@ void PrintText(const JsonValue& report) {
       std::printf("  %-24s %s\n", key, OneLine(Get(provenance, key).ToText()).c_str());
     }
     const JsonValue& errors = Get(provenance, "layer_errors");
-    std::printf("  layer errors (%zu)\n", errors.items().size());
+    if (!errors.items().empty()) {
+      std::printf("  quantization report (%zu entries; SQNR in dB of the weight tensors, then of "
+                  "each layer's output against the fp32 model on the calibration)\n",
+                  errors.items().size());
+    }
     for (const JsonValue& e : errors.items()) {
-      std::printf("    %-40s %s dB SQNR\n", OneLine(Get(e, "name").ToText()).c_str(),
-                  Get(e, "sqnr_db").ToText().c_str());
+      std::printf("    %-40s %6.1f dB\n", OneLine(Get(e, "name").ToText()).c_str(),
+                  std::strtod(Get(e, "sqnr_db").ToText().c_str(), nullptr));
     }
     const JsonValue& extra = Get(provenance, "extra");
     if (!extra.members().empty()) std::printf("  extra\n");
@@ -446,6 +452,7 @@ void PrintText(const JsonValue& report) {
   std::printf("\ncpu\n");
   std::printf("  %-24s %s\n", "features", Get(cpu, "features").ToText().c_str());
   std::printf("  %-24s %s\n", "qs8_gemm kernel", Get(cpu, "qs8_gemm_kernel").ToText().c_str());
+  std::printf("  %-24s %s\n", "qu8s8_pv kernel", Get(cpu, "qu8s8_pv_kernel").ToText().c_str());
 }
 
 }  // namespace

@@ -76,12 +76,35 @@ expect_ok()
 run(${CONVERT} t5_bf16 --output=t5_bf16.octet --dtype=fp32 --quiet)
 expect_ok("^$")
 
-# int8 (the default) is the next issue's; calibration belongs to it.
+# int8 (the default): the summary, the quantization report (weights, every
+# layer's output, the calibration used), about a quarter of the fp32 file.
 run(${CONVERT} llama -o int8.octet)
-expect_error(1 "--dtype int8 \\(the default\\) is not available yet: .*issue #4")
-run(${CONVERT} llama -o int8.octet --dtype int8 --quiet)
-expect_error(1 "issue #4")
-file(WRITE "${WORK}/calib.txt" "hello\n")
+expect_ok("llama, [0-9]+ tensors \\(int8\\)" "quantization report"
+          "weights: [0-9]+ int8 tensors, worst [0-9.]+ dB"
+          "calibration: 4 x [0-9]+ pseudo-random token ids"
+          "layers\\.0\\.output +[0-9.]+ +0\\.99" "layers\\.1\\.output" "\n  output +[0-9.]+")
+run(${CONVERT} llama -o int8q.octet --dtype int8 --quiet)
+expect_ok("^$")
+file(SIZE "${WORK}/int8q.octet" int8_bytes)
+run(${CONVERT} llama -o fp32.octet --dtype fp32 --quiet)
+file(SIZE "${WORK}/fp32.octet" fp32_bytes)
+math(EXPR ratio_percent "100 * ${int8_bytes} / ${fp32_bytes}")
+if(ratio_percent GREATER 35)
+  fail("the int8 file is ${ratio_percent}% of the fp32 file (expected about 25%)")
+endif()
+run(${OCTET} inspect int8q.octet)
+expect_ok("quantization report" "layers\\.0\\.attn\\.q\\.weight" "layers\\.1\\.output"
+          "calibration")
+# --calibration: token ids, one sequence per line.
+file(WRITE "${WORK}/calib.txt" "1, 5, 9, 30\n7 8 9\n")
+run(${CONVERT} llama -o c.octet --calibration calib.txt)
+expect_ok("calibration: 2 sequences, 7 token ids from calib.txt")
+file(WRITE "${WORK}/text.txt" "hello world\n")
+run(${CONVERT} llama -o c.octet --calibration text.txt)
+expect_error(1 "the calibration file is text, but the checkpoint has no tokenizer\\.json")
+file(WRITE "${WORK}/big.txt" "1 2 100000\n")
+run(${CONVERT} llama -o c.octet --calibration big.txt)
+expect_error(1 "calibration line 1: token id 100000 is outside the vocabulary")
 run(${CONVERT} llama -o x.octet --dtype fp32 --calibration calib.txt)
 expect_error(2 "--calibration is used by --dtype int8")
 

@@ -1,7 +1,8 @@
 # Converts every golden case: cmake -DCONVERT=... -DOCTET=... -DEMULATOR="qemu|..."
 #   -DCASES=tests/golden/cases -DOUT=dir -P convert_golden_cases.cmake
 # Each case directory (one with a config.json) becomes OUT/<case>.octet with
-# --dtype fp32, and must load (`octet inspect`). All failures are listed.
+# --dtype fp32 and OUT/<case>.int8.octet with --dtype int8, and both must load
+# (`octet inspect`). All failures are listed.
 cmake_minimum_required(VERSION 3.25)
 
 string(REPLACE "|" ";" EMULATOR "${EMULATOR}")
@@ -21,21 +22,32 @@ foreach(config IN LISTS configs)
   get_filename_component(dir "${config}" DIRECTORY)
   get_filename_component(name "${dir}" NAME)
   math(EXPR count "${count} + 1")
-  execute_process(COMMAND ${EMULATOR} ${CONVERT} "${dir}" -o "${OUT}/${name}.octet" --dtype fp32 --quiet
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0 OR NOT err STREQUAL "")
-    string(STRIP "${err}" err)
-    list(APPEND failures "${name}: convert exited ${rc}: ${err}")
-    continue()
+  set(ok TRUE)
+  foreach(dtype fp32 int8)
+    set(model "${OUT}/${name}.octet")
+    if(dtype STREQUAL "int8")
+      set(model "${OUT}/${name}.int8.octet")
+    endif()
+    execute_process(COMMAND ${EMULATOR} ${CONVERT} "${dir}" -o "${model}" --dtype ${dtype} --quiet
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0 OR NOT err STREQUAL "")
+      string(STRIP "${err}" err)
+      list(APPEND failures "${name}: convert --dtype ${dtype} exited ${rc}: ${err}")
+      set(ok FALSE)
+      break()
+    endif()
+    execute_process(COMMAND ${EMULATOR} ${OCTET} inspect "${model}"
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      string(STRIP "${err}" err)
+      list(APPEND failures "${name}: inspect (${dtype}) exited ${rc}: ${err}")
+      set(ok FALSE)
+      break()
+    endif()
+  endforeach()
+  if(ok)
+    message(STATUS "${name}: converted (fp32 and int8) and loaded")
   endif()
-  execute_process(COMMAND ${EMULATOR} ${OCTET} inspect "${OUT}/${name}.octet"
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    string(STRIP "${err}" err)
-    list(APPEND failures "${name}: inspect exited ${rc}: ${err}")
-    continue()
-  endif()
-  message(STATUS "${name}: converted and loaded")
 endforeach()
 
 list(LENGTH failures n_failed)

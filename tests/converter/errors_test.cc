@@ -25,7 +25,8 @@ std::string ConvertError(const HfCheckpoint& c) {
   TempDir dir;
   c.Write(dir.path());
   const std::filesystem::path file = dir.path() / "model.octet";
-  const std::string e = ErrorOf([&] { convert::ConvertCheckpoint(dir.path(), file); });
+  const std::string e =
+      ErrorOf([&] { convert::ConvertCheckpoint(dir.path(), file, testing::Fp32Options()); });
   CHECK_FALSE(std::filesystem::exists(file));
   // No partial file either.
   for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
@@ -104,7 +105,9 @@ TEST_CASE("config.json: bad JSON, missing or unknown model_type, missing and inv
   Llama().Write(dir.path());
   const auto error_with_config = [&](const std::string& text) {
     testing::WriteText(dir.path() / "config.json", text);
-    return ErrorOf([&] { convert::ConvertCheckpoint(dir.path(), dir.path() / "m.octet"); });
+    return ErrorOf([&] {
+      convert::ConvertCheckpoint(dir.path(), dir.path() / "m.octet", testing::Fp32Options());
+    });
   };
   std::string e = error_with_config("{\"model_type\": \"llama\",");
   CHECK(Has(e, "config.json is not valid JSON: "));
@@ -167,7 +170,8 @@ TEST_CASE("token ids outside the vocabulary are dropped with a warning") {
   c.config["bos_token_id"] = 50256;
   TempDir dir;
   c.Write(dir.path());
-  const convert::ConvertResult r = convert::ConvertCheckpoint(dir.path(), dir.path() / "m.octet");
+  const convert::ConvertResult r =
+      convert::ConvertCheckpoint(dir.path(), dir.path() / "m.octet", testing::Fp32Options());
   REQUIRE(r.warnings.size() == 1);
   CHECK(r.warnings[0] == "config.json: bos_token_id 50256 is outside the vocabulary (64); dropped");
 }
@@ -187,8 +191,9 @@ TEST_CASE("a truncated safetensors file names the file") {
   Llama().Write(dir.path());
   const std::filesystem::path st = dir.path() / "model.safetensors";
   std::filesystem::resize_file(st, std::filesystem::file_size(st) - 100);
-  const std::string e =
-      ErrorOf([&] { convert::ConvertCheckpoint(dir.path(), dir.path() / "m.octet"); });
+  const std::string e = ErrorOf([&] {
+    convert::ConvertCheckpoint(dir.path(), dir.path() / "m.octet", testing::Fp32Options());
+  });
   CHECK(Has(e, "model.safetensors is truncated or corrupt: tensor '"));
 }
 
@@ -198,12 +203,12 @@ TEST_CASE("the output is replaced only by a complete model") {
   c.Write(dir.path());
   const std::filesystem::path out = dir.path() / "m.octet";
   testing::WriteText(out, "old");
-  convert::ConvertCheckpoint(dir.path(), out);
+  convert::ConvertCheckpoint(dir.path(), out, testing::Fp32Options());
   CHECK(std::filesystem::file_size(out) > 1000);
   c.Remove("model.norm.weight");
   c.Write(dir.path());
   testing::WriteText(out, "old");
-  ErrorOf([&] { convert::ConvertCheckpoint(dir.path(), out); });
+  ErrorOf([&] { convert::ConvertCheckpoint(dir.path(), out, testing::Fp32Options()); });
   CHECK(std::filesystem::file_size(out) == 3);  // untouched
 }
 
@@ -254,7 +259,7 @@ TEST_CASE("corrupted safetensors and config.json files fail cleanly") {
     testing::WriteFile(st, s);
     testing::WriteFile(config, j);
     try {
-      convert::ConvertCheckpoint(dir.path(), dir.path() / "m.octet");
+      convert::ConvertCheckpoint(dir.path(), dir.path() / "m.octet", testing::Fp32Options());
     } catch (const convert::Error& e) {
       ++failures;
       REQUIRE(std::string(e.what()).find('\n') == std::string::npos);

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "convert.h"
 #include "import/error.h"
 
 namespace octet {
@@ -24,6 +25,13 @@ std::string ErrorOf(F&& f) {
   }
   FAIL("expected a convert::Error");
   return "";
+}
+
+// Options for an fp32 conversion (the importer tests compare values exactly).
+inline convert::ConvertOptions Fp32Options() {
+  convert::ConvertOptions options;
+  options.weights = convert::WeightType::kFp32;
+  return options;
 }
 
 // `haystack` contains `needle`.

@@ -2,7 +2,9 @@
 # convert.golden_cases fixture is run with the arguments of its inputs.json,
 # and the --dump is compared with expected.npy over the real positions.
 #   cmake -DOCTET=... -DCOMPARE=... -DEMULATOR="qemu|..." -DCASE_DIR=... -DMODEL=...
-#         -DOUT=out.npy -DREL=1e-5 -P golden_case.cmake
+#         -DOUT=out.npy (-DREL=1e-5 | -DMIN_COSINE=0.998) -P golden_case.cmake
+# REL bounds max abs error / max abs reference (fp32 files); MIN_COSINE the
+# lowest cosine similarity per position (int8 files against the fp32 golden).
 cmake_minimum_required(VERSION 3.25)
 
 string(REPLACE "|" ";" EMULATOR "${EMULATOR}")
@@ -41,8 +43,13 @@ execute_process(COMMAND ${EMULATOR} ${OCTET} run "${MODEL}" ${args} --dump "${OU
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "octet run exited ${rc}: ${err}")
 endif()
+if(DEFINED MIN_COSINE)
+  set(criterion --min-cosine ${MIN_COSINE})
+else()
+  set(criterion --rel ${REL})
+endif()
 execute_process(COMMAND ${EMULATOR} ${COMPARE} "${OUT}" "${CASE_DIR}/expected.npy"
-                        --lengths ${lengths} --rel ${REL}
+                        --lengths ${lengths} ${criterion}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 string(STRIP "${out}" out)
 message(STATUS "${out}")

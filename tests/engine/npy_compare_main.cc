@@ -1,11 +1,13 @@
-// octet_npy_compare GOT.npy EXPECTED.npy --lengths 5,9 [--rel 1e-5]
+// octet_npy_compare GOT.npy EXPECTED.npy --lengths 5,9 [--rel 1e-5] [--min-cosine 0.998]
 //
 // Compares two float32 C-order .npy arrays of shape [batch, seq, dim] over the
 // real positions only: positions 0..lengths[b]-1 of sequence b (padded
 // positions are 0 in the golden files and anything finite in octet's output).
-// Prints max abs error, max abs reference and their ratio; exits 1 when the
-// ratio exceeds --rel (or a value is not finite), 2 on a bad command line or
-// unreadable file.
+// Prints max abs error, max abs reference and their ratio, and the lowest
+// cosine similarity of a position's vectors; exits 1 when the ratio exceeds
+// --rel (default 1e-5; not checked when only --min-cosine is given), when a
+// position's cosine is below --min-cosine (int8 vs fp32: DESIGN.md section 7),
+// or when a value is not finite; 2 on a bad command line or unreadable file.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -83,11 +85,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::vector<uint64_t> lengths;
-  double rel = 1e-5;
+  double rel = 1e-5, min_cosine = -2.0;
+  bool check_rel = true, rel_given = false;
   for (int i = 3; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--rel") {
       rel = std::strtod(argv[i + 1], nullptr);
+      rel_given = true;
+    } else if (flag == "--min-cosine") {
+      min_cosine = std::strtod(argv[i + 1], nullptr);
+      check_rel = rel_given;
     } else if (flag == "--lengths") {
       for (const char* p = argv[i + 1]; *p != '\0';) {
         char* end = nullptr;
@@ -112,23 +119,37 @@ int main(int argc, char** argv) {
                  static_cast<unsigned long long>(batch));
     return 2;
   }
-  double max_err = 0.0, max_ref = 0.0;
+  double max_err = 0.0, max_ref = 0.0, worst_cosine = 1.0;
   bool finite = true;
   for (uint64_t b = 0; b < batch; ++b) {
     if (lengths[b] > seq) {
       std::fprintf(stderr, "octet_npy_compare: length %llu exceeds seq %llu\n",
-                   static_cast<unsigned long long>(lengths[b]), static_cast<unsigned long long>(seq));
+                   static_cast<unsigned long long>(lengths[b]),
+                   static_cast<unsigned long long>(seq));
       return 2;
     }
-    for (uint64_t i = b * seq * dim; i < (b * seq + lengths[b]) * dim; ++i) {
-      const double g = got.data[i], e = expected.data[i];
-      if (!std::isfinite(g)) finite = false;
-      max_err = std::fmax(max_err, std::fabs(g - e));
-      max_ref = std::fmax(max_ref, std::fabs(e));
+    for (uint64_t s = 0; s < lengths[b]; ++s) {
+      double dot = 0, ng = 0, ne = 0;
+      for (uint64_t i = (b * seq + s) * dim; i < (b * seq + s + 1) * dim; ++i) {
+        const double g = got.data[i], e = expected.data[i];
+        if (!std::isfinite(g)) finite = false;
+        max_err = std::fmax(max_err, std::fabs(g - e));
+        max_ref = std::fmax(max_ref, std::fabs(e));
+        dot += g * e;
+        ng += g * g;
+        ne += e * e;
+      }
+      const double cosine = ng > 0 && ne > 0 ? dot / std::sqrt(ng * ne) : (ng == ne ? 1.0 : 0.0);
+      worst_cosine = std::fmin(worst_cosine, cosine);
     }
   }
   const double ratio = max_ref > 0 ? max_err / max_ref : max_err;
-  std::printf("max abs error %.6g, max abs reference %.6g, relative %.3e (limit %.1e)%s\n",
-              max_err, max_ref, ratio, rel, finite ? "" : ", NOT FINITE");
-  return finite && ratio <= rel ? 0 : 1;
+  std::printf("max abs error %.6g, max abs reference %.6g, relative %.3e", max_err, max_ref,
+              ratio);
+  if (check_rel) std::printf(" (limit %.1e)", rel);
+  std::printf(", lowest cosine per position %.6f", worst_cosine);
+  if (min_cosine > -2.0) std::printf(" (limit %.4f)", min_cosine);
+  std::printf("%s\n", finite ? "" : ", NOT FINITE");
+  const bool ok = finite && (!check_rel || ratio <= rel) && worst_cosine >= min_cosine;
+  return ok ? 0 : 1;
 }

@@ -63,14 +63,16 @@ TEST_CASE("zero heap allocations while running") {
   }
 }
 
-TEST_CASE("zero heap allocations while running fp32 models with layers") {
+TEST_CASE("zero heap allocations while running fp32 and int8 models with layers") {
   REQUIRE(HeapAllocationCounterActive());
+  for (bool int8 : {false, true})
   for (fb::Family family : {fb::Family::Llama, fb::Family::Bert, fb::Family::T5}) {
+    CAPTURE(int8);
     CAPTURE(static_cast<int>(family));
     TinyModelOptions options;
     options.family = family;
     options.layers = 2;
-    options.int8 = false;
+    options.int8 = int8;
     AlignedBytes bytes(MakeTinyModelBytes(options));
     Result<Model> model = Model::FromBuffer(bytes.data(), bytes.size());
     REQUIRE(model.ok());

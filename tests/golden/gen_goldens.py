@@ -272,17 +272,23 @@ def case_seed(seed, name):
 
 # --- random weights ------------------------------------------------------------------------------
 
-def init_weights(model, gen, embed_std):
+def init_weights(model, gen, embed_std, query_std_factor=1.0):
     """Deterministic random weights that keep activations O(1): linear N(0, 1/fan_in), biases
     N(0, 0.1^2), norm weights 1 + N(0, 0.1^2), embeddings N(0, embed_std^2), T5's relative bias and
-    Marian's final_logits_bias N(0, 0.5^2). Marian's sinusoids stay as computed."""
+    Marian's final_logits_bias N(0, 0.5^2). Marian's sinusoids stay as computed.
+    query_std_factor multiplies the std of attention query projections (modules named "q"): T5
+    does not scale its logits by 1/sqrt(d_kv) and its published initialisation puts that factor
+    into the query weights instead (std (d_model * d_kv)^-0.5), which keeps the logits O(1)."""
     def randn(*shape, std=1.0):
         return torch.randn(*shape, generator=gen) * std
 
     with torch.no_grad():
         for name, m in model.named_modules():
             if isinstance(m, nn.Linear):
-                m.weight.copy_(randn(*m.weight.shape, std=m.weight.shape[1] ** -0.5))
+                std = m.weight.shape[1] ** -0.5
+                if name.split(".")[-1] == "q":
+                    std *= query_std_factor
+                m.weight.copy_(randn(*m.weight.shape, std=std))
                 if m.bias is not None:
                     m.bias.copy_(randn(*m.bias.shape, std=0.1))
             elif isinstance(m, Conv1D):
@@ -669,7 +675,8 @@ def generate(case, out_root, seed):
     torch.manual_seed(cseed)
     gen = torch.Generator().manual_seed(cseed)
     model = MODELS[fam](c).eval()
-    init_weights(model, gen, EMBED_STD[fam])
+    query_std_factor = case["config"]["d_kv"] ** -0.5 if fam == "t5" else 1.0
+    init_weights(model, gen, EMBED_STD[fam], query_std_factor)
 
     out_dir = os.path.join(out_root, name)
     shutil.rmtree(out_dir, ignore_errors=True)

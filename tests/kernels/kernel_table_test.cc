@@ -1,9 +1,10 @@
-// The dispatch table: which qs8_gemm variant a feature set selects.
+// The dispatch table: which qs8_gemm and qu8s8_pv variants a feature set selects.
 //
-// OCTET_EXPECT_QS8_GEMM=<name> makes the table for this machine assert the
-// variant it chose; CI sets it when it runs the suite under a known qemu CPU
-// model (tests/kernels/CMakeLists.txt), e.g. qs8_gemm_4x4c16__neon on
-// `-cpu cortex-a72`, qs8_gemm_4x4c16__neondot on `-cpu cortex-a76`.
+// OCTET_EXPECT_QS8_GEMM=<name> and OCTET_EXPECT_QU8S8_PV=<name> make the table
+// for this machine assert the variants it chose; CI sets them when it runs the
+// suite under a known qemu CPU model (tests/kernels/CMakeLists.txt), e.g.
+// qs8_gemm_4x4c16__neon on `-cpu cortex-a72`, qs8_gemm_4x4c16__neondot and
+// qu8s8_pv_4x8__neon on `-cpu cortex-a76`.
 
 #include <cstdint>
 #include <cstdlib>
@@ -12,7 +13,10 @@
 #include <doctest/doctest.h>
 
 #include "kernels/kernel_table.h"
+#include "kernels/qs8_dequantize_rows.h"
 #include "kernels/qs8_gemm.h"
+#include "kernels/qs8_quantize_rows.h"
+#include "kernels/qu8s8_pv.h"
 #include "platform/cpu.h"
 
 // doctest prints a const char* as a pointer: names are wrapped in std::string, and
@@ -38,10 +42,58 @@ TEST_CASE("qs8_gemm variant list is named and ends with the reference") {
   CHECK(std::string(variants[count - 1].name) == "qs8_gemm__ref");
 }
 
+TEST_CASE("qu8s8_pv variant list is named and ends with the reference") {
+  size_t count = 0;
+  const KernelVariant<Qu8s8PvFn>* variants = Qu8s8PvVariants(&count);
+  REQUIRE(count >= 1);
+  for (size_t i = 0; i < count; ++i) {
+    INFO(std::string(variants[i].name));
+    CHECK(std::string(variants[i].name).rfind("qu8s8_pv_", 0) == 0);
+    CHECK((variants[i].fn != nullptr));
+    CHECK((variants[i].required_features & ~kAllCpuFeatures) == 0);
+    CHECK((variants[i].required_features == 0) == (i + 1 == count));
+  }
+  CHECK((variants[count - 1].fn == &qu8s8_pv__ref));
+  CHECK(std::string(variants[count - 1].name) == "qu8s8_pv__ref");
+}
+
+// The variants of a family: named <prefix>..., the reference (`ref`, named
+// <prefix>_ref) last and alone in needing no feature.
+template <typename Fn>
+void CheckVariantList(const KernelVariant<Fn>* variants, size_t count, const std::string& prefix,
+                      Fn ref) {
+  REQUIRE(count >= 1);
+  for (size_t i = 0; i < count; ++i) {
+    INFO(std::string(variants[i].name));
+    CHECK(std::string(variants[i].name).rfind(prefix, 0) == 0);
+    CHECK((variants[i].fn != nullptr));
+    CHECK((variants[i].required_features & ~kAllCpuFeatures) == 0);
+    CHECK((variants[i].required_features == 0) == (i + 1 == count));
+  }
+  CHECK((variants[count - 1].fn == ref));
+  CHECK(std::string(variants[count - 1].name) == prefix + "_ref");
+}
+
+TEST_CASE("qs8_quantize_rows and qs8_dequantize_rows variant lists end with the reference") {
+  size_t count = 0;
+  const KernelVariant<Qs8QuantizeRowsFn>* quantize = Qs8QuantizeRowsVariants(&count);
+  CheckVariantList(quantize, count, "qs8_quantize_rows_", &qs8_quantize_rows__ref);
+  const KernelVariant<Qs8DequantizeRowsFn>* dequantize = Qs8DequantizeRowsVariants(&count);
+  CheckVariantList(dequantize, count, "qs8_dequantize_rows_", &qs8_dequantize_rows__ref);
+  const KernelTable none = SelectKernels(0);
+  CHECK((none.qs8_quantize_rows == &qs8_quantize_rows__ref));
+  CHECK((none.qs8_dequantize_rows == &qs8_dequantize_rows__ref));
+  const KernelTable all = SelectKernels(kAllCpuFeatures);
+  CHECK((all.qs8_quantize_rows == Qs8QuantizeRowsVariants(&count)[0].fn));
+  CHECK((all.qs8_dequantize_rows == Qs8DequantizeRowsVariants(&count)[0].fn));
+}
+
 TEST_CASE("SelectKernels without features picks the reference") {
   const KernelTable table = SelectKernels(0);
   CHECK((table.qs8_gemm == &qs8_gemm__ref));
   CHECK(std::string(table.qs8_gemm_name) == "qs8_gemm__ref");
+  CHECK((table.qu8s8_pv == &qu8s8_pv__ref));
+  CHECK(std::string(table.qu8s8_pv_name) == "qu8s8_pv__ref");
 }
 
 TEST_CASE("SelectKernels with every feature picks the first variant") {
@@ -50,6 +102,23 @@ TEST_CASE("SelectKernels with every feature picks the first variant") {
   const KernelTable table = SelectKernels(kAllCpuFeatures);
   CHECK((table.qs8_gemm == variants[0].fn));
   CHECK(std::string(table.qs8_gemm_name) == std::string(variants[0].name));
+  const KernelVariant<Qu8s8PvFn>* pv_variants = Qu8s8PvVariants(&count);
+  CHECK((table.qu8s8_pv == pv_variants[0].fn));
+  CHECK(std::string(table.qu8s8_pv_name) == std::string(pv_variants[0].name));
+}
+
+TEST_CASE("SelectKernels with dotprod but no i8mm picks the NEON baseline for qu8s8_pv") {
+  // sdot is signed x signed: no qu8s8_pv variant uses it (kernels/qu8s8_pv.h).
+  const KernelTable table = SelectKernels(kCpuArmNeon | kCpuArmDotProd);
+  size_t count = 0;
+  const KernelVariant<Qu8s8PvFn>* variants = Qu8s8PvVariants(&count);
+  for (size_t i = 0; i < count; ++i) {
+    if (variants[i].required_features == kCpuArmNeon) {
+      CHECK(std::string(table.qu8s8_pv_name) == std::string(variants[i].name));
+      return;
+    }
+  }
+  CHECK(std::string(table.qu8s8_pv_name) == "qu8s8_pv__ref");  // not an ARM build
 }
 
 TEST_CASE("GetKernelTable picks the expected qs8_gemm variant") {
@@ -61,6 +130,15 @@ TEST_CASE("GetKernelTable picks the expected qs8_gemm variant") {
   CHECK((table.qs8_gemm == SelectKernels(GetCpuInfo().features).qs8_gemm));
   if (const char* expected = std::getenv("OCTET_EXPECT_QS8_GEMM")) {
     CHECK(std::string(table.qs8_gemm_name) == std::string(expected));
+  }
+}
+
+TEST_CASE("GetKernelTable picks the expected qu8s8_pv variant") {
+  const KernelTable& table = GetKernelTable();
+  MESSAGE("qu8s8_pv: " << std::string(table.qu8s8_pv_name));
+  CHECK((table.qu8s8_pv == SelectKernels(GetCpuInfo().features).qu8s8_pv));
+  if (const char* expected = std::getenv("OCTET_EXPECT_QU8S8_PV")) {
+    CHECK(std::string(table.qu8s8_pv_name) == std::string(expected));
   }
 }
 

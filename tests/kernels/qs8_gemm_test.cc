@@ -1,21 +1,13 @@
 // Every qs8_gemm variant compiled into this build against qs8_gemm__ref, with
-// tolerance 0, over a sweep of shapes and strides and at the K bound.
-//
-// Which variants run: those whose CPU features are present, taken from
-// GetCpuInfo() (so OCTET_CPU_DISABLE="avx512vnni,..." forces slower paths) plus
-// the test-only variable OCTET_TEST_FORCE_FEATURES="dotprod,i8mm". The latter is
-// for qemu-arm: `qemu-arm -cpu max` executes sdot and smmla in AArch32 state but
-// does not report them in AT_HWCAP, so the armhf suite sets it (see
-// tests/kernels/CMakeLists.txt) to run those variants anyway. The runtime never
-// reads it. A variant that is not run is reported with a MESSAGE naming it and
-// the missing features.
+// tolerance 0, over a sweep of shapes and strides and at the K bound. Which
+// variants run: see runnable_variants.h (OCTET_CPU_DISABLE,
+// OCTET_TEST_FORCE_FEATURES).
 //
 // Buffers are sized exactly ((rows - 1) * stride + cols), so with ASan any read
 // past the end of a row of A or B, or write past C, is an error.
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -24,50 +16,16 @@
 
 #include "kernels/kernel_table.h"
 #include "kernels/qs8_gemm.h"
-#include "platform/cpu.h"
+#include "runnable_variants.h"
 
 namespace octet {
 namespace {
 
-// The CPU's features plus those named in OCTET_TEST_FORCE_FEATURES.
-uint32_t TestFeatures() {
-  uint32_t features = GetCpuInfo().features;
-  const char* forced = std::getenv("OCTET_TEST_FORCE_FEATURES");
-  if (forced == nullptr) return features;
-  for (const char* p = forced; *p != '\0';) {
-    const char* end = p;
-    while (*end != '\0' && *end != ',') ++end;
-    const int length = static_cast<int>(end - p);
-    if (length > 0) {
-      const uint32_t bit = CpuFeatureFromName(p, length);
-      INFO("OCTET_TEST_FORCE_FEATURES: unknown feature '" << std::string(p, length) << "'");
-      REQUIRE(bit != 0);
-      features |= bit;
-    }
-    p = (*end == '\0') ? end : end + 1;
-  }
-  return features;
-}
-
-// The variants this machine can run; every other one is reported, not skipped silently.
+// The variants this machine can run (runnable_variants.h).
 std::vector<KernelVariant<Qs8GemmFn>> RunnableVariants() {
-  const uint32_t features = TestFeatures();
   size_t count = 0;
   const KernelVariant<Qs8GemmFn>* variants = Qs8GemmVariants(&count);
-  std::vector<KernelVariant<Qs8GemmFn>> runnable;
-  for (size_t i = 0; i < count; ++i) {
-    const uint32_t missing = variants[i].required_features & ~features;
-    if (missing != 0) {
-      char names[128];
-      FormatCpuFeatures(missing, names, sizeof(names));
-      MESSAGE("SKIPPED " << std::string(variants[i].name)
-                         << ": missing CPU feature(s): " << std::string(names));
-      continue;
-    }
-    runnable.push_back(variants[i]);
-  }
-  REQUIRE(!runnable.empty());
-  return runnable;
+  return test::RunnableVariants(variants, count);
 }
 
 // Random int8 with the extremes -128 and 127 over-represented (1/8 each).

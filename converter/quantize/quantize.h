@@ -1,0 +1,45 @@
+// Weight quantization for --dtype int8 (DESIGN.md §4): which tensors become
+// int8 and how, with the error each one takes. The arithmetic is the runtime's
+// (core/quant.h: symmetric, one scale per output channel = row, round half to
+// even), so the file holds exactly what the runtime would compute.
+//
+// Which tensors: every matrix a product or a lookup reads -- the linear
+// layers' weights, the token / position / token-type embeddings and the LM
+// head. Vectors (norms, biases) and the T5 relative-position bias (a table of
+// logit offsets, read as floats) stay F32: together they are a fraction of a
+// percent of the bytes.
+//
+// Granularity: per output channel. Blocks along K (one scale per 32 values)
+// raise the weights' SQNR by a few dB (the converter reports the gain per
+// model), but a block scale cannot be factored out of the int32 reduction: the
+// kernels would need one partial sum per block. The end-to-end error of int8
+// models is dominated by the activations' quantization (see the report), so the
+// per-channel form is kept; the measured gain is recorded in the provenance.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace octet {
+namespace convert {
+
+// True for the canonical tensors --dtype int8 stores as int8 (rank-2 matrices
+// other than the relative-position bias).
+bool QuantizedAsInt8(const std::string& name, const std::vector<uint32_t>& shape);
+
+struct QuantizedMatrix {
+  std::vector<int8_t> values;  // [rows, cols]
+  std::vector<float> scales;   // [rows]
+  double sqnr_db = 0;          // 10 log10(sum w^2 / sum (w - q s)^2); +inf when exact
+  double sqnr_block32_db = 0;  // the same with one scale per 32 values of a row (not stored)
+};
+
+// Quantizes w [rows, cols] per row (core/quant.h QuantizeRowSymmetric).
+QuantizedMatrix QuantizeRows(const float* w, uint64_t rows, uint64_t cols);
+
+// 10 log10(signal / noise) in dB, +inf for zero noise, 0 for a zero signal.
+double SqnrDb(double signal, double noise);
+
+}  // namespace convert
+}  // namespace octet

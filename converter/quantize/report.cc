@@ -1,0 +1,233 @@
+#include "quantize/report.h"
+
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "core/quant.h"
+#include "engine/session.h"
+#include "format/tensor_names.h"
+#include "import/error.h"
+#include "quantize/quantize.h"
+#include "tokenize/bpe_tokenizer.h"
+
+namespace octet {
+namespace convert {
+namespace {
+
+constexpr size_t kMaxCalibrationLength = 256;
+
+// The residual stream after each layer of one run, in execution order.
+struct Capture {
+  std::vector<std::string> names;
+  std::vector<std::vector<float>> streams;  // [rows * hidden] each
+};
+
+void Observe(void* ctx, LayerStack stack, uint32_t layer, const float* x, size_t rows,
+             size_t hidden) {
+  Capture& c = *static_cast<Capture*>(ctx);
+  char name[kMaxTensorNameLength];
+  LayerTensorName(name, sizeof(name), stack, layer, "output");
+  c.names.emplace_back(name);
+  c.streams.emplace_back(x, x + rows * hidden);
+}
+
+// One sequence through a model: every layer's stream, then the output.
+Capture Run(const Model& model, const std::vector<int32_t>& ids) {
+  const fb::Architecture& a = model.architecture();
+  const auto len = static_cast<uint32_t>(ids.size());
+  SessionLimits limits;
+  limits.max_batch = 1;
+  limits.max_seq = len;
+  Result<Session> session = Session::Create(model, limits);
+  if (!session.ok()) Fail("quantization report: ", session.status().message());
+  Capture capture;
+  session->SetLayerObserver(Observe, &capture);
+  Status s;
+  if (a.structure() == fb::Structure::EncoderDecoder) {
+    // Teacher-forced on the same ids, shifted right behind the start token.
+    std::vector<int32_t> dec(ids.size());
+    dec[0] = a.decoder_start_token_id() >= 0 ? a.decoder_start_token_id() : 0;
+    for (size_t i = 1; i < ids.size(); ++i) dec[i] = ids[i - 1];
+    s = session->RunEncoderDecoder(ids.data(), &len, len, dec.data(), &len, len, 1);
+  } else {
+    s = session->Run(ids.data(), &len, 1, len);
+  }
+  if (!s.ok()) Fail("quantization report: ", s.message());
+  const OutputView out = session->output();
+  capture.names.emplace_back("output");
+  capture.streams.emplace_back(out.data, out.data + static_cast<size_t>(out.seq) * out.dim);
+  return capture;
+}
+
+struct Accumulator {
+  double signal = 0, noise = 0, min_cosine = 1;
+  double dyn_noise = 0, static_noise = 0;
+  float max_abs = 0;
+  std::vector<std::vector<float>> fp32_rows;  // for the static-scale pass
+};
+
+}  // namespace
+
+Calibration ReadCalibration(const std::filesystem::path& path, uint32_t vocab,
+                            uint32_t max_positions, const std::filesystem::path& source_dir) {
+  const size_t max_len = max_positions != 0 && max_positions < kMaxCalibrationLength
+                             ? max_positions
+                             : kMaxCalibrationLength;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) Fail("cannot read the calibration file");
+  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+
+  // Ids when every word is an integer, else text.
+  std::vector<std::vector<int32_t>> lines;
+  bool ids = true;
+  {
+    std::istringstream stream(content);
+    std::string line;
+    while (ids && std::getline(stream, line)) {
+      for (char& ch : line) {
+        if (ch == ',') ch = ' ';
+      }
+      std::istringstream words(line);
+      std::string word;
+      std::vector<int32_t> seq;
+      while (words >> word) {
+        char* end = nullptr;
+        const long id = std::strtol(word.c_str(), &end, 10);
+        if (end == word.c_str() || *end != '\0') {
+          ids = false;
+          break;
+        }
+        if (id < 0 || id >= static_cast<long>(vocab)) {
+          Fail("calibration line ", lines.size() + 1, ": token id ", id,
+               " is outside the vocabulary (", vocab, ")");
+        }
+        seq.push_back(static_cast<int32_t>(id));
+      }
+      lines.push_back(std::move(seq));
+    }
+  }
+  std::string what = "token ids";
+  if (!ids) {
+    std::error_code ec;
+    const std::filesystem::path tokenizer = source_dir / "tokenizer.json";
+    if (!std::filesystem::is_regular_file(tokenizer, ec)) {
+      Fail(
+          "the calibration file is text, but the checkpoint has no tokenizer.json to encode it "
+          "(give token ids, one sequence per line)");
+    }
+    std::ifstream tin(tokenizer, std::ios::binary);
+    const std::string json((std::istreambuf_iterator<char>(tin)), std::istreambuf_iterator<char>());
+    const BpeTokenizer bpe = BpeTokenizer::FromJson(json);
+    std::vector<int32_t> stream;
+    try {
+      stream = bpe.Encode(content);
+    } catch (const Error& e) {
+      Fail("calibration text: ", e.what());
+    }
+    for (int32_t id : stream) {
+      if (id < 0 || id >= static_cast<int32_t>(vocab)) {
+        Fail("calibration text: the tokenizer produced id ", id, ", outside the vocabulary (",
+             vocab, ")");
+      }
+    }
+    lines.assign(1, std::move(stream));
+    what = "token ids (text encoded with tokenizer.json)";
+  }
+
+  Calibration c;
+  size_t total = 0;
+  for (const std::vector<int32_t>& line : lines) {
+    for (size_t at = 0; at < line.size(); at += max_len) {
+      const size_t n = line.size() - at < max_len ? line.size() - at : max_len;
+      c.sequences.emplace_back(line.begin() + at, line.begin() + at + n);
+      total += n;
+    }
+  }
+  if (c.sequences.empty()) Fail("the calibration file holds no token ids and no text");
+  c.description = std::to_string(c.sequences.size()) + " sequences, " + std::to_string(total) +
+                  " " + what + " from " + path.filename().string();
+  return c;
+}
+
+Calibration DefaultCalibration(uint32_t vocab, uint32_t max_positions) {
+  Calibration c;
+  std::mt19937 rng(1);
+  const uint32_t len = max_positions != 0 && max_positions < 64 ? max_positions : 64;
+  for (int s = 0; s < 4; ++s) {
+    std::vector<int32_t> seq(len);
+    for (int32_t& id : seq) id = static_cast<int32_t>(rng() % vocab);
+    c.sequences.push_back(std::move(seq));
+  }
+  c.description =
+      "4 x " + std::to_string(len) + " pseudo-random token ids (seed 1; no --calibration given)";
+  return c;
+}
+
+std::vector<LayerReport> MeasureLayers(const Model& fp32, const Model& int8,
+                                       const Calibration& calibration) {
+  std::vector<std::string> order;
+  std::map<std::string, Accumulator> acc;
+  const size_t hidden = fp32.architecture().hidden_size();
+  for (const std::vector<int32_t>& ids : calibration.sequences) {
+    const Capture want = Run(fp32, ids);
+    const Capture got = Run(int8, ids);
+    if (want.names != got.names) Fail("internal: the int8 and fp32 models differ in layers");
+    if (order.empty()) order = want.names;
+    for (size_t i = 0; i < want.names.size(); ++i) {
+      Accumulator& a = acc[want.names[i]];
+      const std::vector<float>& x = want.streams[i];
+      const std::vector<float>& y = got.streams[i];
+      const size_t dim = want.names[i] == "output" ? x.size() / ids.size() : hidden;
+      for (size_t r = 0; r * dim < x.size(); ++r) {
+        double dot = 0, nx = 0, ny = 0;
+        for (size_t d = 0; d < dim; ++d) {
+          const double xv = x[r * dim + d], yv = y[r * dim + d];
+          a.signal += xv * xv;
+          a.noise += (yv - xv) * (yv - xv);
+          dot += xv * yv;
+          nx += xv * xv;
+          ny += yv * yv;
+        }
+        if (nx > 0 && ny > 0) a.min_cosine = std::fmin(a.min_cosine, dot / std::sqrt(nx * ny));
+        // The fp32 stream as an int8 matrix product would see it: per row (dynamic).
+        std::vector<int8_t> q(dim);
+        const float scale = QuantizeRowSymmetric(x.data() + r * dim, dim, q.data());
+        for (size_t d = 0; d < dim; ++d) {
+          const double e = x[r * dim + d] - static_cast<double>(q[d]) * scale;
+          a.dyn_noise += e * e;
+          a.max_abs = std::fmax(a.max_abs, std::fabs(x[r * dim + d]));
+        }
+        a.fp32_rows.emplace_back(x.begin() + r * dim, x.begin() + (r + 1) * dim);
+      }
+    }
+  }
+  std::vector<LayerReport> report;
+  for (const std::string& name : order) {
+    Accumulator& a = acc[name];
+    // One static scale per tensor from the calibration's maximum.
+    const float scale = a.max_abs > 0 ? a.max_abs / 127.0f : 1.0f;
+    for (const std::vector<float>& row : a.fp32_rows) {
+      for (float v : row) {
+        float t = v / scale;
+        t = t > 127.0f ? 127.0f : (t < -127.0f ? -127.0f : t);
+        const double e = v - static_cast<double>(RoundHalfEven(t)) * scale;
+        a.static_noise += e * e;
+      }
+    }
+    LayerReport r;
+    r.name = name;
+    r.sqnr_db = SqnrDb(a.signal, a.noise);
+    r.min_cosine = a.min_cosine;
+    r.act_dynamic_db = SqnrDb(a.signal, a.dyn_noise);
+    r.act_static_db = SqnrDb(a.signal, a.static_noise);
+    report.push_back(r);
+  }
+  return report;
+}
+
+}  // namespace convert
+}  // namespace octet

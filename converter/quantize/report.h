@@ -1,0 +1,52 @@
+// The per-layer quantization error report (octet-convert --dtype int8): the
+// int8 model and its fp32 twin run the same calibration sequences through the
+// runtime, and the residual stream after every transformer layer is compared.
+// It tells a user where the error comes from and which layer to keep in higher
+// precision. Stored in the file's provenance (layer_errors) with each weight
+// tensor's SQNR; `octet inspect` prints it.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "format/model.h"
+
+namespace octet {
+namespace convert {
+
+struct Calibration {
+  std::vector<std::vector<int32_t>> sequences;  // token ids, each < vocab
+  std::string description;                      // for the provenance
+};
+
+// Token ids, one sequence per line, separated by commas or whitespace; or
+// plain UTF-8 text (any file whose words are not all integers), encoded with
+// the checkpoint's tokenizer.json (tokenize/bpe_tokenizer.h: byte-level BPE)
+// into one stream of ids. Sequences longer than 256 ids (or max_positions, when
+// not 0) are split. Throws Error naming the line of a bad id, or why the text
+// cannot be encoded.
+Calibration ReadCalibration(const std::filesystem::path& path, uint32_t vocab,
+                            uint32_t max_positions, const std::filesystem::path& source_dir);
+
+// Without --calibration: 4 sequences of 64 (at most max_positions, when not 0)
+// pseudo-random ids (seeded). Honest but weak: real text exercises the
+// activations as the model will see them.
+Calibration DefaultCalibration(uint32_t vocab, uint32_t max_positions);
+
+struct LayerReport {
+  std::string name;           // "layers.3.output", "decoder.layers.0.output", ..., "output"
+  double sqnr_db = 0;         // int8 model vs fp32 model at this point (errors compound)
+  double min_cosine = 1;      // worst position
+  double act_dynamic_db = 0;  // the fp32 stream quantized per row (the runtime's choice)
+  double act_static_db = 0;   // ... with one static scale from the calibration maximum
+};
+
+// Runs both models on the calibration; one entry per layer in execution order,
+// then "output" (logits, or the last hidden state of encoders).
+std::vector<LayerReport> MeasureLayers(const Model& fp32, const Model& int8,
+                                       const Calibration& calibration);
+
+}  // namespace convert
+}  // namespace octet

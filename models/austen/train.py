@@ -1,0 +1,305 @@
+#!/usr/bin/python3
+"""Trains models/austen: a 3.4 M-parameter Llama-architecture decoder on the six Jane Austen novels
+(Debian's r-cran-janeaustenr), with its own 2048-token byte-level BPE, and writes it in Hugging
+Face layout (config.json, model.safetensors in F16, tokenizer.json, tokenizer_config.json), with
+the held-out token ids and metrics.json.
+
+    apt-get install -y r-cran-janeaustenr python3-torch python3-numpy libopenblas0-openmp
+    OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 models/austen/train.py
+
+    --out DIR        where the model goes (default models/austen, next to this script)
+    --work DIR       scratch: novel texts, fp32 weights, losses (default build/austen-work)
+    --skip-train     export and evaluate the fp32 weights a previous run left in --work
+
+One thread (torch.set_num_threads(1)), fixed seeds. Training took 1,650 s (27.5 min) with Debian's
+OpenBLAS (libopenblas0-openmp) on a Xeon with AVX-512; Debian's reference BLAS, which torch uses
+without it, is about 30x slower. Tokenizer and export take seconds.
+The model is the golden tests' reference Llama (tests/golden/ref_models/llama.py), imported, so
+its parameter names are the Hugging Face checkpoint names octet-convert reads.
+"""
+import argparse
+import collections
+import json
+import math
+import os
+import platform
+import sys
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(REPO, "tests", "golden"))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+
+import bpe  # noqa: E402
+import data  # noqa: E402
+from ref_models import safetensors_io  # noqa: E402
+from ref_models.llama import LlamaForCausalLM  # noqa: E402
+
+SCRIPT = "models/austen/train.py"
+BOS, EOS = "<s>", "</s>"
+VOCAB = 2048
+SEQ = 256  # training and evaluation window
+SEED = 1234
+
+CONFIG = {
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+    "vocab_size": VOCAB, "hidden_size": 256, "intermediate_size": 688,
+    "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64,
+    "hidden_act": "silu", "max_position_embeddings": 2048, "rms_norm_eps": 1e-5,
+    "rope_theta": 10000.0, "tie_word_embeddings": True, "attention_bias": False,
+    "mlp_bias": False, "bos_token_id": 0, "eos_token_id": 1, "initializer_range": 0.02,
+    "use_cache": True, "torch_dtype": "float16",
+}
+
+TRAIN = dict(steps=1100, batch=16, lr=2e-3, min_lr=2e-4, warmup=100, weight_decay=0.1,
+             betas=(0.9, 0.95), grad_clip=1.0, eval_every=200)
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def write_json(path, obj):
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=2)
+        f.write("\n")
+
+
+# --- text and tokens -----------------------------------------------------------------------------
+
+def prepare(work, out):
+    """Novels -> tokenizer files in `out`, train ids (a tensor) and held-out ids (a list)."""
+    raw = os.path.join(work, "raw")
+    version = data.export_novels(raw)
+    novels = data.load(raw)
+    train_text = "\n\n".join(t for t, _ in novels.values())
+    merges = bpe.train(train_text, VOCAB - 2 - 256, log=log)
+    tok = bpe.Tokenizer(merges, [BOS, EOS])
+    assert len(tok.vocab) == VOCAB and tok.vocab[BOS] == CONFIG["bos_token_id"] \
+        and tok.vocab[EOS] == CONFIG["eos_token_id"]
+    tok.save(os.path.join(out, "tokenizer.json"), BOS)
+    write_json(os.path.join(out, "tokenizer_config.json"), {
+        "tokenizer_class": "PreTrainedTokenizerFast", "bos_token": BOS, "eos_token": EOS,
+        "clean_up_tokenization_spaces": False,
+        "model_max_length": CONFIG["max_position_embeddings"]})
+    if bpe.Tokenizer.load(os.path.join(out, "tokenizer.json")).vocab != tok.vocab:
+        raise AssertionError("tokenizer.json does not read back")
+
+    # Each novel (its train or its held-out part) is one document: <s> text </s>.
+    bos, eos = tok.vocab[BOS], tok.vocab[EOS]
+    train_ids, held_ids, split = [], [], {}
+    for name, (train, held) in novels.items():
+        a, b = tok.encode(train), tok.encode(held)
+        for text, ids in ((train, a), (held, b)):
+            if tok.decode(ids) != text:
+                raise AssertionError(f"{name}: BPE does not round-trip")
+        train_ids += [bos] + a + [eos]
+        held_ids += [bos] + b + [eos]
+        split[name] = {"train_chars": len(train), "heldout_chars": len(held),
+                       "train_tokens": len(a) + 2, "heldout_tokens": len(b) + 2,
+                       "heldout_starts": held[:60]}
+    # One evaluation window per line.
+    with open(os.path.join(out, "heldout_ids.txt"), "w") as f:
+        for i in range(0, len(held_ids), SEQ):
+            f.write(" ".join(map(str, held_ids[i:i + SEQ])) + "\n")
+    info = {"janeaustenr": version, "novels": data.NOVELS, "split": split,
+            "heldout_fraction": data.HELDOUT_FRACTION, "train_tokens": len(train_ids),
+            "heldout_tokens": len(held_ids),
+            "chars_per_token": round(len(train_text) / len(train_ids), 3)}
+    log(f"tokens: train {len(train_ids)}, held-out {len(held_ids)}, "
+        f"{info['chars_per_token']} chars/token")
+    return torch.tensor(train_ids), held_ids, info
+
+
+def read_heldout(path):
+    """The held-out windows as written: one line of at most SEQ ids each."""
+    with open(path) as f:
+        return [[int(t) for t in line.split()] for line in f if line.strip()]
+
+
+# --- model ---------------------------------------------------------------------------------------
+
+def new_model():
+    """The reference Llama with GPT-2-style initial weights: N(0, 0.02), the projections that write
+    into the residual stream scaled down by sqrt(2 * layers)."""
+    torch.manual_seed(SEED)
+    model = LlamaForCausalLM(CONFIG)
+    std = CONFIG["initializer_range"]
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("layernorm.weight") or name.endswith("norm.weight"):
+                p.fill_(1.0)
+            elif name.endswith(("o_proj.weight", "down_proj.weight")):
+                p.normal_(0.0, std / math.sqrt(2 * CONFIG["num_hidden_layers"]))
+            else:
+                p.normal_(0.0, std)
+    return model
+
+
+def logits(model, ids):
+    """ids [B, S] -> logits [B, S, V] (no padding)."""
+    return model(ids, torch.ones(ids.shape, dtype=torch.bool))
+
+
+@torch.no_grad()
+def heldout_loss(model, windows):
+    """Mean cross-entropy (nats) over the held-out windows: each window is read whole and its tokens
+    1..n-1 are scored (the first token of a window has no context and is not scored).
+    Returns (loss, scored tokens)."""
+    model.eval()
+    total, count = 0.0, 0
+    for w in windows:
+        if len(w) < 2:
+            continue
+        x = torch.tensor([w])
+        out = logits(model, x)[0, :-1]
+        total += float(F.cross_entropy(out, x[0, 1:], reduction="sum"))
+        count += len(w) - 1
+    model.train()
+    return total / count, count
+
+
+def unigram_loss(train_ids, windows):
+    """The baseline: each token predicted by its training frequency (add-one smoothed)."""
+    counts = torch.bincount(train_ids, minlength=VOCAB).double() + 1.0
+    logp = torch.log(counts / counts.sum())
+    scored = [t for w in windows for t in w[1:]]
+    return float(-logp[torch.tensor(scored)].mean())
+
+
+def lr_at(step):
+    t = TRAIN
+    if step < t["warmup"]:
+        return t["lr"] * (step + 1) / t["warmup"]
+    progress = (step - t["warmup"]) / max(1, t["steps"] - t["warmup"])
+    return t["min_lr"] + 0.5 * (t["lr"] - t["min_lr"]) * (1 + math.cos(math.pi * progress))
+
+
+def train(model, train_ids, windows):
+    t = TRAIN
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": t["weight_decay"]},
+                             {"params": no_decay, "weight_decay": 0.0}],
+                            lr=t["lr"], betas=t["betas"], eps=1e-8)
+    gen = torch.Generator().manual_seed(SEED)
+    offsets = torch.arange(SEQ + 1)
+    history, recent = [], collections.deque(maxlen=50)
+    start = time.time()
+    model.train()
+    for step in range(t["steps"]):
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step)
+        starts = torch.randint(0, len(train_ids) - SEQ - 1, (t["batch"], 1), generator=gen)
+        chunk = train_ids[starts + offsets]  # [B, SEQ + 1]
+        out = logits(model, chunk[:, :-1])  # [B, SEQ, V]
+        loss = F.cross_entropy(out.reshape(-1, VOCAB), chunk[:, 1:].reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), t["grad_clip"])
+        opt.step()
+        recent.append(float(loss))
+        done = step + 1
+        if done % 25 == 0 or done == t["steps"]:
+            train_loss = sum(recent) / len(recent)
+            entry = {"step": done, "train_loss": round(train_loss, 4),
+                     "seconds": round(time.time() - start, 1)}
+            if done % t["eval_every"] == 0 or done == t["steps"]:
+                entry["heldout_loss"] = round(heldout_loss(model, windows)[0], 4)
+            history.append(entry)
+            log(f"step {done:5d}  lr {lr_at(step):.2e}  train {train_loss:.4f}"
+                + (f"  held-out {entry['heldout_loss']:.4f}" if "heldout_loss" in entry else "")
+                + f"  {entry['seconds']:.0f} s")
+    return history, time.time() - start
+
+
+# --- export --------------------------------------------------------------------------------------
+
+def export(model, out):
+    """model.safetensors in F16 with the Hugging Face names (tied: no lm_head.weight); returns
+    the model as the file holds it (F16-rounded weights, computed in fp32)."""
+    sd = model.state_dict()
+    path = os.path.join(out, "model.safetensors")
+    safetensors_io.write(path, {k: (v, "F16") for k, v in sd.items()})
+    back, _ = safetensors_io.read(path)
+    shipped = LlamaForCausalLM(CONFIG).eval()
+    shipped.load_state_dict({k: t for k, (t, _) in back.items()}, strict=True)
+    write_json(os.path.join(out, "config.json"), CONFIG)
+    return shipped
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=HERE)
+    ap.add_argument("--work", default=os.path.join(REPO, "build", "austen-work"))
+    ap.add_argument("--skip-train", action="store_true")
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    os.makedirs(a.out, exist_ok=True)
+    os.makedirs(a.work, exist_ok=True)
+
+    train_ids, held_ids, info = prepare(a.work, a.out)
+    windows = read_heldout(os.path.join(a.out, "heldout_ids.txt"))
+    model = new_model()
+    params = sum(p.numel() for p in model.parameters())
+    log(f"model: {params} parameters; training {TRAIN}")
+    weights = os.path.join(a.work, "model_fp32.pt")
+    state = os.path.join(a.work, "train_state.json")
+    if a.skip_train:
+        model.load_state_dict(torch.load(weights))
+        with open(state) as f:
+            run = json.load(f)
+    else:
+        history, seconds = train(model, train_ids, windows)
+        torch.save(model.state_dict(), weights)
+        run = {"history": history, "seconds": round(seconds, 1)}
+        write_json(state, run)
+    model.eval()
+
+    fp32_loss, scored = heldout_loss(model, windows)
+    shipped = export(model, a.out)
+    f16_loss, _ = heldout_loss(shipped, windows)
+    uni = unigram_loss(train_ids, windows)
+    last = run["history"][-1]
+    metrics = {
+        "script": SCRIPT, "command": f"OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 {SCRIPT}",
+        "seed": SEED, "torch": torch.__version__, "numpy": np.__version__,
+        "python": platform.python_version(), "threads": torch.get_num_threads(),
+        "parameters": params, "config": {k: CONFIG[k] for k in (
+            "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+            "head_dim", "intermediate_size", "vocab_size")},
+        "data": info,
+        "training": {**{k: v for k, v in TRAIN.items()}, "seq_len": SEQ,
+                     "tokens_seen": TRAIN["steps"] * TRAIN["batch"] * SEQ,
+                     "epochs": round(TRAIN["steps"] * TRAIN["batch"] * SEQ / len(train_ids), 2),
+                     "seconds": run["seconds"], "history": run["history"]},
+        "evaluation": {
+            "file": "heldout_ids.txt",
+            "method": f"windows of {SEQ} ids (one per line), each read whole; tokens 1..n-1 of "
+                      "each window scored; mean cross-entropy in nats, perplexity = exp(loss)",
+            "scored_tokens": scored,
+            "train_loss_last50": last["train_loss"],
+            "fp32_trained": {"loss": round(fp32_loss, 4), "ppl": round(math.exp(fp32_loss), 3)},
+            "fp32_from_f16_checkpoint": {"loss": round(f16_loss, 4),
+                                         "ppl": round(math.exp(f16_loss), 3)},
+            "unigram_baseline": {"loss": round(uni, 4), "ppl": round(math.exp(uni), 3)},
+        },
+        "checkpoint_bytes": os.path.getsize(os.path.join(a.out, "model.safetensors")),
+    }
+    write_json(os.path.join(a.out, "metrics.json"), metrics)
+    log(json.dumps(metrics["evaluation"], indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+#include "ops/qs8_attention.h"
+
+#include "core/quant.h"
+#include "kernels/scalar_math.h"
+
+namespace octet {
+namespace {
+
+constexpr float kMasked = -__builtin_inff();
+
+size_t AlignUp64(size_t n) { return (n + 63) & ~static_cast<size_t>(63); }
+
+// Where the scratch's pieces sit (bytes), for a tile and head_dim.
+struct ScratchLayout {
+  size_t logits = 0;  // f32 [rows, tile]: s_j, then w_j; kMasked where masked
+  size_t qk = 0;      // int32 [rows, tile]: S
+  size_t p = 0;       // uint8 [rows, tile]: P
+  size_t pv = 0;      // int32 [rows, head_dim]: P · V of one tile
+  size_t acc = 0;     // f32 [rows, head_dim]: the running output
+  size_t bytes = 0;
+};
+
+ScratchLayout Layout(size_t tile, size_t head_dim) {
+  const size_t rows = kQs8AttentionRows;
+  ScratchLayout l;
+  size_t at = 0;
+  l.logits = at;
+  at = AlignUp64(at + rows * tile * sizeof(float));
+  l.qk = at;
+  at = AlignUp64(at + rows * tile * sizeof(int32_t));
+  l.p = at;
+  at = AlignUp64(at + rows * tile);
+  l.pv = at;
+  at = AlignUp64(at + rows * head_dim * sizeof(int32_t));
+  l.acc = at;
+  at = AlignUp64(at + rows * head_dim * sizeof(float));
+  l.bytes = at;
+  return l;
+}
+
+}  // namespace
+
+size_t qs8_attention_scratch_bytes(const AttentionParams& params) {
+  return Layout(AttentionTile(params), params.head_dim).bytes;
+}
+
+const char* Qs8AttentionParamsError(const AttentionParams& p) {
+  if (const char* error = AttentionParamsError(p)) return error;
+  if (p.head_dim > kQs8AttentionMaxHeadDim) return "head_dim exceeds the int8 attention's limit";
+  if (AttentionTile(p) > kQs8AttentionMaxTile) return "the attention tile exceeds 4096 keys";
+  return nullptr;
+}
+
+void qs8_attention(const Qs8AttentionKernels& kernels, const AttentionParams& p, const int8_t* q,
+                   size_t ldq, const float* q_scales, const int8_t* k, size_t ldk,
+                   const float* k_scales, const int8_t* v, size_t ldv, const float* v_scales,
+                   float* out, size_t ldo, void* scratch) {
+  const size_t head_dim = p.head_dim, heads = p.num_heads, kv_heads = p.num_kv_heads;
+  const size_t group = AttentionGroup(p);
+  const size_t tile = AttentionTile(p);
+  const ScratchLayout layout = Layout(tile, head_dim);
+  uint8_t* base = static_cast<uint8_t*>(scratch);
+  float* logits = reinterpret_cast<float*>(base + layout.logits);  // [rows, tile]
+  int32_t* qk = reinterpret_cast<int32_t*>(base + layout.qk);      // [rows, tile]
+  uint8_t* probs = base + layout.p;                                // [rows, tile]
+  int32_t* pv = reinterpret_cast<int32_t*>(base + layout.pv);      // [rows, head_dim]
+  float* acc = reinterpret_cast<float*>(base + layout.acc);        // [rows, head_dim]
+  float running_max[kQs8AttentionRows], running_sum[kQs8AttentionRows];
+  float q_scale[kQs8AttentionRows], p_scale[kQs8AttentionRows];
+  size_t lo[kQs8AttentionRows], hi[kQs8AttentionRows];
+
+  for (size_t i0 = 0; i0 < p.q_len; i0 += kQs8AttentionRows) {
+    const size_t rows = p.q_len - i0 < kQs8AttentionRows ? p.q_len - i0 : kQs8AttentionRows;
+    // The block's keys: the union of its rows' ranges, from the first aligned tile.
+    size_t block_lo = static_cast<size_t>(-1), block_hi = 0;
+    for (size_t r = 0; r < rows; ++r) {
+      AttentionKeyRange(p, i0 + r, &lo[r], &hi[r]);
+      if (lo[r] >= hi[r]) continue;
+      block_lo = lo[r] < block_lo ? lo[r] : block_lo;
+      block_hi = hi[r] > block_hi ? hi[r] : block_hi;
+    }
+    for (size_t h = 0, g = 0, in_group = 0; h < heads; ++h) {
+      const size_t kv_offset = g * head_dim;  // kv head g = h / group
+      const size_t kv_head = g;
+      if (++in_group == group) {
+        in_group = 0;
+        ++g;
+      }
+      for (size_t r = 0; r < rows; ++r) {
+        running_max[r] = kMasked;
+        running_sum[r] = 0.0f;
+        q_scale[r] = q_scales[(i0 + r) * heads + h] * p.scale;
+        for (size_t d = 0; d < head_dim; ++d) acc[r * head_dim + d] = 0.0f;
+      }
+      const int8_t* qh = q + i0 * ldq + h * head_dim;  // rows at stride ldq
+      size_t t0 = block_lo < block_hi ? block_lo - block_lo % tile : block_hi;
+      for (; t0 < block_hi; t0 += tile) {
+        const size_t n = block_hi - t0 < tile ? block_hi - t0 : tile;
+        // S = Q · Kᵀ for the block's rows and the tile's keys.
+        kernels.qk(rows, n, head_dim, qh, ldq, k + t0 * ldk + kv_offset, ldk, qk, tile);
+        bool any = false;
+        for (size_t r = 0; r < rows; ++r) {
+          const size_t pos = p.q_pos0 + i0 + r;
+          float* s = logits + r * tile;    // [n]
+          uint8_t* pr = probs + r * tile;  // [n]
+          float tile_max = kMasked;
+          for (size_t t = 0; t < n; ++t) {
+            const size_t j = t0 + t;
+            if (j < lo[r] || j >= hi[r] || (p.key_mask != nullptr && p.key_mask[j] == 0)) {
+              s[t] = kMasked;
+              continue;
+            }
+            const float kscale = k_scales[j * kv_heads + kv_head];
+            s[t] = static_cast<float>(qk[r * tile + t]) * (q_scale[r] * kscale) +
+                   AttentionBias(p, h, pos, j);
+            tile_max = s[t] > tile_max ? s[t] : tile_max;
+          }
+          p_scale[r] = 0.0f;
+          if (!(tile_max > kMasked)) {  // no visible key in this tile for this row
+            for (size_t t = 0; t < n; ++t) pr[t] = 0;
+            continue;
+          }
+          any = true;
+          if (tile_max > running_max[r]) {
+            // exp(-inf) = 0 on the row's first visible tile, when acc and the sum are 0.
+            const float correction = static_cast<float>(ScalarExp(running_max[r] - tile_max));
+            running_sum[r] *= correction;
+            float* a = acc + r * head_dim;
+            for (size_t d = 0; d < head_dim; ++d) a[d] *= correction;
+            running_max[r] = tile_max;
+          }
+          // e_j, the sum, and w_j = e_j * v_scale in place of s_j.
+          float w_max = 0.0f;
+          for (size_t t = 0; t < n; ++t) {
+            if (s[t] == kMasked) continue;
+            const float e = static_cast<float>(ScalarExp(s[t] - running_max[r]));
+            running_sum[r] += e;
+            const float w = e * v_scales[(t0 + t) * kv_heads + kv_head];
+            s[t] = w;
+            w_max = w > w_max ? w : w_max;
+          }
+          p_scale[r] = w_max / 255.0f;  // the real weight that P = 1 stands for
+          const float inv = w_max > 0.0f ? 255.0f / w_max : 0.0f;
+          for (size_t t = 0; t < n; ++t) {
+            if (s[t] == kMasked) {
+              pr[t] = 0;
+              continue;
+            }
+            float x = s[t] * inv;
+            x = x > 255.0f ? 255.0f : x;
+            pr[t] = static_cast<uint8_t>(RoundHalfEven(x));
+          }
+        }
+        if (!any) continue;
+        // P · V for the block's rows (rows without visible keys have P = 0).
+        kernels.pv(rows, head_dim, n, probs, tile, v + t0 * ldv + kv_offset, ldv, pv, head_dim);
+        for (size_t r = 0; r < rows; ++r) {
+          if (!(p_scale[r] > 0.0f)) continue;
+          float* a = acc + r * head_dim;
+          const int32_t* c = pv + r * head_dim;
+          for (size_t d = 0; d < head_dim; ++d) a[d] += static_cast<float>(c[d]) * p_scale[r];
+        }
+      }
+      for (size_t r = 0; r < rows; ++r) {
+        float* o = out + (i0 + r) * ldo + h * head_dim;  // [head_dim]
+        const float* a = acc + r * head_dim;
+        if (running_sum[r] > 0.0f) {
+          for (size_t d = 0; d < head_dim; ++d) o[d] = a[d] / running_sum[r];
+        } else {
+          for (size_t d = 0; d < head_dim; ++d) o[d] = 0.0f;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace octet

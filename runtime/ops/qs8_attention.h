@@ -1,0 +1,72 @@
+// qs8_attention: int8 attention for one sequence, all heads, tiled with an
+// online softmax. Both matrix products run in int8 through the dispatch
+// table's integer kernels (Q·Kᵀ: kernels/qs8_gemm.h, P·V: kernels/qu8s8_pv.h);
+// everything between them (scales, masks, biases, the softmax) is this file's
+// one piece of C++, shared by every kernel variant. So a result is bit-identical
+// whichever variants the table picked, as long as they meet their (integer,
+// tolerance 0) contracts. What is computed, which keys are visible and the
+// biases: kernels/attention_params.h, exactly as for f32_attention.
+//
+// Operands (symmetric int8, core/quant.h; one scale per token and head):
+//   q  [q_len, num_heads, head_dim] int8, row i at q + i * ldq;  q_scales [q_len, num_heads]
+//   k  [kv_len, num_kv_heads, head_dim] int8, row j at k + j * ldk;  k_scales [kv_len,
+//   num_kv_heads] v  [kv_len, num_kv_heads, head_dim] int8, row j at v + j * ldv;  v_scales
+//   [kv_len, num_kv_heads] out [q_len, num_heads, head_dim] f32, row i at out + i * ldo
+// K, V and their scales are the int8 KV cache's layout (position-major), read in
+// place; GQA's query heads read their kv head without a copy.
+//
+// The arithmetic, per query row i (position p), head h, kv head g:
+//   keys in tiles of `tile` positions aligned to multiples of `tile` (so a row
+//   sees the same tiles whether it is computed in a prefill or alone in a decode
+//   step, and the results are bit-identical);
+//   S[j]   = sum_d q[i,h,d] k[j,g,d]                        int8 x int8 -> int32
+//   s_j    = S[j] * (q_scale[i,h] * scale * k_scale[j,g]) + bias(h, p, j)     (f32)
+//   online softmax over the visible keys (f32, exp from kernels/scalar_math.h):
+//     m = running max; when a tile raises it, the sum and accumulator are
+//     multiplied by exp(m_old - m_new); e_j = exp(s_j - m); l += e_j
+//   the per-token V scale folds into the weights, so V's int8 values enter the
+//   reduction unscaled:  w_j = e_j * v_scale[j,g],  and per (row, head, tile)
+//     P[j]  = rint(min(w_j * (255 / w_max), 255))           uint8, 0 for masked keys
+//     acc  += (sum_j P[j] v[j,g,d]) * (w_max / 255)          uint8 x int8 -> int32
+//   out = acc / l (zeros when no key is visible).
+// Softmax, scales and biases stay in fp32: they are a few operations per key
+// against head_dim multiply-adds per key in each product.
+//
+// Scratch: qs8_attention_scratch_bytes(params), caller-owned, 64-byte aligned,
+// independent of q_len and kv_len (no [q_len x kv_len] buffer).
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/attention_params.h"
+#include "kernels/qs8_gemm.h"
+#include "kernels/qu8s8_pv.h"
+
+namespace octet {
+
+// The integer kernels the op calls (from the KernelTable, or a variant under test).
+struct Qs8AttentionKernels {
+  Qs8GemmFn qk;  // C = A · Bᵀ: logits of a block of query rows against a key tile
+  Qu8s8PvFn pv;  // C = P · V
+};
+
+// Query rows computed together against each key tile (the M of both products).
+constexpr size_t kQs8AttentionRows = 4;
+
+// Largest head_dim and tile the op accepts (the kernels' K limits, with room).
+constexpr size_t kQs8AttentionMaxHeadDim = 4096;
+constexpr size_t kQs8AttentionMaxTile = 4096;
+
+size_t qs8_attention_scratch_bytes(const AttentionParams& params);
+
+// Why params cannot run through qs8_attention, or nullptr (on top of
+// AttentionParamsError). For prepare.
+const char* Qs8AttentionParamsError(const AttentionParams& params);
+
+void qs8_attention(const Qs8AttentionKernels& kernels, const AttentionParams& params,
+                   const int8_t* q, size_t ldq, const float* q_scales, const int8_t* k, size_t ldk,
+                   const float* k_scales, const int8_t* v, size_t ldv, const float* v_scales,
+                   float* out, size_t ldo, void* scratch);
+
+}  // namespace octet

@@ -1,0 +1,81 @@
+# The trained model of models/austen, end to end: converted with --dtype fp32
+# and with --dtype int8 (calibrated on training text), then the held-out
+# perplexity of both over the first MAX_TOKENS held-out ids. int8 must be
+# within 2% of fp32 (DESIGN.md section 7), and the int8 KV cache of a
+# 2048-token session at most 55% of an fp16 cache.
+#   cmake -DCONVERT=... -DPERPLEXITY=... -DEMULATOR="qemu|..." -DMODEL_DIR=models/austen
+#         -DWORK=dir -DMAX_TOKENS=4096 -P austen_perplexity.cmake
+cmake_minimum_required(VERSION 3.25)
+
+string(REPLACE "|" ";" EMULATOR "${EMULATOR}")
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+
+function(check_run what)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} exited ${rc}: ${out}${err}")
+  endif()
+endfunction()
+
+execute_process(COMMAND ${EMULATOR} ${CONVERT} "${MODEL_DIR}" -o "${WORK}/fp32.octet" --dtype fp32 --quiet
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+check_run("octet-convert --dtype fp32")
+execute_process(COMMAND ${EMULATOR} ${CONVERT} "${MODEL_DIR}" -o "${WORK}/int8.octet"
+                        --calibration "${MODEL_DIR}/calibration_ids.txt"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+check_run("octet-convert --dtype int8")
+message(STATUS "${out}")
+
+# Text calibration: encoded with the checkpoint's tokenizer.json.
+file(WRITE "${WORK}/calibration.txt"
+     "It is a truth universally acknowledged, that a single man in possession of a good "
+     "fortune, must be in want of a wife.\n\n\"My dear Mr. Bennet,\" said his lady to him one "
+     "day, \"have you heard that Netherfield Park is let at last?\"\n")
+execute_process(COMMAND ${EMULATOR} ${CONVERT} "${MODEL_DIR}" -o "${WORK}/text.octet"
+                        --calibration "${WORK}/calibration.txt"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+check_run("octet-convert --calibration text")
+if(NOT out MATCHES "calibration: 1 sequences, [0-9]+ token ids \\(text encoded with tokenizer\\.json\\)")
+  message(FATAL_ERROR "text calibration was not encoded: ${out}")
+endif()
+
+foreach(dtype fp32 int8)
+  execute_process(COMMAND ${EMULATOR} ${PERPLEXITY} "${WORK}/${dtype}.octet"
+                          "${MODEL_DIR}/heldout_ids.txt" --max-tokens ${MAX_TOKENS}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  check_run("octet_perplexity (${dtype})")
+  message(STATUS "${dtype}: ${out}")
+  if(NOT out MATCHES "perplexity ([0-9.]+) over")
+    message(FATAL_ERROR "no perplexity in: ${out}")
+  endif()
+  set(ppl_${dtype} "${CMAKE_MATCH_1}")
+  if(NOT out MATCHES "ratio ([0-9.]+)")
+    message(FATAL_ERROR "no KV cache ratio in: ${out}")
+  endif()
+  set(kv_${dtype} "${CMAKE_MATCH_1}")
+endforeach()
+
+# CMake's math() is integer-only: compare in parts per million.
+function(ppm value var)
+  if(NOT value MATCHES "^([0-9]+)\\.([0-9]+)$")
+    message(FATAL_ERROR "not a decimal number: ${value}")
+  endif()
+  set(whole "${CMAKE_MATCH_1}")
+  string(SUBSTRING "${CMAKE_MATCH_2}000000" 0 6 frac)
+  string(REGEX REPLACE "^0+(.)" "\\1" frac "${frac}")
+  math(EXPR result "${whole} * 1000000 + ${frac}")
+  set(${var} "${result}" PARENT_SCOPE)
+endfunction()
+ppm("${ppl_fp32}" fp32_ppm)
+ppm("${ppl_int8}" int8_ppm)
+ppm("${kv_int8}" kv_ppm)
+math(EXPR limit_ppm "${fp32_ppm} * 102 / 100")
+math(EXPR rel_ppm "(${int8_ppm} - ${fp32_ppm}) * 1000000 / ${fp32_ppm}")
+message(STATUS "int8 perplexity ${ppl_int8} vs fp32 ${ppl_fp32}: ${rel_ppm} ppm relative "
+               "(limit +20000); int8 KV cache / fp16 = ${kv_int8} (limit 0.55)")
+if(int8_ppm GREATER limit_ppm)
+  message(FATAL_ERROR "int8 perplexity ${ppl_int8} is more than 2% above fp32's ${ppl_fp32}")
+endif()
+if(kv_ppm GREATER 550000)
+  message(FATAL_ERROR "the int8 KV cache is ${kv_int8} of an fp16 cache (limit 0.55)")
+endif()
