@@ -53,14 +53,27 @@ inline int8_t SaturateQ8(int32_t v) {
 }
 
 // Quantizes x[0..n) with a symmetric per-row scale. Returns the scale (1 for an
-// all-zero or empty row, so dequantization never divides by zero).
+// all-zero or empty row, or one so small its scale underflows, so
+// dequantization never divides by zero). A row with
+// an inf or a NaN quantizes to zeros with a NaN scale: whatever it multiplies
+// comes out NaN (garbage in, NaN out), and no float-to-int conversion sees a
+// value outside int's range.
 inline float QuantizeRowSymmetric(const float* x, size_t n, int8_t* q) {
   float max_abs = 0.0f;
+  bool finite = true;
   for (size_t i = 0; i < n; ++i) {
     const float a = x[i] < 0.0f ? -x[i] : x[i];
+    finite = finite && a <= __FLT_MAX__;  // false for inf and NaN
     max_abs = a > max_abs ? a : max_abs;
   }
-  const float scale = max_abs > 0.0f ? max_abs / static_cast<float>(kQ8Max) : 1.0f;
+  if (!finite) {
+    for (size_t i = 0; i < n; ++i) q[i] = 0;
+    return __builtin_nanf("");
+  }
+  float scale = max_abs > 0.0f ? max_abs / static_cast<float>(kQ8Max) : 1.0f;
+  // Subnormal rows below 127 times the smallest subnormal (~1.8e-43) have a
+  // scale that underflows to 0: they count as all-zero rows.
+  if (!(scale > 0.0f)) scale = 1.0f;
   const float inv_scale = 1.0f / scale;
   // Rows with max|x| below ~3.7e-37 have a scale whose inverse overflows to
   // inf (and 0 * inf is NaN): they divide instead. The optimized kernels send

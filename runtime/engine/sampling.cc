@@ -38,9 +38,13 @@ int32_t SampleToken(const float* logits, uint32_t vocab, const SamplingParams& p
   uint32_t* index = static_cast<uint32_t*>(scratch);     // [vocab] candidate ids
   float* weight = reinterpret_cast<float*>(index + vocab);  // [vocab] their weights
   for (uint32_t i = 0; i < vocab; ++i) index[i] = i;
-  // A total order: larger logit first, the lower id on ties.
+  // A total order: larger logit first, the lower id on ties, NaN (a malformed
+  // model's) last: the sorts need a strict weak order.
   const auto before = [logits](uint32_t a, uint32_t b) {
-    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+    const float x = logits[a], y = logits[b];
+    const bool x_nan = x != x, y_nan = y != y;
+    if (x_nan || y_nan) return x_nan == y_nan ? a < b : y_nan;
+    return x > y || (x == y && a < b);
   };
   const bool nucleus = params.top_p < 1.0f;
   uint32_t n = vocab;

@@ -9,18 +9,19 @@
 //   scales: [rows] float                               (overwritten)
 //
 // Every variant equals the reference bit for bit, q and scales, for any rows,
-// cols >= 1 and finite x, in the default floating-point environment (round to
+// cols >= 1 and any x, in the default floating-point environment (round to
 // nearest even; no flush-to-zero on x86 and aarch64). The max, the scale and
 // 1 / scale are computed as in quant.h; the vector part multiplies, clamps and
 // rounds (ties to even) exactly as the scalar definition does.
 //
-// Tiny rows: if max|x| < 2^-100, every variant quantizes the row with
-// QuantizeRowSymmetric itself. Below that bound the scale may be subnormal and
-// 1 / scale infinite, and AArch32 NEON flushes subnormals to zero; above it,
-// 1 / scale <= 127 * 2^100, so a subnormal x (< 2^-126) gives |x / scale| < 0.5:
-// flushed or not, it rounds to 0. (quant.h: a row below about 3.7e-37 with a
-// zero in it computes 0 * inf = NaN and casts it to int: its result is
-// undefined; the other elements of such a row are +-127.)
+// Tiny and non-finite rows: if max|x| < 2^-100, or the row holds an inf or a
+// NaN, every variant quantizes the row with QuantizeRowSymmetric itself. Below
+// that bound the scale may be subnormal and 1 / scale infinite, and AArch32 NEON
+// flushes subnormals to zero; above it, 1 / scale <= 127 * 2^100, so a
+// subnormal x (< 2^-126) gives |x / scale| < 0.5: flushed or not, it rounds to
+// 0. A row with an inf or a NaN (a malformed model's weights can make one)
+// becomes zeros with a NaN scale (quant.h), so the product it feeds is NaN, not
+// undefined behaviour.
 //
 // Kernel files include only compiler headers and core/quant.h (see qs8_gemm.h).
 #pragma once

@@ -147,7 +147,7 @@ void qs8_attention(const Qs8AttentionKernels& kernels, const AttentionParams& p,
               continue;
             }
             float x = s[t] * inv;
-            x = x > 255.0f ? 255.0f : x;
+            x = x > 255.0f ? 255.0f : (x >= 0.0f ? x : 0.0f);  // NaN (malformed model) -> 0
             pr[t] = static_cast<uint8_t>(RoundHalfEven(x));
           }
         }

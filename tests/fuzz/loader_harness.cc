@@ -3,6 +3,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
+
+#include "engine/session.h"
 
 namespace octet {
 namespace testing {
@@ -94,6 +97,51 @@ std::string WalkLoadedModel(const Model& model, const uint8_t* begin, uint64_t s
   return std::string();
 }
 
+std::string RunLoadedModel(const Model& model) {
+  const fb::Architecture& a = model.architecture();
+  SessionLimits limits;
+  limits.max_batch = 2;
+  limits.max_seq = 6;
+  limits.max_new_tokens = 2;
+  auto silent = [](const Status& s) { return !s.ok() && s.message()[0] == '\0'; };
+  Result<SessionPlan> plan = Session::Plan(model, limits);
+  if (!plan.ok()) return silent(plan.status()) ? "Session::Plan refused without a message" : "";
+  if (plan->total() > (64u << 20)) return "";  // valid but too big to run per input
+  Result<Session> session = Session::Create(model, limits);
+  if (!session.ok()) return silent(session.status()) ? "Session::Create refused silently" : "";
+  const uint32_t vocab = a.vocab_size() > 0 ? a.vocab_size() : 1;
+  int32_t ids[12];
+  for (uint32_t i = 0; i < 12; ++i) ids[i] = static_cast<int32_t>((i * 7 + 1) % vocab);
+  const uint32_t lengths[2] = {6, 3};
+  Status s = a.structure() == fb::Structure::EncoderDecoder
+                 ? session->RunEncoderDecoder(ids, lengths, 6, ids, lengths, 6, 2)
+                 : session->Run(ids, lengths, 2, 6);
+  if (silent(s)) return "Run refused without a message";
+  if (!s.ok() || a.structure() == fb::Structure::EncoderOnly) return "";
+  // Decoders: touch every output value, sample, then step twice.
+  const OutputView out = session->output();
+  uint64_t bits = 0;
+  for (size_t i = 0; i < static_cast<size_t>(out.batch) * out.seq * out.dim; ++i) {
+    uint32_t u = 0;
+    std::memcpy(&u, &out.data[i], sizeof(u));
+    bits += u;
+  }
+  g_sink = g_sink + bits;
+  SamplingParams params;
+  uint64_t rng = 1;
+  int32_t next[2] = {0, 0};
+  for (int step = 0; step < 2; ++step) {
+    s = session->Sample(params, &rng, next);
+    if (silent(s)) return "Sample refused without a message";
+    if (!s.ok()) return "";
+    s = a.structure() == fb::Structure::EncoderDecoder ? session->StepEncoderDecoder(next, 2)
+                                                       : session->Step(next, 2);
+    if (silent(s)) return "Step refused without a message";
+    if (!s.ok()) return "";
+  }
+  return "";
+}
+
 Status LoadUntrusted(const uint8_t* data, size_t size, std::string* broken_promise) {
   broken_promise->clear();
   // posix_memalign keeps the exact size, so ASan's redzone starts at data[size].
@@ -107,6 +155,7 @@ Status LoadUntrusted(const uint8_t* data, size_t size, std::string* broken_promi
     Result<Model> model = Model::FromBuffer(buffer, size);
     if (model.ok()) {
       *broken_promise = WalkLoadedModel(*model, static_cast<const uint8_t*>(buffer), size);
+      if (broken_promise->empty()) *broken_promise = RunLoadedModel(*model);
     } else {
       status = model.status();
     }

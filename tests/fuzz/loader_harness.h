@@ -1,6 +1,7 @@
 // What the fuzzer, the corpus replay and the malformed-file tests do with one
 // untrusted model: load it the way an app would, and when the loader accepts
-// it, use every part a session could use, checking the promises Model makes.
+// it, use every part a session could use, checking the promises Model makes;
+// then run it the way an app would (RunLoadedModel).
 #pragma once
 
 #include <cstddef>
@@ -19,9 +20,17 @@ namespace testing {
 // out of bounds. Returns "" when every promise holds, else the first broken one.
 std::string WalkLoadedModel(const Model& model, const uint8_t* begin, uint64_t size);
 
+// Creates a small session (2 sequences of up to 6 tokens, 2 decode steps) when
+// its plan stays under 64 MiB, runs a padded batch (encoder-decoders: the same
+// ids on both sides), and for decoders samples and steps twice; fp32 or int8,
+// whatever the file holds. Every refusal must come with a message. Returns ""
+// or the broken promise. Outputs are not checked: a malformed file may hold
+// NaN weights; what must not happen is a crash or a sanitizer report.
+std::string RunLoadedModel(const Model& model);
+
 // Copies `data` into a 64-byte aligned buffer of exactly `size` bytes (so
 // AddressSanitizer reports any read past the end), loads it with
-// Model::FromBuffer, and walks it when it loads. Returns the load status;
+// Model::FromBuffer, and walks and runs it when it loads. Returns the load status;
 // *broken_promise gets WalkLoadedModel's answer ("" after a failed load).
 Status LoadUntrusted(const uint8_t* data, size_t size, std::string* broken_promise);
 

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -222,6 +223,38 @@ TEST_CASE("qs8_quantize_rows variants match the reference bit for bit") {
   std::vector<std::string> names;
   for (const auto& variant : variants) names.push_back(variant.name);
   MESSAGE(checks << " calls checked with" << Names(names));
+}
+
+// Rows a malformed model can produce: an inf or a NaN anywhere gives zeros and
+// a NaN scale; a subnormal row whose scale underflows counts as all-zero (scale
+// 1). Found by the session fuzzer (tests/fuzz/corpus/session-nan-*).
+TEST_CASE("qs8_quantize_rows: inf, NaN and underflowing rows are defined and bit-exact") {
+  const auto variants = QuantizeVariants();
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  for (size_t cols : {1, 7, 8, 33, 64}) {
+    for (float bad : {inf, -inf, nan, -nan}) {
+      for (size_t at : {size_t{0}, cols / 2, cols - 1}) {
+        std::vector<float> x(cols, 0.5f);
+        x[at] = bad;
+        CAPTURE(cols);
+        CAPTURE(at);
+        const Quantized q = RunQuantize(qs8_quantize_rows__ref, 1, cols, x, cols, cols);
+        float scale;
+        std::memcpy(&scale, &q.scale_bits[0], sizeof(scale));
+        CHECK(scale != scale);
+        for (size_t c = 0; c < cols; ++c) CHECK(q.q[c] == 0);
+        CHECK(CheckQuantize(variants, 1, cols, x, cols, cols));
+      }
+    }
+    std::vector<float> x(cols, tiny);
+    x[0] = -3 * tiny;
+    const Quantized q = RunQuantize(qs8_quantize_rows__ref, 1, cols, x, cols, cols);
+    CHECK(q.scale_bits[0] == Bits(1.0f));
+    for (size_t c = 0; c < cols; ++c) CHECK(q.q[c] == 0);
+    CHECK(CheckQuantize(variants, 1, cols, x, cols, cols));
+  }
 }
 
 }  // namespace

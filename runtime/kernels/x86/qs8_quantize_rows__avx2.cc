@@ -110,7 +110,7 @@ void qs8_quantize_rows__avx2(size_t rows, size_t cols, const float* x, size_t ld
     const uint32_t max_bits = MaxAbsBits(xr, cols);
     float max_abs;
     __builtin_memcpy(&max_abs, &max_bits, sizeof(max_abs));
-    if (max_abs < kQs8QuantizeTinyMax) {
+    if (!(max_abs >= kQs8QuantizeTinyMax && max_abs <= __FLT_MAX__)) {  // tiny, inf or NaN
       qs8_quantize_rows__ref(1, cols, xr, ldx, qr, ldq, scales + r);
       continue;
     }
