@@ -2,10 +2,11 @@
 # scripts/test-all.sh [suite ...]: the project's whole test run (README, CI).
 #
 # Suites, in order (all of them when no argument is given):
-#   host, host-asan, rpi-aarch64, rpi-armhf
+#   host, host-asan, host-tsan, rpi-aarch64, rpi-armhf
 #       cmake --preset S && cmake --build --preset S && ctest --preset S
 #       (the rpi-* tests run under qemu-user, -cpu max; tests/kernels adds
-#       runs under other qemu CPU models for the run-time kernel choice)
+#       runs under other qemu CPU models for the run-time kernel choice;
+#       host-tsan builds and runs only the threaded suite, tests/engine/threads_test.cc)
 #   android-check
 #       scripts/android-compile-check.sh (kernels compiled for the Android triples)
 #   fuzz
@@ -31,7 +32,7 @@ export OCTET_FUZZ_SECONDS=${OCTET_FUZZ_SECONDS:-60}
 LOGS="$ROOT/build/test-all"
 mkdir -p "$LOGS"
 
-ALL_SUITES=(host host-asan rpi-aarch64 rpi-armhf android-check fuzz)
+ALL_SUITES=(host host-asan host-tsan rpi-aarch64 rpi-armhf android-check fuzz)
 if [ $# -gt 0 ]; then SUITES=("$@"); else SUITES=("${ALL_SUITES[@]}"); fi
 for s in "${SUITES[@]}"; do
   case " ${ALL_SUITES[*]} " in

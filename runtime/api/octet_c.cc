@@ -85,6 +85,7 @@ OCTET_API octet_status octet_session_create(const octet_model* model,
     session_limits.max_batch = limits->max_batch;
     session_limits.max_seq = limits->max_seq;
     session_limits.max_new_tokens = limits->max_new_tokens;
+    session_limits.threads = limits->threads;
   }
   octet::Result<octet::Session> session = octet::Session::Create(model->model, session_limits);
   if (!session.ok()) return Fail(session.status());

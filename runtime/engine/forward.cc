@@ -56,6 +56,50 @@ F32Activation Activation(fb::Activation act) {
 // Rows per qs8_gemm call of MatMul: its int32 output block is [kLinearRows, n].
 constexpr size_t kLinearRows = 16;
 
+// ---------------------------------------------------------------------------
+// Threads. Every parallel loop below splits its outputs into disjoint pieces
+// (columns of a product, rows of a row operation, heads of attention) and
+// computes each piece with the same kernel calls whatever the split, so the
+// results are bit-identical for every thread count.
+
+size_t Threads(const Forward& f) { return f.pool != nullptr ? f.pool->threads() : 1; }
+
+// Calls fn(task, thread) for task < tasks on the session's threads.
+template <typename Fn>
+void ParallelFor(const Forward& f, size_t tasks, Fn&& fn) {
+  if (f.pool == nullptr || tasks <= 1) {
+    for (size_t t = 0; t < tasks; ++t) fn(t, size_t{0});
+    return;
+  }
+  f.pool->For(tasks, fn);
+}
+
+// Splits `count` items (of `cost` work each) into pieces of a multiple of
+// `align` items: about four per thread, so a late thread still finds work; one
+// piece when the whole is too small to be worth a wake-up.
+size_t PieceSize(const Forward& f, size_t count, size_t align, size_t cost) {
+  const size_t threads = Threads(f);
+  constexpr size_t kMinWork = 16 * 1024;  // multiply-adds or values per piece
+  if (threads <= 1 || count * cost < 2 * kMinWork) return count > 0 ? count : 1;
+  size_t piece = (count + threads * 4 - 1) / (threads * 4);
+  const size_t min_piece = (kMinWork + cost - 1) / cost;
+  if (piece < min_piece) piece = min_piece;
+  piece = (piece + align - 1) / align * align;
+  return piece;
+}
+
+// fn(begin, end, thread) over [0, count) in pieces of PieceSize.
+template <typename Fn>
+void ParallelRange(const Forward& f, size_t count, size_t align, size_t cost, Fn&& fn) {
+  const size_t piece = PieceSize(f, count, align, cost);
+  const size_t tasks = (count + piece - 1) / piece;
+  ParallelFor(f, tasks, [&](size_t t, size_t thread) {
+    const size_t begin = t * piece;
+    const size_t end = count - begin < piece ? count : begin + piece;
+    fn(begin, end, thread);
+  });
+}
+
 // out[rows, n] (row stride ldo) = in[rows, k] (row stride ldi) · mᵀ (+ bias[n]),
 // m [n, k]. int8 m: each input row is quantized with its own scale
 // (qs8_quantize_rows), the product runs in int8 -> int32 (qs8_gemm), and
@@ -63,21 +107,30 @@ constexpr size_t kLinearRows = 16;
 // the dispatch table, each bit-exact with its reference.
 void MatMul(const Forward& f, const Matrix& m, size_t n, size_t k, const float* in, size_t ldi,
             size_t rows, float* out, size_t ldo, const float* bias = nullptr) {
+  // Threads split the output columns (in multiples of 16).
   if (m.f32 != nullptr) {
-    f32_gemm__ref(rows, n, k, in, ldi, m.f32, k, out, ldo);
-    if (bias != nullptr) f32_add_bias__ref(rows, n, out, ldo, bias);
+    ParallelRange(f, n, 16, rows * k, [&](size_t n0, size_t n1, size_t) {
+      f32_gemm__ref(rows, n1 - n0, k, in, ldi, m.f32 + n0 * k, k, out + n0, ldo);
+      if (bias != nullptr) f32_add_bias__ref(rows, n1 - n0, out + n0, ldo, bias + n0);
+    });
     return;
   }
   int8_t* qin = f.qin;               // [rows, k]
   float* row_scales = f.qin_scales;  // [rows]
-  f.kernels->qs8_quantize_rows(rows, k, in, ldi, qin, k, row_scales);
-  int32_t* acc = f.acc;  // [kLinearRows, n]
-  for (size_t r0 = 0; r0 < rows; r0 += kLinearRows) {
-    const size_t mr = rows - r0 < kLinearRows ? rows - r0 : kLinearRows;
-    f.kernels->qs8_gemm(mr, n, k, qin + r0 * k, k, m.q8, k, acc, n);
-    f.kernels->qs8_dequantize_rows(mr, n, acc, n, row_scales + r0, m.scales, bias,
-                                   out + r0 * ldo, ldo);
-  }
+  ParallelRange(f, rows, 1, k, [&](size_t r0, size_t r1, size_t) {
+    f.kernels->qs8_quantize_rows(r1 - r0, k, in + r0 * ldi, ldi, qin + r0 * k, k,
+                                 row_scales + r0);
+  });
+  int32_t* acc = f.acc;  // [kLinearRows, n]: each piece of columns uses its own columns
+  ParallelRange(f, n, 16, rows * k, [&](size_t n0, size_t n1, size_t) {
+    for (size_t r0 = 0; r0 < rows; r0 += kLinearRows) {
+      const size_t mr = rows - r0 < kLinearRows ? rows - r0 : kLinearRows;
+      f.kernels->qs8_gemm(mr, n1 - n0, k, qin + r0 * k, k, m.q8 + n0 * k, k, acc + n0, n);
+      f.kernels->qs8_dequantize_rows(mr, n1 - n0, acc + n0, n, row_scales + r0, m.scales + n0,
+                                     bias != nullptr ? bias + n0 : nullptr,
+                                     out + r0 * ldo + n0, ldo);
+    }
+  });
 }
 
 // out[rows, w.out] (row stride ldo) = in[rows, w.in] (row stride ldi) · w.weightᵀ + w.bias.
@@ -102,23 +155,36 @@ void AddMatrixRow(const Matrix& m, size_t cols, size_t row, float multiplier, fl
 // layout) and scales[rows, heads]: rows * heads rows of head_dim values.
 void QuantizeHeads(const Forward& f, const float* x, size_t rows, size_t heads, size_t head_dim,
                    int8_t* q, float* scales) {
-  f.kernels->qs8_quantize_rows(rows * heads, head_dim, x, head_dim, q, head_dim, scales);
+  ParallelRange(f, rows * heads, 1, head_dim, [&](size_t r0, size_t r1, size_t) {
+    f.kernels->qs8_quantize_rows(r1 - r0, head_dim, x + r0 * head_dim, head_dim,
+                                 q + r0 * head_dim, head_dim, scales + r0);
+  });
 }
 
 // out[rows, hidden] = Norm(in[rows, hidden]); out may be in.
 void Normalize(const Forward& f, const NormWeights& n, const float* in, size_t rows, float* out) {
   const fb::Architecture& a = *f.arch;
   const size_t h = a.hidden_size();
-  if (a.norm() == fb::NormKind::LayerNorm) {
-    f32_layernorm__ref(rows, h, in, h, n.weight, n.bias, a.norm_eps(), out, h);
-  } else {
-    f32_rmsnorm__ref(rows, h, in, h, n.weight, a.norm_eps(), out, h);
-  }
+  ParallelRange(f, rows, 1, h, [&](size_t r0, size_t r1, size_t) {
+    if (a.norm() == fb::NormKind::LayerNorm) {
+      f32_layernorm__ref(r1 - r0, h, in + r0 * h, h, n.weight, n.bias, a.norm_eps(), out + r0 * h,
+                         h);
+    } else {
+      f32_rmsnorm__ref(r1 - r0, h, in + r0 * h, h, n.weight, a.norm_eps(), out + r0 * h, h);
+    }
+  });
 }
 
 // x[n] += delta[n]: the residual connection.
 void AddResidual(float* x, const float* delta, size_t n) {
   for (size_t i = 0; i < n; ++i) x[i] += delta[i];
+}
+
+// x[rows, h] += delta[rows, h], rows split over the threads.
+void AddResidualRows(const Forward& f, float* x, const float* delta, size_t rows, size_t h) {
+  ParallelRange(f, rows, 1, h, [&](size_t r0, size_t r1, size_t) {
+    AddResidual(x + r0 * h, delta + r0 * h, (r1 - r0) * h);
+  });
 }
 
 // Rows of sequence b's keys and values for one layer: key row p (absolute
@@ -151,17 +217,30 @@ void Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uint32
   const size_t heads = att.num_heads(), kvh = att.num_kv_heads(), hd = att.head_dim();
   const size_t qd = heads * hd, kvd = kvh * hd;
   const size_t kv0 = static_cast<size_t>(b) * kv.stride;  // sequence b's first kv row
+  // Threads split the heads; each has its own scratch.
+  const size_t cost = p.q_len * (p.kv_len < 64 ? 64 : p.kv_len) * hd;
   if (!f.int8_attention) {
-    f32_attention__ref(p, qb, qd, kv.k + kv0 * kvd, kvd, kv.v + kv0 * kvd, kvd, qb, qd,
-                       static_cast<float*>(f.attention));
+    ParallelRange(f, heads, 1, cost, [&](size_t h0, size_t h1, size_t thread) {
+      AttentionParams ph = p;
+      ph.head_begin = h0;
+      ph.head_end = h1;
+      f32_attention__ref(ph, qb, qd, kv.k + kv0 * kvd, kvd, kv.v + kv0 * kvd, kvd, qb, qd,
+                         reinterpret_cast<float*>(f.attention + thread * f.attention_bytes));
+    });
     return;
   }
   int8_t* q8 = f.q8;              // [q_len, qd]
   float* q_scales = f.q8_scales;  // [q_len, heads]
   QuantizeHeads(f, qb, p.q_len, heads, hd, q8, q_scales);
   const Qs8AttentionKernels kernels{f.kernels->qs8_gemm, f.kernels->qu8s8_pv};
-  qs8_attention(kernels, p, q8, qd, q_scales, kv.k8 + kv0 * kvd, kvd, kv.k_scales + kv0 * kvh,
-                kv.v8 + kv0 * kvd, kvd, kv.v_scales + kv0 * kvh, qb, qd, f.attention);
+  ParallelRange(f, heads, 1, cost, [&](size_t h0, size_t h1, size_t thread) {
+    AttentionParams ph = p;
+    ph.head_begin = h0;
+    ph.head_end = h1;
+    qs8_attention(kernels, ph, q8, qd, q_scales, kv.k8 + kv0 * kvd, kvd,
+                  kv.k_scales + kv0 * kvh, kv.v8 + kv0 * kvd, kvd, kv.v_scales + kv0 * kvh, qb,
+                  qd, f.attention + thread * f.attention_bytes);
+  });
 }
 
 // The attention shape of the model and the tile size; the caller sets lengths,
@@ -249,10 +328,15 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
       rp.rotary_dim = f.rotary_dim;
       rp.pos0 = p0;
       rp.inv_freq = f.rope_inv_freq;
-      rp.heads = a.attention()->num_heads();
-      f32_rope__ref(rp, qb, qd);
-      rp.heads = a.attention()->num_kv_heads();
-      f32_rope__ref(rp, kb, kvd);
+      ParallelRange(f, seq, 1, qd + kvd, [&](size_t s0, size_t s1, size_t) {
+        F32RopeParams part = rp;
+        part.len = s1 - s0;
+        part.pos0 = p0 + s0;
+        part.heads = a.attention()->num_heads();
+        f32_rope__ref(part, qb + s0 * qd, qd);
+        part.heads = a.attention()->num_kv_heads();
+        f32_rope__ref(part, kb + s0 * kvd, kvd);
+      });
     }
     if (f.int8_attention) StoreKvInt8(f, kv, b, p0, seq, kb, vb);
     AttentionParams p = BaseParams(a, f.attention_tile);
@@ -307,9 +391,15 @@ void FeedForward(const Forward& f, const LayerWeights& w, const float* in, size_
   if (a.gated_ffn()) {
     hidden = f.gate;  // [rows, intermediate]
     Linear(f, w.gate, in, h, rows, hidden, inter);
-    f32_gated_activation__ref(act, rows, inter, hidden, inter, up, inter);
+    ParallelRange(f, rows, 1, inter, [&](size_t r0, size_t r1, size_t) {
+      f32_gated_activation__ref(act, r1 - r0, inter, hidden + r0 * inter, inter, up + r0 * inter,
+                                inter);
+    });
   } else {
-    f32_activation__ref(act, rows * inter, up);
+    // One call per row: the same calls whatever the split.
+    ParallelRange(f, rows, 1, inter, [&](size_t r0, size_t r1, size_t) {
+      for (size_t r = r0; r < r1; ++r) f32_activation__ref(act, inter, up + r * inter);
+    });
   }
   Linear(f, w.down, hidden, inter, rows, out, h);
 }
@@ -322,10 +412,10 @@ void Residual(const Forward& f, const NormWeights& norm, size_t rows, float* x, 
   if (f.arch->norm_placement() == fb::NormPlacement::Pre) {
     Normalize(f, norm, x, rows, f.normed);
     block(f.normed);
-    AddResidual(x, f.delta, rows * h);
+    AddResidualRows(f, x, f.delta, rows, h);
   } else {
     block(x);
-    AddResidual(x, f.delta, rows * h);
+    AddResidualRows(f, x, f.delta, rows, h);
     Normalize(f, norm, x, rows, x);
   }
 }
@@ -453,8 +543,8 @@ ForwardMode GetForwardMode(const Model& model) {
 
 Status PlanForward(const fb::Architecture& a, ForwardMode mode, uint32_t max_batch,
                    uint32_t max_seq, uint32_t max_new_tokens, uint32_t attention_tile,
-                   ArenaLayout* activations, ArenaLayout* scratch, ArenaLayout* kv_cache,
-                   ForwardPlan* plan) {
+                   uint32_t threads, ArenaLayout* activations, ArenaLayout* scratch,
+                   ArenaLayout* kv_cache, ForwardPlan* plan) {
   const fb::Attention& att = *a.attention();
   const uint64_t h = a.hidden_size(), inter = a.intermediate_size(), vocab = a.vocab_size();
   const uint64_t qd = QDim(a), kvd = KvDim(a);
@@ -510,10 +600,12 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, uint32_t max_bat
       return Status(StatusCode::kUnsupported, "head_dim or the attention tile exceeds the int8 "
                     "attention's limits (4096)");
     }
-    plan->attention = reserve(scratch, qs8_attention_scratch_bytes(params), 1);
+    plan->attention_bytes = qs8_attention_scratch_bytes(params);
   } else {
-    plan->attention = reserve(scratch, f32_attention_scratch_floats(params), f);
+    plan->attention_bytes = f32_attention_scratch_floats(params) * f;
   }
+  plan->attention_bytes = (plan->attention_bytes + 63) & ~static_cast<size_t>(63);
+  plan->attention = reserve(scratch, threads < 1 ? 1 : threads, plan->attention_bytes);
   plan->step_valid = reserve(scratch, max_batch, sizeof(uint32_t));
   if (mode.int8_matrices) {
     uint64_t widest_in = h > inter ? h : inter, widest_out = widest_in;
@@ -558,13 +650,15 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, uint32_t max_bat
   return Status::Ok();
 }
 
-Status PrepareForward(const Model& model, const KernelTable& kernels, const ForwardPlan& plan,
-                      uint32_t max_batch, uint32_t max_seq, const Arena& activations,
-                      const Arena& scratch, const Arena& kv_cache, Forward* out) {
+Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool* pool,
+                      const ForwardPlan& plan, uint32_t max_batch, uint32_t max_seq,
+                      const Arena& activations, const Arena& scratch, const Arena& kv_cache,
+                      Forward* out) {
   const fb::Architecture& a = model.architecture();
   Forward f;
   f.arch = &a;
   f.kernels = &kernels;
+  f.pool = pool;
   f.int8_attention = plan.mode.int8_attention;
   LayerWeights* layers = activations.At<LayerWeights>(plan.layer_weights);
   ModelWeights* weights = activations.At<ModelWeights>(plan.model_weights);
@@ -624,6 +718,7 @@ Status PrepareForward(const Model& model, const KernelTable& kernels, const Forw
   f.up = scratch.At<float>(plan.up);
   if (a.gated_ffn()) f.gate = scratch.At<float>(plan.gate);
   f.attention = scratch.At<uint8_t>(plan.attention);
+  f.attention_bytes = plan.attention_bytes;
   f.step_valid = scratch.At<uint32_t>(plan.step_valid);
   if (plan.mode.int8_matrices) {
     f.qin = scratch.At<int8_t>(plan.qin);

@@ -25,6 +25,7 @@
 #include "engine/weights.h"
 #include "format/model.h"
 #include "kernels/kernel_table.h"
+#include "platform/thread_pool.h"
 
 namespace octet {
 
@@ -60,7 +61,9 @@ struct ForwardPlan {
   size_t v = 0;          // f32 [rows, kv_heads * head_dim]: values of encoder stacks
   size_t up = 0;         // f32 [rows, intermediate]
   size_t gate = 0;       // f32 [rows, intermediate] (gated_ffn)
-  size_t attention = 0;  // f32_attention_scratch_floats floats or qs8_attention_scratch_bytes
+  size_t attention = 0;  // [threads] x attention_bytes: one attention scratch per thread
+  size_t attention_bytes = 0;  // f32_attention_scratch_floats floats or
+                               // qs8_attention_scratch_bytes, rounded up to 64
   // scratch of int8 matrices (ForwardMode::int8_matrices)
   size_t qin = 0;         // int8 [rows, max(hidden, intermediate, heads * head_dim)]
   size_t qin_scales = 0;  // f32 [rows]
@@ -92,10 +95,11 @@ struct ForwardPlan {
 
 // Plans the pass of a model with layers into the three arenas' layouts.
 // attention_tile: keys per attention tile (0 = the kernel's default).
+// threads: the session's thread count (per-thread scratch is planned for each).
 Status PlanForward(const fb::Architecture& a, ForwardMode mode, uint32_t max_batch,
                    uint32_t max_seq, uint32_t max_new_tokens, uint32_t attention_tile,
-                   ArenaLayout* activations, ArenaLayout* scratch, ArenaLayout* kv_cache,
-                   ForwardPlan* plan);
+                   uint32_t threads, ArenaLayout* activations, ArenaLayout* scratch,
+                   ArenaLayout* kv_cache, ForwardPlan* plan);
 
 // Everything a run reads, as pointers into the model and the arenas. Built once
 // by PrepareForward; valid while the Model and the arenas live (moving the
@@ -104,6 +108,7 @@ struct Forward {
   const fb::Architecture* arch = nullptr;
   const ModelWeights* weights = nullptr;
   const KernelTable* kernels = nullptr;
+  ThreadPool* pool = nullptr;  // null: one thread
   bool int8_attention = false;
   LayerObserverFn observer = nullptr;  // optional
   void* observer_ctx = nullptr;
@@ -124,7 +129,8 @@ struct Forward {
   float* v = nullptr;
   float* up = nullptr;
   float* gate = nullptr;
-  void* attention = nullptr;
+  uint8_t* attention = nullptr;  // [threads][attention_bytes]
+  size_t attention_bytes = 0;
   uint32_t* step_valid = nullptr;
   int8_t* qin = nullptr;
   float* qin_scales = nullptr;
@@ -147,8 +153,12 @@ struct Forward {
 
 // Prepare: resolves and checks the weights (engine/weights.h) into the
 // activations arena and fills the RoPE and ALiBi tables. int8 products call
-// `kernels`, which must outlive the Forward.
-Status PrepareForward(const Model& model, const KernelTable& kernels, const ForwardPlan& plan,
+// `kernels`, which must outlive the Forward; so must `pool` (null: one thread;
+// else its thread count must be the one planned). Results are bit-identical
+// for every thread count: the work is split so that each output value is
+// computed by the same kernel calls whatever the split.
+Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool* pool,
+                      const ForwardPlan& plan,
                       uint32_t max_batch, uint32_t max_seq, const Arena& activations,
                       const Arena& scratch, const Arena& kv_cache, Forward* out);
 

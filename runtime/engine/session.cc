@@ -131,6 +131,13 @@ Status CheckLayerFree(const Model& model) {
   return Status::Ok();
 }
 
+// SessionLimits::threads with 0 resolved to the machine's fast cores.
+uint32_t ResolveThreads(const SessionLimits& limits) {
+  if (limits.threads != 0) return limits.threads;
+  const uint32_t n = DefaultThreadCount();
+  return n < kMaxSessionThreads ? n : kMaxSessionThreads;
+}
+
 }  // namespace
 
 // Every buffer of a run, as offsets into the arenas. Computed identically by
@@ -165,6 +172,10 @@ struct Session::Layout {
                            static_cast<unsigned long long>(rows),
                            static_cast<unsigned long long>(kMaxRows));
     }
+    if (limits.threads > kMaxSessionThreads) {
+      return Status::Error(StatusCode::kInvalidArgument, "threads %u exceeds %u", limits.threads,
+                           kMaxSessionThreads);
+    }
     const size_t h = a.hidden_size();
     const size_t v = a.vocab_size();
     ArenaLayout activations, scratch, kv;
@@ -183,7 +194,8 @@ struct Session::Layout {
       }
       OCTET_RETURN_IF_ERROR(PlanForward(a, GetForwardMode(model), limits.max_batch, limits.max_seq,
                                         limits.max_new_tokens, limits.attention_tile,
-                                        &activations, &scratch, &kv, &out->forward));
+                                        ResolveThreads(limits), &activations, &scratch, &kv,
+                                        &out->forward));
       // Step positions, then (encoder-decoders) the source lengths: u32 [max_batch] each.
       out->positions = activations.Reserve(2 * limits.max_batch * sizeof(uint32_t));
     } else {
@@ -235,6 +247,12 @@ Result<Session> Session::Build(const Model& model, const SessionLimits& limits,
   session.kernels_ = &GetKernelTable();
   session.limits_ = limits;
   session.plan_ = layout.plan;
+  session.threads_ = ResolveThreads(limits);
+  if (session.threads_ > 1) {
+    Result<ThreadPool*> pool = ThreadPool::Create(session.threads_);
+    if (!pool.ok()) return pool.status();
+    session.pool_.reset(pool.value());
+  }
   if (memory == nullptr) {
     OCTET_RETURN_IF_ERROR(session.activations_.Allocate(layout.plan.activation_bytes));
     OCTET_RETURN_IF_ERROR(session.scratch_.Allocate(layout.plan.scratch_bytes));
@@ -256,7 +274,8 @@ Result<Session> Session::Build(const Model& model, const SessionLimits& limits,
   if (layered) {
     // Prepare the forward pass: weights resolved and checked, position tables filled.
     session.layered_ = true;
-    OCTET_RETURN_IF_ERROR(PrepareForward(model, *session.kernels_, layout.forward,
+    OCTET_RETURN_IF_ERROR(PrepareForward(model, *session.kernels_, session.pool_.get(),
+                                         layout.forward,
                                          limits.max_batch, limits.max_seq,
                                          session.activations_, session.scratch_,
                                          session.kv_cache_, &session.forward_));

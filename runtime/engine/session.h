@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "core/arena.h"
 #include "core/result.h"
@@ -15,6 +16,7 @@
 #include "engine/sampling.h"
 #include "format/model.h"
 #include "kernels/kernel_table.h"
+#include "platform/thread_pool.h"
 
 namespace octet {
 
@@ -25,7 +27,13 @@ struct SessionLimits {
   // Keys per attention tile; 0 = the kernel's default (kAttentionDefaultTile).
   // Results depend on it only through float rounding: for tests and benchmarks.
   uint32_t attention_tile = 0;
+  // Threads of the session's pool: 1 = the calling thread only; 0 = the
+  // machine's fast cores (DefaultThreadCount()). Results are bit-identical for
+  // every count. At most kMaxSessionThreads.
+  uint32_t threads = 1;
 };
+
+constexpr uint32_t kMaxSessionThreads = 256;
 
 // What creation planned, in bytes. `inspect` and `bench` print it.
 struct SessionPlan {
@@ -113,6 +121,8 @@ class Session {
   const SessionPlan& plan() const { return plan_; }
   const SessionLimits& limits() const { return limits_; }
   const KernelTable& kernels() const { return *kernels_; }
+  // Threads the session runs on (the resolved SessionLimits::threads).
+  uint32_t threads() const { return threads_; }
 
  private:
   struct Layout;
@@ -128,6 +138,8 @@ class Session {
 
   const Model* model_ = nullptr;
   const KernelTable* kernels_ = nullptr;
+  std::unique_ptr<ThreadPool> pool_;  // created with the session; moves with it
+  uint32_t threads_ = 1;
   SessionLimits limits_;
   SessionPlan plan_;
   Arena activations_;

@@ -66,6 +66,10 @@ struct AttentionParams {
   uint32_t t5_max_distance = 0;               // T5: relative_attention_max_distance
   bool t5_bidirectional = false;              // T5: true in the encoder, false in the decoder
   size_t tile = 0;                            // keys per tile; 0 = kAttentionDefaultTile
+  // Heads computed: [head_begin, head_end), the others' outputs are not written;
+  // head_end 0 = every head. Threads split a call by heads with these.
+  size_t head_begin = 0;
+  size_t head_end = 0;
 };
 
 namespace {  // internal linkage: see kernels/scalar_math.h
@@ -90,6 +94,12 @@ inline size_t AttentionGroup(const AttentionParams& p) {
   size_t group = 1;
   while (group * p.num_kv_heads < p.num_heads) ++group;
   return group;
+}
+
+// The heads a call computes: [*begin, *end).
+inline void AttentionHeads(const AttentionParams& p, size_t* begin, size_t* end) {
+  *end = p.head_end != 0 && p.head_end < p.num_heads ? p.head_end : p.num_heads;
+  *begin = p.head_begin < *end ? p.head_begin : *end;
 }
 
 inline size_t AttentionTile(const AttentionParams& p) {

@@ -58,6 +58,8 @@ void qs8_attention(const Qs8AttentionKernels& kernels, const AttentionParams& p,
   const size_t head_dim = p.head_dim, heads = p.num_heads, kv_heads = p.num_kv_heads;
   const size_t group = AttentionGroup(p);
   const size_t tile = AttentionTile(p);
+  size_t h_begin = 0, h_end = 0;
+  AttentionHeads(p, &h_begin, &h_end);
   const ScratchLayout layout = Layout(tile, head_dim);
   uint8_t* base = static_cast<uint8_t*>(scratch);
   float* logits = reinterpret_cast<float*>(base + layout.logits);  // [rows, tile]
@@ -79,13 +81,9 @@ void qs8_attention(const Qs8AttentionKernels& kernels, const AttentionParams& p,
       block_lo = lo[r] < block_lo ? lo[r] : block_lo;
       block_hi = hi[r] > block_hi ? hi[r] : block_hi;
     }
-    for (size_t h = 0, g = 0, in_group = 0; h < heads; ++h) {
-      const size_t kv_offset = g * head_dim;  // kv head g = h / group
-      const size_t kv_head = g;
-      if (++in_group == group) {
-        in_group = 0;
-        ++g;
-      }
+    for (size_t h = h_begin; h < h_end; ++h) {
+      const size_t kv_head = h / group;
+      const size_t kv_offset = kv_head * head_dim;
       for (size_t r = 0; r < rows; ++r) {
         running_max[r] = kMasked;
         running_sum[r] = 0.0f;

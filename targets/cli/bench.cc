@@ -39,7 +39,7 @@ Options:
   --decode N    decoder steps to time after each prefill, 0 to 1048576 (default 128;
                 decoder and encoder-decoder models with layers; otherwise
                 decode_tokens_per_s is null and "notes" says why)
-  --threads N   worker threads, 1 to 1024 (default 1; octet runs on one thread for now)
+  --threads N   threads, 0 to 256 (default 0: the machine's fast cores)
   --runs R      timed runs, 1 to 100000 (default 10)
   --json        print one JSON object instead of a table
   -h, --help    show this help
@@ -62,7 +62,7 @@ struct BenchSettings {
   uint32_t seq = 128;
   uint32_t batch = 1;
   uint32_t decode = 128;
-  uint32_t threads = 1;
+  uint32_t threads = 0;  // 0: the machine's fast cores
   uint32_t runs = 10;
   bool json = false;
 };
@@ -89,7 +89,7 @@ BenchSettings ParseSettings(const ParsedArgs& args) {
   s.seq = get("--seq", s.seq, 1, 1u << 20);
   s.batch = get("--batch", s.batch, 1, 4096);
   s.decode = get("--decode", s.decode, 0, 1u << 20);
-  s.threads = get("--threads", s.threads, 1, 1024);
+  s.threads = get("--threads", s.threads, 0, 256);
   s.runs = get("--runs", s.runs, 1, 100000);
   s.json = args.Switch("--json");
   return s;
@@ -194,7 +194,6 @@ JsonValue Report(const BenchSettings& s, const Model& model, const Session& sess
   } else if (s.decode > 0 && !r.decoded) {
     notes.Append("decode not measured: the model has no transformer layers (no KV cache)");
   }
-  if (s.threads > 1) notes.Append("--threads accepted; octet runs on one thread for now");
   if (!r.heap_counter_active) notes.Append("heap allocation counter unavailable in this build");
 
   const SessionPlan& plan = session.plan();
@@ -205,7 +204,7 @@ JsonValue Report(const BenchSettings& s, const Model& model, const Session& sess
   json.Set("batch", s.batch);
   json.Set("seq", s.seq);
   json.Set("decode", decoder ? s.decode : 0u);
-  json.Set("threads", s.threads);
+  json.Set("threads", session.threads());
   json.Set("runs", s.runs);
   json.Set("prefill_ms", r.prefill_ms);
   json.Set("prefill_ms_min", r.prefill_ms_min);
@@ -286,6 +285,7 @@ int BenchCommand(const std::vector<std::string>& args) {
   limits.max_batch = settings.batch;
   limits.max_seq = settings.seq + (decoder ? settings.decode : 0);
   limits.max_new_tokens = decoder ? settings.decode : 0;
+  limits.threads = settings.threads;
   if (arch.max_positions() != 0 && limits.max_seq > arch.max_positions()) {
     throw UsageError(std::string(decoder ? "--seq + --decode" : "--seq") + " = " +
                      std::to_string(limits.max_seq) + " exceeds the model's max_positions " +

@@ -35,8 +35,8 @@ Input:
                        sequence given by the --ids at the same position, teacher-forced
                        and used as given (it starts with the decoder start token);
                        one per --ids; not with --generate
-  --threads N          worker threads, 1 to 1024 (accepted; octet runs on one thread
-                       for now)
+  --threads N          threads, 0 to 256; 0 (the default) = the machine's fast cores;
+                       the output is bit-identical for every count
 
 Output:
   --dump OUT.npy       write the output as a float32 .npy (little-endian, C order):
@@ -82,7 +82,7 @@ Exit status: 0 on success, 2 for a wrong command line, 1 for any other failure
 )";
 
 constexpr char kNotYet[] = " is not implemented yet (it lands with the engine, issue #3)";
-constexpr uint64_t kMaxThreads = 1024;
+constexpr uint64_t kMaxThreads = kMaxSessionThreads;
 constexpr uint64_t kMaxGenerate = 1000000;
 
 struct RunRequest {
@@ -90,7 +90,7 @@ struct RunRequest {
   std::vector<std::vector<int32_t>> ids;          // one per sequence
   std::vector<std::vector<int32_t>> decoder_ids;  // empty, or one per sequence
   std::string dump_path;                          // empty = print a summary
-  uint32_t threads = 1;
+  uint32_t threads = 0;  // 0: the machine's fast cores
   // Generation.
   std::string prompt;
   bool has_prompt = false;
@@ -126,7 +126,7 @@ RunRequest ParseRequest(const ParsedArgs& args) {
   }
   if (args.Has("--threads")) {
     r.threads =
-        static_cast<uint32_t>(ParseUint("--threads", args.Value("--threads"), 1, kMaxThreads));
+        static_cast<uint32_t>(ParseUint("--threads", args.Value("--threads"), 0, kMaxThreads));
   }
   if (args.Has("--dump")) {
     r.dump_path = args.Value("--dump");
@@ -352,6 +352,7 @@ void Forward(const RunRequest& r, const Model& model) {
   limits.max_batch = batch;
   limits.max_seq = std::max(seq, dec_seq);
   limits.max_new_tokens = 0;
+  limits.threads = r.threads;
   Session session = CreateSession(model, limits);
 
   const Status status =
@@ -406,6 +407,7 @@ void Generate(const RunRequest& r, const Model& model) {
   limits.max_batch = batch;
   limits.max_seq = seq;  // >= 1: also holds the decoder start token
   limits.max_new_tokens = steps;
+  limits.threads = r.threads;
   Session session = CreateSession(model, limits);
   SamplingParams params;
   params.temperature = static_cast<float>(r.temperature);

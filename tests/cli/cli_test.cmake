@@ -221,7 +221,6 @@ elseif(CASE STREQUAL "bad_flags")
     "${OCTET}|run|llama.octet|--ids|99999999999"
     "${OCTET}|run|llama.octet|--ids|1|--bogus"
     "${OCTET}|run|llama.octet|--ids|1|extra"
-    "${OCTET}|run|llama.octet|--ids|1|--threads|0"
     "${OCTET}|run|llama.octet|--ids|1|--threads|-3"
     "${OCTET}|run|llama.octet|--ids|1|--threads|100000"
     "${OCTET}|run|llama.octet|--ids|1|--threads|2x"
@@ -248,7 +247,7 @@ elseif(CASE STREQUAL "bad_flags")
     "${OCTET}|bench|llama.octet|--runs|-1"
     "${OCTET}|bench|llama.octet|--seq|0"
     "${OCTET}|bench|llama.octet|--batch|1.5"
-    "${OCTET}|bench|llama.octet|--threads|0"
+    "${OCTET}|bench|llama.octet|--threads|257"
     "${OCTET}|bench|llama.octet|--json=yes"
     "${OCTET}|bench|bert.octet|--seq|128"
     "${OCTET}|inspect"
@@ -276,7 +275,7 @@ elseif(CASE STREQUAL "bad_flags")
   expect_error(2 octet "unknown option '--bogus'")
   run(${OCTET} run llama.octet --ids 32)
   expect_error(2 octet "out of range" "vocab_size is 32")
-  run(${OCTET} bench llama.octet --threads 0)
+  run(${OCTET} bench llama.octet --threads 300)
   expect_error(2 octet "--threads")
   run(${OCTET} run llama.octet --dump)
   expect_error(2 octet "missing value for --dump")

@@ -63,20 +63,27 @@ TEST_CASE("zero heap allocations while running") {
   }
 }
 
-TEST_CASE("zero heap allocations while running fp32 and int8 models with layers") {
+TEST_CASE("zero heap allocations while running fp32 and int8 models with layers, on 1 and 3 threads") {
   REQUIRE(HeapAllocationCounterActive());
+  for (uint32_t threads : {1u, 3u})
   for (bool int8 : {false, true})
   for (fb::Family family : {fb::Family::Llama, fb::Family::Bert, fb::Family::T5}) {
+    CAPTURE(threads);
     CAPTURE(int8);
     CAPTURE(static_cast<int>(family));
     TinyModelOptions options;
     options.family = family;
     options.layers = 2;
     options.int8 = int8;
+    // Wide enough that the parallel loops split over the threads.
+    options.hidden = 128;
+    options.vocab = 600;
     AlignedBytes bytes(MakeTinyModelBytes(options));
     Result<Model> model = Model::FromBuffer(bytes.data(), bytes.size());
     REQUIRE(model.ok());
-    Result<Session> session = Session::Create(*model, SessionLimits{4, 16, 8});
+    SessionLimits limits{4, 16, 8};
+    limits.threads = threads;
+    Result<Session> session = Session::Create(*model, limits);
     REQUIRE_MESSAGE(session.ok(), std::string(session.status().message()));
     std::vector<int32_t> ids(4 * 16);
     for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 7 + 3) % 32);

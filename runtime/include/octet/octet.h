@@ -42,6 +42,8 @@ typedef struct octet_session_limits {
   uint32_t max_batch;      /* sequences per run, >= 1 */
   uint32_t max_seq;        /* tokens per sequence, >= 1 */
   uint32_t max_new_tokens; /* decoder steps after the prompt (0 if none) */
+  uint32_t threads;        /* 0: the machine's fast cores; 1: the calling thread only;
+                              results are bit-identical for every count (<= 256) */
 } octet_session_limits;
 
 typedef struct octet_output {

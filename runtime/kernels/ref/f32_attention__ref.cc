@@ -9,15 +9,25 @@ void f32_attention__ref(const AttentionParams& p, const float* q, size_t ldq, co
   const size_t head_dim = p.head_dim;
   const size_t group = AttentionGroup(p);  // query heads per kv head
   const size_t tile = AttentionTile(p);
+  size_t h_begin = 0, h_end = 0;
+  AttentionHeads(p, &h_begin, &h_end);
   float* scores = scratch;      // [tile] logits of one key tile, kMasked if masked
   float* acc = scratch + tile;  // [head_dim] unnormalized output of one (row, head)
   for (size_t i = 0; i < p.q_len; ++i) {
     const size_t pos = p.q_pos0 + i;
     size_t lo = 0, hi = 0;
     AttentionKeyRange(p, i, &lo, &hi);
-    for (size_t h = 0, kv_head = 0, in_group = 0; h < p.num_heads; ++h) {
+    // kv head h / group, counted without a division (AArch32 has none).
+    size_t kv_head = 0, in_group = 0;
+    for (size_t h = 0; h < h_begin; ++h) {
+      if (++in_group == group) {
+        in_group = 0;
+        ++kv_head;
+      }
+    }
+    for (size_t h = h_begin; h < h_end; ++h) {
       const float* qh = q + i * ldq + h * head_dim;  // [head_dim]
-      const size_t kv_offset = kv_head * head_dim;   // kv head h / group
+      const size_t kv_offset = kv_head * head_dim;
       if (++in_group == group) {
         in_group = 0;
         ++kv_head;
