@@ -27,6 +27,7 @@
 #include "kernels/f32_gemm.h"
 #include "kernels/position.h"
 #include "ops/qs8_attention.h"
+#include "platform/clock.h"
 
 namespace octet {
 namespace {
@@ -61,6 +62,26 @@ constexpr size_t kLinearRows = 16;
 // (columns of a product, rows of a row operation, heads of attention) and
 // computes each piece with the same kernel calls whatever the split, so the
 // results are bit-identical for every thread count.
+
+// Adds the time of its scope to f.profile (when set) under `kind`.
+class ProfileScope {
+ public:
+  ProfileScope(const Forward& f, OpKind kind) : profile_(f.profile), kind_(kind) {
+    if (profile_ != nullptr) start_ = MonotonicNanos();
+  }
+  ~ProfileScope() {
+    if (profile_ == nullptr) return;
+    profile_->nanos[static_cast<size_t>(kind_)] += MonotonicNanos() - start_;
+    profile_->calls[static_cast<size_t>(kind_)] += 1;
+  }
+  ProfileScope(const ProfileScope&) = delete;
+  ProfileScope& operator=(const ProfileScope&) = delete;
+
+ private:
+  ForwardProfile* profile_;
+  OpKind kind_;
+  int64_t start_ = 0;
+};
 
 size_t Threads(const Forward& f) { return f.pool != nullptr ? f.pool->threads() : 1; }
 
@@ -136,6 +157,8 @@ void MatMul(const Forward& f, const Matrix& m, size_t n, size_t k, const float* 
 // out[rows, w.out] (row stride ldo) = in[rows, w.in] (row stride ldi) · w.weightᵀ + w.bias.
 void Linear(const Forward& f, const LinearWeights& w, const float* in, size_t ldi, size_t rows,
             float* out, size_t ldo) {
+  ProfileScope scope(f, OpKind::kLinear);
+  if (f.profile != nullptr) f.profile->linear_ops += 2.0 * rows * w.out * w.in;
   MatMul(f, w.weight, w.out, w.in, in, ldi, rows, out, ldo, w.bias);
 }
 
@@ -163,6 +186,7 @@ void QuantizeHeads(const Forward& f, const float* x, size_t rows, size_t heads, 
 
 // out[rows, hidden] = Norm(in[rows, hidden]); out may be in.
 void Normalize(const Forward& f, const NormWeights& n, const float* in, size_t rows, float* out) {
+  ProfileScope scope(f, OpKind::kNorm);
   const fb::Architecture& a = *f.arch;
   const size_t h = a.hidden_size();
   ParallelRange(f, rows, 1, h, [&](size_t r0, size_t r1, size_t) {
@@ -182,6 +206,7 @@ void AddResidual(float* x, const float* delta, size_t n) {
 
 // x[rows, h] += delta[rows, h], rows split over the threads.
 void AddResidualRows(const Forward& f, float* x, const float* delta, size_t rows, size_t h) {
+  ProfileScope scope(f, OpKind::kResidual);
   ParallelRange(f, rows, 1, h, [&](size_t r0, size_t r1, size_t) {
     AddResidual(x + r0 * h, delta + r0 * h, (r1 - r0) * h);
   });
@@ -203,6 +228,7 @@ struct KvRows {
 // Quantizes rows [p0, p0 + n) of sequence b's keys and values from k, v [n, kv_dim].
 void StoreKvInt8(const Forward& f, const KvRows& kv, uint32_t b, size_t p0, size_t n,
                  const float* k, const float* v) {
+  ProfileScope scope(f, OpKind::kAttention);
   const fb::Attention& att = *f.arch->attention();
   const size_t kvh = att.num_kv_heads(), hd = att.head_dim(), kvd = kvh * hd;
   const size_t row = static_cast<size_t>(b) * kv.stride + p0;
@@ -213,6 +239,7 @@ void StoreKvInt8(const Forward& f, const KvRows& kv, uint32_t b, size_t p0, size
 // Attention of sequence b's queries qb [q_len, qd] (f32, overwritten with the
 // output) against its keys and values in kv, in fp32 or int8.
 void Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uint32_t b, float* qb) {
+  ProfileScope scope(f, OpKind::kAttention);
   const fb::Attention& att = *f.arch->attention();
   const size_t heads = att.num_heads(), kvh = att.num_kv_heads(), hd = att.head_dim();
   const size_t qd = heads * hd, kvd = kvh * hd;
@@ -263,6 +290,7 @@ AttentionParams BaseParams(const fb::Architecture& a, uint32_t tile = 0) {
 // (pos0 null: 0). Rows from lengths[b] on (lengths null: none) are zero.
 void Embed(const Forward& f, const int32_t* ids, const uint32_t* lengths, const uint32_t* pos0,
            uint32_t batch, uint32_t seq, float* x) {
+  ProfileScope scope(f, OpKind::kEmbed);
   const fb::Architecture& a = *f.arch;
   const ModelWeights& w = *f.weights;
   const size_t h = a.hidden_size();
@@ -328,6 +356,7 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
       rp.rotary_dim = f.rotary_dim;
       rp.pos0 = p0;
       rp.inv_freq = f.rope_inv_freq;
+      ProfileScope scope(f, OpKind::kRope);
       ParallelRange(f, seq, 1, qd + kvd, [&](size_t s0, size_t s1, size_t) {
         F32RopeParams part = rp;
         part.len = s1 - s0;
@@ -391,12 +420,14 @@ void FeedForward(const Forward& f, const LayerWeights& w, const float* in, size_
   if (a.gated_ffn()) {
     hidden = f.gate;  // [rows, intermediate]
     Linear(f, w.gate, in, h, rows, hidden, inter);
+    ProfileScope scope(f, OpKind::kActivation);
     ParallelRange(f, rows, 1, inter, [&](size_t r0, size_t r1, size_t) {
       f32_gated_activation__ref(act, r1 - r0, inter, hidden + r0 * inter, inter, up + r0 * inter,
                                 inter);
     });
   } else {
     // One call per row: the same calls whatever the split.
+    ProfileScope scope(f, OpKind::kActivation);
     ParallelRange(f, rows, 1, inter, [&](size_t r0, size_t r1, size_t) {
       for (size_t r = r0; r < r1; ++r) f32_activation__ref(act, inter, up + r * inter);
     });
@@ -516,10 +547,11 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
 }
 
 // logits[rows, vocab] = x[rows, hidden] · headᵀ × logits_scale (+ final_logits_bias).
-const float* Head(const Forward& f, const float* x, size_t rows) {
+void HeadInto(const Forward& f, const float* x, size_t rows, float* logits) {
   const fb::Architecture& a = *f.arch;
   const size_t h = a.hidden_size(), vocab = a.vocab_size();
-  float* logits = f.logits;  // [rows, vocab]
+  ProfileScope scope(f, OpKind::kHead);
+  if (f.profile != nullptr) f.profile->head_ops += 2.0 * rows * vocab * h;
   MatMul(f, f.weights->head, vocab, h, x, h, rows, logits, vocab);
   if (a.logits_scale() != 1.0f) {
     for (size_t i = 0; i < rows * vocab; ++i) logits[i] *= a.logits_scale();
@@ -527,10 +559,43 @@ const float* Head(const Forward& f, const float* x, size_t rows) {
   if (f.weights->final_logits_bias != nullptr) {
     f32_add_bias__ref(rows, vocab, logits, vocab, f.weights->final_logits_bias);
   }
-  return logits;
+}
+
+// f.logits [rows, vocab] for x [rows, hidden].
+const float* Head(const Forward& f, const float* x, size_t rows) {
+  HeadInto(f, x, rows, f.logits);
+  return f.logits;
+}
+
+// Copies into f.last_x the rows of x [batch, seq, hidden] (first position pos0)
+// that hold a sequence's last real token, position lengths[b] - 1.
+void KeepLastRows(const Forward& f, const float* x, const uint32_t* lengths, uint32_t batch,
+                  uint32_t seq, uint32_t pos0) {
+  const size_t h = f.arch->hidden_size();
+  for (uint32_t b = 0; b < batch; ++b) {
+    const uint32_t last = lengths[b] - 1;
+    if (last < pos0 || last >= pos0 + seq) continue;
+    std::memcpy(f.last_x + b * h, x + (static_cast<size_t>(b) * seq + last - pos0) * h,
+                h * sizeof(float));
+  }
 }
 
 }  // namespace
+
+const char* OpKindName(OpKind kind) {
+  switch (kind) {
+    case OpKind::kEmbed: return "embed";
+    case OpKind::kNorm: return "norm";
+    case OpKind::kLinear: return "linear";
+    case OpKind::kAttention: return "attention";
+    case OpKind::kRope: return "rope";
+    case OpKind::kActivation: return "activation";
+    case OpKind::kResidual: return "residual";
+    case OpKind::kHead: return "head";
+    case OpKind::kCount: break;
+  }
+  return "?";
+}
 
 ForwardMode GetForwardMode(const Model& model) {
   ForwardMode mode;
@@ -541,10 +606,11 @@ ForwardMode GetForwardMode(const Model& model) {
   return mode;
 }
 
-Status PlanForward(const fb::Architecture& a, ForwardMode mode, uint32_t max_batch,
-                   uint32_t max_seq, uint32_t max_new_tokens, uint32_t attention_tile,
-                   uint32_t threads, ArenaLayout* activations, ArenaLayout* scratch,
-                   ArenaLayout* kv_cache, ForwardPlan* plan) {
+Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLimits& limits,
+                   ArenaLayout* activations, ArenaLayout* scratch, ArenaLayout* kv_cache,
+                   ForwardPlan* plan) {
+  const uint32_t max_batch = limits.max_batch, max_seq = limits.max_seq;
+  const uint32_t attention_tile = limits.attention_tile, threads = limits.threads;
   const fb::Attention& att = *a.attention();
   const uint64_t h = a.hidden_size(), inter = a.intermediate_size(), vocab = a.vocab_size();
   const uint64_t qd = QDim(a), kvd = KvDim(a);
@@ -552,8 +618,13 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, uint32_t max_bat
   constexpr uint64_t f = sizeof(float);
   *plan = ForwardPlan();
   plan->mode = mode;
-  plan->kv_positions = max_seq + max_new_tokens;
+  plan->limits = limits;
+  plan->kv_positions = max_seq + limits.max_new_tokens;
   plan->attention_tile = attention_tile;
+  const bool decoder_only = a.structure() == fb::Structure::DecoderOnly;
+  plan->chunk = decoder_only && limits.prefill_chunk != 0 && limits.prefill_chunk < max_seq
+                    ? limits.prefill_chunk
+                    : max_seq;
   if (a.position() == fb::PositionKind::Rope) {
     const uint32_t rotary = a.rope() != nullptr ? a.rope()->rotary_dim() : 0;
     plan->rotary_dim = rotary != 0 ? rotary : att.head_dim();
@@ -574,15 +645,25 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, uint32_t max_bat
     }
     return layout->Reserve(static_cast<size_t>(bytes));
   };
-  const uint64_t rows = static_cast<uint64_t>(max_batch) * max_seq;
+  // rows: of the per-layer buffers; full_rows: of whole sequences (encoder
+  // output, cross-attention K/V, every logit row).
+  const uint64_t full_rows = static_cast<uint64_t>(max_batch) * max_seq;
+  const uint64_t rows = static_cast<uint64_t>(max_batch) * plan->chunk;
   plan->layer_weights = reserve(activations, LayerWeightsCount(a), sizeof(LayerWeights));
   plan->model_weights = reserve(activations, 1, sizeof(ModelWeights));
   plan->rope_inv_freq = reserve(activations, plan->rotary_dim / 2, f);
   plan->alibi_slopes = reserve(activations, att.num_heads(), f);
   plan->x = reserve(activations, rows * h, f);
-  if (enc_dec) plan->encoder_out = reserve(activations, rows * h, f);
+  if (enc_dec) plan->encoder_out = reserve(activations, full_rows * h, f);
   if (a.structure() != fb::Structure::EncoderOnly) {
-    plan->logits = reserve(activations, rows * vocab, f);
+    plan->logits = reserve(activations, (limits.last_logits_only ? max_batch : full_rows) * vocab,
+                           f);
+    if (limits.last_logits_only) plan->last_x = reserve(activations, max_batch * h, f);
+  }
+  if (decoder_only) {
+    plan->chunk_ids = reserve(scratch, rows, sizeof(int32_t));
+    plan->chunk_pos0 = reserve(scratch, max_batch, sizeof(uint32_t));
+    plan->chunk_real = reserve(scratch, max_batch, sizeof(uint32_t));
   }
 
   plan->normed = reserve(scratch, rows * h, f);
@@ -638,11 +719,11 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, uint32_t max_bat
       plan->self_v_scales = reserve(kv_cache, self_rows * kv_heads, f);
     }
     if (enc_dec) {
-      plan->cross_k = reserve(kv_cache, layers * rows * kvd, value_bytes);
-      plan->cross_v = reserve(kv_cache, layers * rows * kvd, value_bytes);
+      plan->cross_k = reserve(kv_cache, layers * full_rows * kvd, value_bytes);
+      plan->cross_v = reserve(kv_cache, layers * full_rows * kvd, value_bytes);
       if (mode.int8_attention) {
-        plan->cross_k_scales = reserve(kv_cache, layers * rows * kv_heads, f);
-        plan->cross_v_scales = reserve(kv_cache, layers * rows * kv_heads, f);
+        plan->cross_k_scales = reserve(kv_cache, layers * full_rows * kv_heads, f);
+        plan->cross_v_scales = reserve(kv_cache, layers * full_rows * kv_heads, f);
       }
     }
   }
@@ -651,9 +732,8 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, uint32_t max_bat
 }
 
 Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool* pool,
-                      const ForwardPlan& plan, uint32_t max_batch, uint32_t max_seq,
-                      const Arena& activations, const Arena& scratch, const Arena& kv_cache,
-                      Forward* out) {
+                      const ForwardPlan& plan, const Arena& activations, const Arena& scratch,
+                      const Arena& kv_cache, Forward* out) {
   const fb::Architecture& a = model.architecture();
   Forward f;
   f.arch = &a;
@@ -703,13 +783,24 @@ Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool
           (a.structure() == fb::Structure::DecoderOnly ? 2u : 4u)) {
     return Status(StatusCode::kInvalidModel, "the relative position bias needs at least 4 buckets");
   }
-  f.max_batch = max_batch;
-  f.max_seq = max_seq;
+  if ((pool != nullptr ? pool->threads() : 1) > (plan.limits.threads < 1 ? 1 : plan.limits.threads)) {
+    return Status(StatusCode::kInternal, "the thread pool is larger than the plan's threads");
+  }
+  f.max_batch = plan.limits.max_batch;
+  f.max_seq = plan.limits.max_seq;
   f.kv_positions = plan.kv_positions;
   f.attention_tile = plan.attention_tile;
+  f.chunk = plan.chunk;
+  f.last_logits_only = plan.limits.last_logits_only;
   f.x = activations.At<float>(plan.x);
   if (plan.encoder_out != 0) f.encoder_out = activations.At<float>(plan.encoder_out);
   if (plan.logits != 0) f.logits = activations.At<float>(plan.logits);
+  if (plan.last_x != 0) f.last_x = activations.At<float>(plan.last_x);
+  if (a.structure() == fb::Structure::DecoderOnly) {  // (scratch offsets may be 0)
+    f.chunk_ids = scratch.At<int32_t>(plan.chunk_ids);
+    f.chunk_pos0 = scratch.At<uint32_t>(plan.chunk_pos0);
+    f.chunk_real = scratch.At<uint32_t>(plan.chunk_real);
+  }
   f.normed = scratch.At<float>(plan.normed);
   f.delta = scratch.At<float>(plan.delta);
   f.q = scratch.At<float>(plan.q);
@@ -763,10 +854,33 @@ const float* RunEncoder(const Forward& f, const int32_t* ids, const uint32_t* le
 
 const float* RunDecoderPrefill(const Forward& f, const int32_t* ids, const uint32_t* lengths,
                                uint32_t batch, uint32_t seq) {
-  float* x = f.x;  // [batch * seq, hidden]
-  Embed(f, ids, lengths, nullptr, batch, seq, x);
-  RunStack(f, f.weights->decoder, true, nullptr, nullptr, lengths, batch, seq, x);
-  return Head(f, x, static_cast<size_t>(batch) * seq);
+  const size_t h = f.arch->hidden_size(), vocab = f.arch->vocab_size();
+  float* x = f.x;  // [batch * chunk, hidden]
+  // Chunk by chunk: positions c0 .. c0 + n - 1 of every sequence, attending to
+  // the keys of the earlier chunks in the cache (keys past lengths[b] masked).
+  for (uint32_t c0 = 0; c0 < seq; c0 += f.chunk) {
+    const uint32_t n = seq - c0 < f.chunk ? seq - c0 : f.chunk;
+    int32_t* ids_c = f.chunk_ids;  // [batch, n]
+    for (uint32_t b = 0; b < batch; ++b) {
+      f.chunk_pos0[b] = c0;
+      f.chunk_real[b] = lengths[b] <= c0 ? 0 : (lengths[b] - c0 < n ? lengths[b] - c0 : n);
+      std::memcpy(ids_c + static_cast<size_t>(b) * n, ids + static_cast<size_t>(b) * seq + c0,
+                  f.chunk_real[b] * sizeof(int32_t));
+    }
+    Embed(f, ids_c, f.chunk_real, f.chunk_pos0, batch, n, x);
+    RunStack(f, f.weights->decoder, true, nullptr, f.chunk_pos0, lengths, batch, n, x);
+    if (f.last_logits_only) {
+      KeepLastRows(f, x, lengths, batch, n, c0);
+    } else if (n == seq) {  // one pass: one product over every row
+      HeadInto(f, x, static_cast<size_t>(batch) * seq, f.logits);
+    } else {
+      for (uint32_t b = 0; b < batch; ++b) {
+        HeadInto(f, x + static_cast<size_t>(b) * n * h, n,
+                 f.logits + (static_cast<size_t>(b) * seq + c0) * vocab);
+      }
+    }
+  }
+  return f.last_logits_only ? Head(f, f.last_x, batch) : f.logits;
 }
 
 const float* RunDecoderStep(const Forward& f, const int32_t* ids, const uint32_t* positions,
@@ -795,6 +909,10 @@ const float* RunDecoderOnSource(const Forward& f, const uint32_t* enc_lengths, u
   const CrossInput cross{enc_lengths, enc_seq};
   Embed(f, dec_ids, dec_lengths, nullptr, batch, dec_seq, x);
   RunStack(f, f.weights->decoder, true, &cross, nullptr, dec_lengths, batch, dec_seq, x);
+  if (f.last_logits_only) {
+    KeepLastRows(f, x, dec_lengths, batch, dec_seq, 0);
+    return Head(f, f.last_x, batch);
+  }
   return Head(f, x, static_cast<size_t>(batch) * dec_seq);
 }
 

@@ -35,6 +35,29 @@ namespace octet {
 typedef void (*LayerObserverFn)(void* ctx, LayerStack stack, uint32_t layer, const float* x,
                                 size_t rows, size_t hidden);
 
+// Where a pass spends its time, by kind of operation (`octet bench --profile`).
+// Filled when Forward::profile is set; adds two clock reads per operation.
+enum class OpKind : uint32_t {
+  kEmbed,       // token (+ position) embeddings
+  kNorm,        // LayerNorm / RMSNorm
+  kLinear,      // the layers' matrix products (quantize, GEMM, dequantize + bias)
+  kAttention,   // attention proper: Q·Kᵀ, softmax, P·V (and K/V into the cache)
+  kRope,        // rotary position embeddings
+  kActivation,  // GELU, SiLU, ... (gated: act(gate) * up)
+  kResidual,    // residual adds
+  kHead,        // the LM head's product
+  kCount
+};
+const char* OpKindName(OpKind kind);
+
+struct ForwardProfile {
+  int64_t nanos[static_cast<size_t>(OpKind::kCount)] = {};
+  uint64_t calls[static_cast<size_t>(OpKind::kCount)] = {};
+  double linear_ops = 0;  // 2 x multiply-adds of kLinear products
+  double head_ops = 0;    // same for kHead
+  void Clear() { *this = ForwardProfile(); }
+};
+
 // What the model's tensors ask of the forward pass (engine/weights.h).
 struct ForwardMode {
   bool int8_attention = false;  // int8 Q·Kᵀ / P·V and an int8 KV cache (UsesInt8Attention)
@@ -42,6 +65,23 @@ struct ForwardMode {
 };
 
 ForwardMode GetForwardMode(const Model& model);
+
+// What a session is planned for (engine/session.h's SessionLimits, resolved).
+struct ForwardLimits {
+  uint32_t max_batch = 1;
+  uint32_t max_seq = 1;
+  uint32_t max_new_tokens = 0;
+  uint32_t attention_tile = 0;  // 0 = the kernel's default
+  uint32_t threads = 1;
+  // Decoder-only prompts run through the layers in chunks of this many
+  // positions (keys and values go to the KV cache chunk by chunk), so the
+  // per-layer buffers hold max_batch x prefill_chunk rows, not max_seq.
+  // 0 or >= max_seq: one pass. The results do not depend on it (bit for bit).
+  uint32_t prefill_chunk = 0;
+  // Decoders: logits of each sequence's last real row only ([batch, vocab]),
+  // not of every row ([batch * seq, vocab]).
+  bool last_logits_only = false;
+};
 
 // Where the forward pass's buffers sit in the session's arenas (byte offsets).
 struct ForwardPlan {
@@ -52,7 +92,11 @@ struct ForwardPlan {
   size_t alibi_slopes = 0;   // f32 [heads] (Alibi)
   size_t x = 0;              // f32 [rows, hidden]: the residual stream (decoder's in enc-dec)
   size_t encoder_out = 0;    // f32 [rows, hidden]: encoder-decoder only
-  size_t logits = 0;         // f32 [rows, vocab]: models with a head
+  size_t logits = 0;         // f32 [rows, vocab], or [max_batch, vocab] (last_logits_only)
+  size_t last_x = 0;         // f32 [max_batch, hidden]: last real rows (last_logits_only)
+  size_t chunk_ids = 0;      // i32 [max_batch, chunk]: a prompt chunk's ids (decoder-only)
+  size_t chunk_pos0 = 0;     // u32 [max_batch]: its first position
+  size_t chunk_real = 0;     // u32 [max_batch]: its real tokens per sequence
   // scratch: per-layer temporaries, reused by every layer
   size_t normed = 0;     // f32 [rows, hidden]: a pre-norm sub-block's input
   size_t delta = 0;      // f32 [rows, hidden]: a sub-block's output before the residual add
@@ -90,16 +134,18 @@ struct ForwardPlan {
   uint32_t kv_positions = 0;  // max_seq + max_new_tokens
   uint32_t rotary_dim = 0;
   uint32_t attention_tile = 0;  // keys per attention tile; 0 = kAttentionDefaultTile
+  uint32_t chunk = 0;           // prompt rows per pass of a decoder-only prefill
+  // "rows" above: max_batch * chunk for decoder-only models, max_batch * max_seq else
+  ForwardLimits limits;
   ForwardMode mode;
 };
 
 // Plans the pass of a model with layers into the three arenas' layouts.
 // attention_tile: keys per attention tile (0 = the kernel's default).
-// threads: the session's thread count (per-thread scratch is planned for each).
-Status PlanForward(const fb::Architecture& a, ForwardMode mode, uint32_t max_batch,
-                   uint32_t max_seq, uint32_t max_new_tokens, uint32_t attention_tile,
-                   uint32_t threads, ArenaLayout* activations, ArenaLayout* scratch,
-                   ArenaLayout* kv_cache, ForwardPlan* plan);
+// Per-thread scratch is planned for each of limits.threads.
+Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLimits& limits,
+                   ArenaLayout* activations, ArenaLayout* scratch, ArenaLayout* kv_cache,
+                   ForwardPlan* plan);
 
 // Everything a run reads, as pointers into the model and the arenas. Built once
 // by PrepareForward; valid while the Model and the arenas live (moving the
@@ -111,6 +157,7 @@ struct Forward {
   ThreadPool* pool = nullptr;  // null: one thread
   bool int8_attention = false;
   LayerObserverFn observer = nullptr;  // optional
+  ForwardProfile* profile = nullptr;   // optional: time per operation kind
   void* observer_ctx = nullptr;
   const float* rope_inv_freq = nullptr;  // [rotary_dim / 2] or null
   const float* alibi_slopes = nullptr;   // [heads] or null
@@ -119,9 +166,15 @@ struct Forward {
   uint32_t max_seq = 0;
   uint32_t kv_positions = 0;
   uint32_t attention_tile = 0;  // AttentionParams::tile
+  uint32_t chunk = 0;           // ForwardPlan::chunk
+  bool last_logits_only = false;
   float* x = nullptr;
   float* encoder_out = nullptr;
   float* logits = nullptr;
+  float* last_x = nullptr;
+  int32_t* chunk_ids = nullptr;
+  uint32_t* chunk_pos0 = nullptr;
+  uint32_t* chunk_real = nullptr;
   float* normed = nullptr;
   float* delta = nullptr;
   float* q = nullptr;
@@ -158,16 +211,17 @@ struct Forward {
 // for every thread count: the work is split so that each output value is
 // computed by the same kernel calls whatever the split.
 Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool* pool,
-                      const ForwardPlan& plan,
-                      uint32_t max_batch, uint32_t max_seq, const Arena& activations,
-                      const Arena& scratch, const Arena& kv_cache, Forward* out);
+                      const ForwardPlan& plan, const Arena& activations, const Arena& scratch,
+                      const Arena& kv_cache, Forward* out);
 
 // Encoder-only: the last hidden state [batch * seq, hidden].
 const float* RunEncoder(const Forward& f, const int32_t* ids, const uint32_t* lengths,
                         uint32_t batch, uint32_t seq);
 
-// Decoder-only, full sequences: logits [batch * seq, vocab]; keys and values of
-// positions 0..seq-1 stay in the KV cache for DecoderStep.
+// Decoder-only, full sequences: logits [batch * seq, vocab] (last_logits_only:
+// [batch, vocab], each sequence's row lengths[b] - 1); keys and values of
+// positions 0..seq-1 stay in the KV cache for DecoderStep. The prompt goes
+// through the layers in chunks of f.chunk positions.
 const float* RunDecoderPrefill(const Forward& f, const int32_t* ids, const uint32_t* lengths,
                                uint32_t batch, uint32_t seq);
 
@@ -183,7 +237,8 @@ void EncodeSource(const Forward& f, const int32_t* enc_ids, const uint32_t* enc_
                   uint32_t enc_seq, uint32_t batch);
 
 // Encoder-decoder, teacher-forced on the source EncodeSource last encoded (the
-// same enc_lengths, enc_seq and batch): logits [batch * dec_seq, vocab]; the
+// same enc_lengths, enc_seq and batch): logits [batch * dec_seq, vocab]
+// (last_logits_only: [batch, vocab], row dec_lengths[b] - 1 of each); the
 // decoder's keys and values of positions 0..dec_seq-1 stay in the KV cache.
 const float* RunDecoderOnSource(const Forward& f, const uint32_t* enc_lengths, uint32_t enc_seq,
                                 const int32_t* dec_ids, const uint32_t* dec_lengths,

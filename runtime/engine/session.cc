@@ -192,9 +192,17 @@ struct Session::Layout {
           bytes > (1ull << 40) || positions > kMaxRows) {
         return Status(StatusCode::kInvalidArgument, "the KV cache for these limits is too large");
       }
-      OCTET_RETURN_IF_ERROR(PlanForward(a, GetForwardMode(model), limits.max_batch, limits.max_seq,
-                                        limits.max_new_tokens, limits.attention_tile,
-                                        ResolveThreads(limits), &activations, &scratch, &kv,
+      ForwardLimits fl;
+      fl.max_batch = limits.max_batch;
+      fl.max_seq = limits.max_seq;
+      fl.max_new_tokens = limits.max_new_tokens;
+      fl.attention_tile = limits.attention_tile;
+      fl.threads = ResolveThreads(limits);
+      fl.last_logits_only = limits.last_logits_only && a.structure() != fb::Structure::EncoderOnly;
+      fl.prefill_chunk = limits.prefill_chunk != 0 ? limits.prefill_chunk
+                         : fl.last_logits_only     ? kDefaultPrefillChunk
+                                                   : 0;
+      OCTET_RETURN_IF_ERROR(PlanForward(a, GetForwardMode(model), fl, &activations, &scratch, &kv,
                                         &out->forward));
       // Step positions, then (encoder-decoders) the source lengths: u32 [max_batch] each.
       out->positions = activations.Reserve(2 * limits.max_batch * sizeof(uint32_t));
@@ -275,9 +283,7 @@ Result<Session> Session::Build(const Model& model, const SessionLimits& limits,
     // Prepare the forward pass: weights resolved and checked, position tables filled.
     session.layered_ = true;
     OCTET_RETURN_IF_ERROR(PrepareForward(model, *session.kernels_, session.pool_.get(),
-                                         layout.forward,
-                                         limits.max_batch, limits.max_seq,
-                                         session.activations_, session.scratch_,
+                                         layout.forward, session.activations_, session.scratch_,
                                          session.kv_cache_, &session.forward_));
     session.positions_ = session.activations_.At<uint32_t>(layout.positions);
     session.source_lengths_ = session.positions_ + limits.max_batch;
@@ -341,6 +347,11 @@ Status Session::Run(const int32_t* ids, const uint32_t* lengths, uint32_t batch,
     out = RunDecoderPrefill(forward_, ids, lengths, batch, seq);
     for (uint32_t b = 0; b < batch; ++b) positions_[b] = lengths[b];
     step_batch_ = batch;
+    if (forward_.last_logits_only) {
+      output_ = OutputView{out, batch, 1, dim};
+      SetSampleRows(nullptr, batch, 1);
+      return Status::Ok();
+    }
   }
   output_ = OutputView{out, batch, seq, dim};
   return Status::Ok();
@@ -455,6 +466,11 @@ Status Session::RunEncoderDecoder(const int32_t* enc_ids, const uint32_t* enc_le
   step_batch_ = batch;
   const float* out = RunDecoderOnSource(forward_, source_lengths_, source_seq_, dec_ids,
                                         dec_lengths, dec_seq, batch);
+  if (forward_.last_logits_only) {
+    output_ = OutputView{out, batch, 1, a.vocab_size()};
+    SetSampleRows(nullptr, batch, 1);
+    return Status::Ok();
+  }
   output_ = OutputView{out, batch, dec_seq, a.vocab_size()};
   return Status::Ok();
 }

@@ -31,7 +31,19 @@ struct SessionLimits {
   // machine's fast cores (DefaultThreadCount()). Results are bit-identical for
   // every count. At most kMaxSessionThreads.
   uint32_t threads = 1;
+  // Decoders: Run (and RunEncoderDecoder) output only each sequence's last
+  // real row of logits, [batch, 1, vocab]: what generation needs. The logits
+  // buffer is then planned for max_batch rows instead of max_batch x max_seq.
+  bool last_logits_only = false;
+  // Decoder-only prompts pass through the layers in chunks of this many
+  // positions, so the per-layer buffers are planned for max_batch x
+  // prefill_chunk rows (a long prompt needs little more than its KV cache).
+  // Results are the same bit for bit. 0 = kDefaultPrefillChunk when
+  // last_logits_only, else one pass.
+  uint32_t prefill_chunk = 0;
 };
+
+constexpr uint32_t kDefaultPrefillChunk = 512;
 
 constexpr uint32_t kMaxSessionThreads = 256;
 
@@ -75,7 +87,8 @@ class Session {
   // One forward pass over a padded batch: ids is [batch, seq] row-major,
   // lengths[b] (1..seq) tokens of row b are real, the rest is padding (not read).
   // Output: encoder-only -> last hidden state [batch, seq, hidden];
-  //         decoder-only -> logits [batch, seq, vocab].
+  //         decoder-only -> logits [batch, seq, vocab], or [batch, 1, vocab]
+  //         with SessionLimits::last_logits_only (row lengths[b] - 1).
   // Decoders with layers keep the keys and values of the batch in the KV cache
   // for Step. Encoder-decoder models run through RunEncoderDecoder.
   Status Run(const int32_t* ids, const uint32_t* lengths, uint32_t batch, uint32_t seq);
@@ -116,6 +129,10 @@ class Session {
     forward_.observer = fn;
     forward_.observer_ctx = ctx;
   }
+
+  // Adds the time of the following runs and steps per operation kind to
+  // *profile (engine/forward.h); null stops it. For `octet bench --profile`.
+  void SetProfile(ForwardProfile* profile) { forward_.profile = profile; }
 
   OutputView output() const { return output_; }
   const SessionPlan& plan() const { return plan_; }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/args.h"
@@ -15,6 +16,7 @@
 #include "common/alloc_counter.h"
 #include "engine/session.h"
 #include "format/model.h"
+#include "kernels/int8_peak.h"
 #include "kernels/kernel_table.h"
 #include "platform/clock.h"
 #include "platform/cpu.h"
@@ -25,7 +27,7 @@ namespace {
 
 constexpr char kUsage[] =
     R"(Usage: octet bench MODEL [--seq 128] [--batch 1] [--decode 128] [--threads N]
-                   [--runs R] [--json]
+                   [--runs R] [--json] [--profile]
 
 Times a forward pass (prefill) over a batch of synthetic token ids: one warm-up
 run, then R timed runs; reports the median. Decoder models with transformer
@@ -42,13 +44,20 @@ Options:
   --threads N   threads, 0 to 256 (default 0: the machine's fast cores)
   --runs R      timed runs, 1 to 100000 (default 10)
   --json        print one JSON object instead of a table
+  --profile     then R more runs (and their decode steps) timed per operation kind
+                (embed, norm, linear, attention, rope, activation, residual, head),
+                the linear layers' int8 GOPS, and the machine's int8 peak measured
+                on the same number of threads (the GEMM's fraction of it)
   -h, --help    show this help
 
 JSON fields: prefill_ms (median), prefill_ms_min, prefill_ms_max,
 prefill_tokens_per_s, decode_tokens_per_s (null when not measured), arena_bytes
 (the session plan: activation_bytes + scratch_bytes + kv_cache_bytes),
 weights_bytes, peak_rss_bytes, heap_allocs_during_run (heap allocations made
-during the timed runs; 0 is the contract), notes, and the settings used.
+during the timed runs; 0 is the contract), notes, and the settings used. With
+--profile, "profile": {"prefill_ms": {kind: ms per prefill}, "decode_ms": {kind:
+ms per decode step}, linear_gops, head_gops, int8_peak_gops, int8_peak_probe,
+linear_fraction_of_peak}.
 
 Exit status: 0 on success, 2 for a wrong command line, 1 for any other failure
 (one line on stderr).
@@ -65,6 +74,7 @@ struct BenchSettings {
   uint32_t threads = 0;  // 0: the machine's fast cores
   uint32_t runs = 10;
   bool json = false;
+  bool profile = false;
 };
 
 struct BenchResult {
@@ -77,7 +87,37 @@ struct BenchResult {
   uint64_t heap_allocs = 0;
   bool heap_counter_active = false;
   uint64_t peak_rss_bytes = 0;
+  // --profile: per operation kind, summed over the profiled runs
+  bool profiled = false;
+  ForwardProfile prefill_profile;
+  ForwardProfile decode_profile;
+  uint64_t decode_steps_profiled = 0;
+  double int8_peak_gops = 0;  // 0: no probe for this ISA
+  std::string int8_peak_probe;
 };
+
+// The int8 peak on `threads` threads at once (the probe of kernels/int8_peak.h
+// on each, ~0.2 s): GOPS for all of them together; 0 without a probe.
+double MeasureInt8Peak(uint32_t threads, std::string* probe_name) {
+  const char* name = nullptr;
+  const Int8PeakFn probe = SelectInt8Peak(&name);
+  *probe_name = name;
+  if (probe == nullptr) return 0;
+  probe(1u << 16);  // warm up the units
+  constexpr uint64_t kIterations = uint64_t{1} << 23;
+  std::vector<uint64_t> ops(threads, 0);
+  std::vector<std::thread> workers;
+  const int64_t start = MonotonicNanos();
+  for (uint32_t t = 1; t < threads; ++t) {
+    workers.emplace_back([&ops, t, probe]() { ops[t] = probe(kIterations); });
+  }
+  ops[0] = probe(kIterations);
+  for (std::thread& w : workers) w.join();
+  const double seconds = static_cast<double>(MonotonicNanos() - start) / 1e9;
+  double total = 0;
+  for (uint64_t o : ops) total += static_cast<double>(o);
+  return seconds > 0 ? total / seconds / 1e9 : 0;
+}
 
 BenchSettings ParseSettings(const ParsedArgs& args) {
   BenchSettings s;
@@ -92,6 +132,7 @@ BenchSettings ParseSettings(const ParsedArgs& args) {
   s.threads = get("--threads", s.threads, 0, 256);
   s.runs = get("--runs", s.runs, 1, 100000);
   s.json = args.Switch("--json");
+  s.profile = args.Switch("--profile");
   return s;
 }
 
@@ -176,6 +217,22 @@ BenchResult Measure(const BenchSettings& s, const Model& model, Session& session
   const double tokens = static_cast<double>(s.batch) * s.seq;
   result.prefill_tokens_per_s = result.prefill_ms > 0 ? tokens / (result.prefill_ms * 1e-3) : 0;
   result.heap_allocs = allocs_after - allocs_before;
+  if (s.profile) {
+    // Apart from the timed runs, which the clock reads would slow down.
+    for (uint32_t r = 0; r < s.runs && status.ok(); ++r) {
+      session.SetProfile(&result.prefill_profile);
+      status = forward();
+      session.SetProfile(&result.decode_profile);
+      if (status.ok() && decodes) {
+        status = decode();
+        result.decode_steps_profiled += s.decode;
+      }
+    }
+    session.SetProfile(nullptr);
+    if (!status.ok()) throw Failure("forward pass failed: " + DescribeStatus(status));
+    result.profiled = true;
+    result.int8_peak_gops = MeasureInt8Peak(session.threads(), &result.int8_peak_probe);
+  }
   result.heap_counter_active = HeapAllocationCounterActive();
   result.peak_rss_bytes = PeakRssBytes();
   return result;
@@ -221,6 +278,36 @@ JsonValue Report(const BenchSettings& s, const Model& model, const Session& sess
            r.heap_counter_active ? JsonValue(r.heap_allocs) : JsonValue());
   json.Set("kernel", session.kernels().qs8_gemm_name);
   json.Set("cpu_features", std::string(features));
+  if (r.profiled) {
+    JsonValue profile = JsonValue::Object();
+    const auto per_kind = [](const ForwardProfile& p, double divisor) {
+      JsonValue kinds = JsonValue::Object();
+      for (size_t k = 0; k < static_cast<size_t>(OpKind::kCount); ++k) {
+        kinds.Set(OpKindName(static_cast<OpKind>(k)),
+                  divisor > 0 ? static_cast<double>(p.nanos[k]) / 1e6 / divisor : 0.0);
+      }
+      return kinds;
+    };
+    const double runs = s.runs;
+    profile.Set("prefill_ms", per_kind(r.prefill_profile, runs));
+    if (r.decode_steps_profiled > 0) {
+      profile.Set("decode_ms", per_kind(r.decode_profile,
+                                        static_cast<double>(r.decode_steps_profiled)));
+    }
+    const auto gops = [](double ops, int64_t nanos) {
+      return nanos > 0 ? ops / static_cast<double>(nanos) : 0.0;  // ops per ns = GOPS
+    };
+    const size_t linear = static_cast<size_t>(OpKind::kLinear);
+    const size_t head = static_cast<size_t>(OpKind::kHead);
+    const double linear_gops = gops(r.prefill_profile.linear_ops, r.prefill_profile.nanos[linear]);
+    profile.Set("linear_gops", linear_gops);
+    profile.Set("head_gops", gops(r.prefill_profile.head_ops, r.prefill_profile.nanos[head]));
+    profile.Set("int8_peak_gops", r.int8_peak_gops);
+    profile.Set("int8_peak_probe", r.int8_peak_probe);
+    profile.Set("linear_fraction_of_peak",
+                r.int8_peak_gops > 0 ? JsonValue(linear_gops / r.int8_peak_gops) : JsonValue());
+    json.Set("profile", std::move(profile));
+  }
   json.Set("notes", std::move(notes));
   return json;
 }
@@ -259,6 +346,37 @@ void PrintTable(const JsonValue& report) {
   std::printf("  %-24s %s\n", "heap allocs during runs", text("heap_allocs_during_run").c_str());
   std::printf("  %-24s %s (cpu: %s)\n", "kernel", text("kernel").c_str(),
               text("cpu_features").c_str());
+  if (const JsonValue* profile = report.Find("profile")) {
+    const JsonValue* prefill = profile->Find("prefill_ms");
+    const JsonValue* decode = profile->Find("decode_ms");
+    double prefill_total = 0, decode_total = 0;
+    for (size_t k = 0; k < static_cast<size_t>(OpKind::kCount); ++k) {
+      const char* kind = OpKindName(static_cast<OpKind>(k));
+      prefill_total += prefill->Find(kind)->AsDouble();
+      if (decode != nullptr) decode_total += decode->Find(kind)->AsDouble();
+    }
+    std::printf("  profile                  prefill ms    %%   %s\n",
+                decode != nullptr ? "decode ms/step    %" : "");
+    for (size_t k = 0; k < static_cast<size_t>(OpKind::kCount); ++k) {
+      const char* kind = OpKindName(static_cast<OpKind>(k));
+      const double p = prefill->Find(kind)->AsDouble();
+      std::printf("    %-22s %10.3f %5.1f", kind, p, prefill_total > 0 ? 100 * p / prefill_total : 0);
+      if (decode != nullptr) {
+        const double d = decode->Find(kind)->AsDouble();
+        std::printf("   %12.4f %5.1f", d, decode_total > 0 ? 100 * d / decode_total : 0);
+      }
+      std::printf("\n");
+    }
+    std::printf("  %-24s %.1f GOPS (head %.1f)\n", "linear layers, int8",
+                profile->Find("linear_gops")->AsDouble(), profile->Find("head_gops")->AsDouble());
+    std::printf("  %-24s %.1f GOPS (%s, %s threads)\n", "int8 peak",
+                profile->Find("int8_peak_gops")->AsDouble(),
+                profile->Find("int8_peak_probe")->ToText().c_str(), text("threads").c_str());
+    const JsonValue* fraction = profile->Find("linear_fraction_of_peak");
+    if (!fraction->is_null()) {
+      std::printf("  %-24s %.1f %%\n", "linear / peak", 100 * fraction->AsDouble());
+    }
+  }
   for (const JsonValue& note : report.Find("notes")->items()) {
     std::printf("  note: %s\n", note.ToText().c_str());
   }
@@ -270,6 +388,7 @@ int BenchCommand(const std::vector<std::string>& args) {
   static const std::vector<OptionSpec> kOptions = {
       ValueOption("--seq"),     ValueOption("--batch"), ValueOption("--decode"),
       ValueOption("--threads"), ValueOption("--runs"),  SwitchOption("--json"),
+      SwitchOption("--profile"),
   };
   const ParsedArgs parsed = ParseArgs("octet bench", kOptions, args, 1, 1, "MODEL");
   if (parsed.help) {
@@ -286,6 +405,9 @@ int BenchCommand(const std::vector<std::string>& args) {
   limits.max_seq = settings.seq + (decoder ? settings.decode : 0);
   limits.max_new_tokens = decoder ? settings.decode : 0;
   limits.threads = settings.threads;
+  // Prefill to the first token, as generation runs it (and the peers measure
+  // it): logits of the last row only, the prompt in chunks.
+  limits.last_logits_only = true;
   if (arch.max_positions() != 0 && limits.max_seq > arch.max_positions()) {
     throw UsageError(std::string(decoder ? "--seq + --decode" : "--seq") + " = " +
                      std::to_string(limits.max_seq) + " exceeds the model's max_positions " +

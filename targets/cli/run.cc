@@ -408,6 +408,7 @@ void Generate(const RunRequest& r, const Model& model) {
   limits.max_seq = seq;  // >= 1: also holds the decoder start token
   limits.max_new_tokens = steps;
   limits.threads = r.threads;
+  limits.last_logits_only = true;  // sampling reads each sequence's last row only
   Session session = CreateSession(model, limits);
   SamplingParams params;
   params.temperature = static_cast<float>(r.temperature);

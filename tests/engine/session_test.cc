@@ -476,3 +476,73 @@ TEST_CASE("int8 models stay within cosine 0.998 of their fp32 twins, per positio
 
 }  // namespace
 }  // namespace octet
+
+namespace octet {
+namespace {
+
+// Logits of a session with the given limits: Run over ids [batch, seq], then
+// `steps` Steps; each sequence's last prompt row, then each step's row.
+std::vector<float> PromptAndSteps(const Model& model, SessionLimits limits,
+                                  const std::vector<int32_t>& ids, const uint32_t* lengths,
+                                  uint32_t batch, uint32_t seq, uint32_t steps) {
+  const uint32_t vocab = model.architecture().vocab_size();
+  Result<Session> session = Session::Create(model, limits);
+  REQUIRE_MESSAGE(session.ok(), std::string(session.status().message()));
+  REQUIRE(session->Run(ids.data(), lengths, batch, seq).ok());
+  std::vector<float> out;
+  const OutputView o = session->output();
+  for (uint32_t b = 0; b < batch; ++b) {
+    const size_t row = o.seq == 1 ? b : static_cast<size_t>(b) * seq + lengths[b] - 1;
+    out.insert(out.end(), o.data + row * vocab, o.data + (row + 1) * vocab);
+  }
+  for (uint32_t t = 0; t < steps; ++t) {
+    std::vector<int32_t> next(batch);
+    for (uint32_t b = 0; b < batch; ++b) next[b] = static_cast<int32_t>((t * 3 + b * 5 + 1) % vocab);
+    REQUIRE(session->Step(next.data(), batch).ok());
+    out.insert(out.end(), session->output().data, session->output().data + batch * vocab);
+  }
+  return out;
+}
+
+TEST_CASE("chunked prompts and last-row logits give the same logits, bit for bit") {
+  for (bool int8 : {true, false}) {
+    CAPTURE(int8);
+    TinyModelOptions options;
+    options.family = fb::Family::Llama;
+    options.layers = 2;
+    options.int8 = int8;
+    options.max_positions = 64;
+    Loaded m(options);
+    const uint32_t batch = 2, seq = 29, steps = 4;
+    std::vector<int32_t> ids(batch * seq);
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 11 + 2) % 32);
+    const uint32_t lengths[batch] = {seq, 17};
+    SessionLimits full{batch, seq, steps};
+    const std::vector<float> reference = PromptAndSteps(m.model, full, ids, lengths, batch, seq,
+                                                        steps);
+    Result<SessionPlan> full_plan = Session::Plan(m.model, full);
+    REQUIRE(full_plan.ok());
+    for (uint32_t chunk : {1u, 4u, 7u, 16u, 0u}) {
+      for (bool last_only : {false, true}) {
+        CAPTURE(chunk);
+        CAPTURE(last_only);
+        SessionLimits limits = full;
+        limits.prefill_chunk = chunk;
+        limits.last_logits_only = last_only;
+        const std::vector<float> got = PromptAndSteps(m.model, limits, ids, lengths, batch, seq,
+                                                      steps);
+        REQUIRE(got.size() == reference.size());
+        CHECK(std::memcmp(got.data(), reference.data(), got.size() * sizeof(float)) == 0);
+        // Smaller buffers: chunks plan fewer rows, last_logits_only fewer logits.
+        Result<SessionPlan> plan = Session::Plan(m.model, limits);
+        REQUIRE(plan.ok());
+        if (last_only || (chunk != 0 && chunk < seq)) {
+          CHECK(plan->total() < full_plan->total());
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace octet
