@@ -56,7 +56,8 @@ march_flags() {
   local triple=$1 name isa extra=""
   name=$(basename "$2" .cc)
   case "$name" in
-    qs8_quantize_rows__*|qs8_dequantize_rows__*) extra="-ffp-contract=off" ;;
+    qs8_quantize_rows__*|qs8_dequantize_rows__*|qs8_softmax_tile__*|f32_rope__*)
+      extra="-ffp-contract=off" ;;
   esac
   isa=$(march_isa_flags "$triple" "$name")
   echo "$isa${isa:+${extra:+ }}$extra"
@@ -85,6 +86,7 @@ required_insn() {
     qu8s8_pv_*__neoni8mm) echo sudot ;; # u8 x s8: vsudot on AArch32
     qs8_quantize_rows__avx*) echo vcvtps2dq ;;
     qs8_dequantize_rows__avx*) echo vcvtdq2ps ;;
+    f32_*__avx2|qs8_softmax_tile__avx2) echo vmaskmovps ;; # the float kernels' tails
     *__neondot) echo sdot ;;   # vsdot on AArch32
     *__neoni8mm) echo smmla ;; # vsmmla on AArch32
     *__avx2) echo vpmaddwd ;;

@@ -7,6 +7,7 @@
 
 #include "format/tensor_names.h"
 #include "import/error.h"
+#include "kernels/qs8_packed_gemm.h"
 #include "quantize/quantize.h"
 
 namespace octet {
@@ -272,7 +273,16 @@ std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint
       quant.scheme = fb::QuantScheme::PerChannel;
       quant.axis = 0;
       quant.scales = q.scales;
-      writer.AddTensorCopy(m.name, fb::DType::I8, m.shape, q.values.data(), std::move(quant));
+      if (PackedForGemm(m.name)) {
+        // Linear layers and the head: in the int8 GEMM's packed tiles, so the
+        // runtime maps them as they are (kernels/qs8_packed_gemm.h).
+        const uint32_t n = m.shape[0], k = m.shape[1];
+        std::vector<int8_t> packed(qs8_pack_weights_size(n, k));
+        qs8_pack_weights__ref(n, k, q.values.data(), k, packed.data());
+        writer.AddPackedQs8Copy(m.name, m.shape, packed.data(), packed.size(), std::move(quant));
+      } else {
+        writer.AddTensorCopy(m.name, fb::DType::I8, m.shape, q.values.data(), std::move(quant));
+      }
       errors.push_back({m.name, q.sqnr_db, q.sqnr_block32_db});
       continue;
     }

@@ -15,6 +15,10 @@ bool QuantizedAsInt8(const std::string& name, const std::vector<uint32_t>& shape
            name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0);
 }
 
+bool PackedForGemm(const std::string& name) {
+  return name.find("embedding") == std::string::npos && name.find("relative_bias") == std::string::npos;
+}
+
 double SqnrDb(double signal, double noise) {
   if (signal == 0.0) return 0.0;
   if (noise == 0.0) return std::numeric_limits<double>::infinity();

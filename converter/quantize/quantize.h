@@ -28,6 +28,12 @@ namespace convert {
 // other than the relative-position bias).
 bool QuantizedAsInt8(const std::string& name, const std::vector<uint32_t>& shape);
 
+// True for the int8 matrices that only products read (linear layers, the
+// untied LM head): they are stored packed for the GEMM kernels. Embedding
+// tables stay row-major: rows are looked up (a tied head then runs on the
+// row-major table).
+bool PackedForGemm(const std::string& name);
+
 struct QuantizedMatrix {
   std::vector<int8_t> values;  // [rows, cols]
   std::vector<float> scales;   // [rows]

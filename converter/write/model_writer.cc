@@ -22,6 +22,7 @@ struct ModelWriter::Item {
   Producer produce;               // set: the bytes are made at write time
   uint64_t size = 0;
   uint64_t offset = 0;            // in the data segment, set by Plan()
+  fb::TensorLayout layout = fb::TensorLayout::RowMajor;
 };
 
 struct ModelWriter::Layout {
@@ -102,6 +103,18 @@ void ModelWriter::AddTensorCopy(const std::string& name, fb::DType dtype,
   item.data = item.owned.data();
 }
 
+void ModelWriter::AddPackedQs8Copy(const std::string& name, const std::vector<uint32_t>& shape,
+                                   const void* packed, uint64_t size, QuantParams quant) {
+  if (shape.size() != 2) Fail("packed tensor '" + name + "' must be a matrix");
+  AddTensor(name, fb::DType::I8, shape, nullptr, std::move(quant));
+  Item& item = tensors_.back();
+  item.layout = fb::TensorLayout::PackedQs8N16K4;
+  item.size = size;
+  const uint8_t* bytes = static_cast<const uint8_t*>(packed);
+  item.owned.assign(bytes, bytes + size);
+  item.data = item.owned.data();
+}
+
 void ModelWriter::AddTensorProducer(const std::string& name, fb::DType dtype,
                                     const std::vector<uint32_t>& shape, Producer produce,
                                     QuantParams quant) {
@@ -151,7 +164,7 @@ ModelWriter::Layout ModelWriter::Plan() const {
                                                                        : &t.quant.zero_points);
     }
     tensors.push_back(fb::CreateTensorDirect(fbb, t.name.c_str(), t.dtype, &t.shape, quant,
-                                             layout.offsets[i], t.size));
+                                             layout.offsets[i], t.size, t.layout));
   }
   flatbuffers::Offset<fb::Tokenizer> tokenizer = 0;
   if (!blobs_.empty() || tokenizer_kind_ != fb::TokenizerKind::None) {

@@ -46,6 +46,10 @@ class ModelWriter {
   // Same, but the writer keeps its own copy of the bytes.
   void AddTensorCopy(const std::string& name, fb::DType dtype, const std::vector<uint32_t>& shape,
                      const void* data, QuantParams quant = QuantParams());
+  // An int8 matrix [N, K] already packed for the int8 GEMM kernels
+  // (qs8_pack_weights__ref: `size` bytes, layout PackedQs8N16K4); copied.
+  void AddPackedQs8Copy(const std::string& name, const std::vector<uint32_t>& shape,
+                        const void* packed, uint64_t size, QuantParams quant);
   // Same, but the bytes are made during Write(): `produce` fills exactly
   // product(shape) * sizeof(dtype) bytes (suitably aligned for any type) and
   // may throw; the writer frees the buffer once the bytes are written.

@@ -54,8 +54,17 @@ F32Activation Activation(fb::Activation act) {
   return F32Activation::kGeluErf;
 }
 
-// Rows per qs8_gemm call of MatMul: its int32 output block is [kLinearRows, n].
+// MatMul's int32 block f.acc holds at least kLinearRows rows of any product's
+// outputs, and kLinearWideRows rows of the layers' (not the LM head's): the
+// packed GEMM reaches its speed on tall blocks, which read each weight tile once.
 constexpr size_t kLinearRows = 16;
+constexpr size_t kLinearWideRows = 128;
+
+// Rows of an n-column product per GEMM call: as many as f.acc holds.
+size_t RowBlock(const Forward& f, size_t n) {
+  const size_t block = f.acc_elements / n;
+  return block < kLinearRows ? kLinearRows : block;
+}
 
 // ---------------------------------------------------------------------------
 // Threads. Every parallel loop below splits its outputs into disjoint pieces
@@ -125,14 +134,21 @@ void ParallelRange(const Forward& f, size_t count, size_t align, size_t cost, Fn
 // m [n, k]. int8 m: each input row is quantized with its own scale
 // (qs8_quantize_rows), the product runs in int8 -> int32 (qs8_gemm), and
 // qs8_dequantize_rows brings it back to f32 and adds the bias; all three through
-// the dispatch table, each bit-exact with its reference.
-void MatMul(const Forward& f, const Matrix& m, size_t n, size_t k, const float* in, size_t ldi,
-            size_t rows, float* out, size_t ldo, const float* bias = nullptr) {
+// the dispatch table, each bit-exact with its reference. f32 m: on its XNNPACK
+// operators fc (ops/f32_fully_connected.h; they hold m and bias) when the
+// session made them, else on f32_gemm__ref.
+void MatMul(const Forward& f, const Matrix& m, const F32FullyConnected* fc, size_t n, size_t k,
+            const float* in, size_t ldi, size_t rows, float* out, size_t ldo,
+            const float* bias = nullptr) {
+  if (fc != nullptr && ldi == k && ldo == n) {  // one task per column piece
+    ParallelFor(f, fc->pieces(), [&](size_t p, size_t) { fc->RunPiece(p, rows, in, out); });
+    return;
+  }
   // Threads split the output columns (in multiples of 16).
   if (m.f32 != nullptr) {
     ParallelRange(f, n, 16, rows * k, [&](size_t n0, size_t n1, size_t) {
       f32_gemm__ref(rows, n1 - n0, k, in, ldi, m.f32 + n0 * k, k, out + n0, ldo);
-      if (bias != nullptr) f32_add_bias__ref(rows, n1 - n0, out + n0, ldo, bias + n0);
+      if (bias != nullptr) f.kernels->f32_add_bias(rows, n1 - n0, out + n0, ldo, bias + n0);
     });
     return;
   }
@@ -142,10 +158,25 @@ void MatMul(const Forward& f, const Matrix& m, size_t n, size_t k, const float* 
     f.kernels->qs8_quantize_rows(r1 - r0, k, in + r0 * ldi, ldi, qin + r0 * k, k,
                                  row_scales + r0);
   });
-  int32_t* acc = f.acc;  // [kLinearRows, n]: each piece of columns uses its own columns
+  int32_t* acc = f.acc;  // [block, n]: each piece of columns uses its own columns
+  const size_t block = RowBlock(f, n);
+  if (m.packed != nullptr) {  // pieces of whole 16-channel tiles
+    const size_t tile_bytes = qs8_packed_tile_bytes(k);
+    ParallelRange(f, n, kQs8PackedNr, rows * k, [&](size_t n0, size_t n1, size_t) {
+      const int8_t* tiles = m.packed + n0 / kQs8PackedNr * tile_bytes;
+      for (size_t r0 = 0; r0 < rows; r0 += block) {
+        const size_t mr = rows - r0 < block ? rows - r0 : block;
+        f.kernels->qs8_packed_gemm(mr, n1 - n0, k, qin + r0 * k, k, tiles, acc + n0, n);
+        f.kernels->qs8_dequantize_rows(mr, n1 - n0, acc + n0, n, row_scales + r0,
+                                       m.scales + n0, bias != nullptr ? bias + n0 : nullptr,
+                                       out + r0 * ldo + n0, ldo);
+      }
+    });
+    return;
+  }
   ParallelRange(f, n, 16, rows * k, [&](size_t n0, size_t n1, size_t) {
-    for (size_t r0 = 0; r0 < rows; r0 += kLinearRows) {
-      const size_t mr = rows - r0 < kLinearRows ? rows - r0 : kLinearRows;
+    for (size_t r0 = 0; r0 < rows; r0 += block) {
+      const size_t mr = rows - r0 < block ? rows - r0 : block;
       f.kernels->qs8_gemm(mr, n1 - n0, k, qin + r0 * k, k, m.q8 + n0 * k, k, acc + n0, n);
       f.kernels->qs8_dequantize_rows(mr, n1 - n0, acc + n0, n, row_scales + r0, m.scales + n0,
                                      bias != nullptr ? bias + n0 : nullptr,
@@ -159,7 +190,7 @@ void Linear(const Forward& f, const LinearWeights& w, const float* in, size_t ld
             float* out, size_t ldo) {
   ProfileScope scope(f, OpKind::kLinear);
   if (f.profile != nullptr) f.profile->linear_ops += 2.0 * rows * w.out * w.in;
-  MatMul(f, w.weight, w.out, w.in, in, ldi, rows, out, ldo, w.bias);
+  MatMul(f, w.weight, w.fc, w.out, w.in, in, ldi, rows, out, ldo, w.bias);
 }
 
 // out[0..cols) += multiplier * row `row` of m (int8 rows dequantized first).
@@ -191,10 +222,10 @@ void Normalize(const Forward& f, const NormWeights& n, const float* in, size_t r
   const size_t h = a.hidden_size();
   ParallelRange(f, rows, 1, h, [&](size_t r0, size_t r1, size_t) {
     if (a.norm() == fb::NormKind::LayerNorm) {
-      f32_layernorm__ref(r1 - r0, h, in + r0 * h, h, n.weight, n.bias, a.norm_eps(), out + r0 * h,
+      f.kernels->f32_layernorm(r1 - r0, h, in + r0 * h, h, n.weight, n.bias, a.norm_eps(), out + r0 * h,
                          h);
     } else {
-      f32_rmsnorm__ref(r1 - r0, h, in + r0 * h, h, n.weight, a.norm_eps(), out + r0 * h, h);
+      f.kernels->f32_rmsnorm(r1 - r0, h, in + r0 * h, h, n.weight, a.norm_eps(), out + r0 * h, h);
     }
   });
 }
@@ -208,7 +239,7 @@ void AddResidual(float* x, const float* delta, size_t n) {
 void AddResidualRows(const Forward& f, float* x, const float* delta, size_t rows, size_t h) {
   ProfileScope scope(f, OpKind::kResidual);
   ParallelRange(f, rows, 1, h, [&](size_t r0, size_t r1, size_t) {
-    AddResidual(x + r0 * h, delta + r0 * h, (r1 - r0) * h);
+    f.kernels->f32_add((r1 - r0) * h, x + r0 * h, delta + r0 * h);
   });
 }
 
@@ -259,7 +290,8 @@ void Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uint32
   int8_t* q8 = f.q8;              // [q_len, qd]
   float* q_scales = f.q8_scales;  // [q_len, heads]
   QuantizeHeads(f, qb, p.q_len, heads, hd, q8, q_scales);
-  const Qs8AttentionKernels kernels{f.kernels->qs8_gemm, f.kernels->qu8s8_pv};
+  const Qs8AttentionKernels kernels{f.kernels->qs8_gemm, f.kernels->qu8s8_pv,
+                                    f.kernels->qs8_softmax_tile};
   ParallelRange(f, heads, 1, cost, [&](size_t h0, size_t h1, size_t thread) {
     AttentionParams ph = p;
     ph.head_begin = h0;
@@ -362,9 +394,9 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
         part.len = s1 - s0;
         part.pos0 = p0 + s0;
         part.heads = a.attention()->num_heads();
-        f32_rope__ref(part, qb + s0 * qd, qd);
+        f.kernels->f32_rope(part, qb + s0 * qd, qd);
         part.heads = a.attention()->num_kv_heads();
-        f32_rope__ref(part, kb + s0 * kvd, kvd);
+        f.kernels->f32_rope(part, kb + s0 * kvd, kvd);
       });
     }
     if (f.int8_attention) StoreKvInt8(f, kv, b, p0, seq, kb, vb);
@@ -422,14 +454,14 @@ void FeedForward(const Forward& f, const LayerWeights& w, const float* in, size_
     Linear(f, w.gate, in, h, rows, hidden, inter);
     ProfileScope scope(f, OpKind::kActivation);
     ParallelRange(f, rows, 1, inter, [&](size_t r0, size_t r1, size_t) {
-      f32_gated_activation__ref(act, r1 - r0, inter, hidden + r0 * inter, inter, up + r0 * inter,
+      f.kernels->f32_gated_activation(act, r1 - r0, inter, hidden + r0 * inter, inter, up + r0 * inter,
                                 inter);
     });
   } else {
     // One call per row: the same calls whatever the split.
     ProfileScope scope(f, OpKind::kActivation);
     ParallelRange(f, rows, 1, inter, [&](size_t r0, size_t r1, size_t) {
-      for (size_t r = r0; r < r1; ++r) f32_activation__ref(act, inter, up + r * inter);
+      for (size_t r = r0; r < r1; ++r) f.kernels->f32_activation(act, inter, up + r * inter);
     });
   }
   Linear(f, w.down, hidden, inter, rows, out, h);
@@ -552,12 +584,12 @@ void HeadInto(const Forward& f, const float* x, size_t rows, float* logits) {
   const size_t h = a.hidden_size(), vocab = a.vocab_size();
   ProfileScope scope(f, OpKind::kHead);
   if (f.profile != nullptr) f.profile->head_ops += 2.0 * rows * vocab * h;
-  MatMul(f, f.weights->head, vocab, h, x, h, rows, logits, vocab);
+  MatMul(f, f.weights->head, f.weights->head_fc, vocab, h, x, h, rows, logits, vocab);
   if (a.logits_scale() != 1.0f) {
     for (size_t i = 0; i < rows * vocab; ++i) logits[i] *= a.logits_scale();
   }
   if (f.weights->final_logits_bias != nullptr) {
-    f32_add_bias__ref(rows, vocab, logits, vocab, f.weights->final_logits_bias);
+    f.kernels->f32_add_bias(rows, vocab, logits, vocab, f.weights->final_logits_bias);
   }
 }
 
@@ -692,10 +724,18 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLim
     uint64_t widest_in = h > inter ? h : inter, widest_out = widest_in;
     widest_in = qd > widest_in ? qd : widest_in;
     widest_out = qd > widest_out ? qd : widest_out;
-    if (a.structure() != fb::Structure::EncoderOnly && vocab > widest_out) widest_out = vocab;
     plan->qin = reserve(scratch, rows * widest_in, 1);
     plan->qin_scales = reserve(scratch, rows, f);
-    plan->acc = reserve(scratch, kLinearRows * widest_out, sizeof(int32_t));
+    // [kLinearWideRows, widest layer output] (fewer rows when fewer are run),
+    // and at least [kLinearRows, vocab] for the head.
+    const uint64_t wide_rows = rows < kLinearWideRows ? (rows < kLinearRows ? kLinearRows : rows)
+                                                      : kLinearWideRows;
+    uint64_t acc = wide_rows * widest_out;
+    if (a.structure() != fb::Structure::EncoderOnly && kLinearRows * vocab > acc) {
+      acc = kLinearRows * vocab;
+    }
+    plan->acc_elements = static_cast<size_t>(acc);
+    plan->acc = reserve(scratch, acc, sizeof(int32_t));
   }
   const uint64_t heads = att.num_heads(), kv_heads = att.num_kv_heads();
   if (mode.int8_attention) {
@@ -733,7 +773,7 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLim
 
 Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool* pool,
                       const ForwardPlan& plan, const Arena& activations, const Arena& scratch,
-                      const Arena& kv_cache, Forward* out) {
+                      const Arena& kv_cache, F32FullyConnectedSet* f32_products, Forward* out) {
   const fb::Architecture& a = model.architecture();
   Forward f;
   f.arch = &a;
@@ -743,6 +783,10 @@ Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool
   LayerWeights* layers = activations.At<LayerWeights>(plan.layer_weights);
   ModelWeights* weights = activations.At<ModelWeights>(plan.model_weights);
   OCTET_RETURN_IF_ERROR(ResolveWeights(model, layers, weights));
+  if (f32_products != nullptr) {
+    OCTET_RETURN_IF_ERROR(PrepareF32Products(a, pool != nullptr ? pool->threads() : 1, layers,
+                                             weights, f32_products));
+  }
   f.weights = weights;
   AttentionParams params = BaseParams(a, plan.attention_tile);
   if (const char* error = plan.mode.int8_attention ? Qs8AttentionParamsError(params)
@@ -815,6 +859,7 @@ Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool
     f.qin = scratch.At<int8_t>(plan.qin);
     f.qin_scales = scratch.At<float>(plan.qin_scales);
     f.acc = scratch.At<int32_t>(plan.acc);
+    f.acc_elements = plan.acc_elements;
   }
   if (plan.mode.int8_attention) {
     f.q8 = scratch.At<int8_t>(plan.q8);

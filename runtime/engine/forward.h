@@ -111,7 +111,8 @@ struct ForwardPlan {
   // scratch of int8 matrices (ForwardMode::int8_matrices)
   size_t qin = 0;         // int8 [rows, max(hidden, intermediate, heads * head_dim)]
   size_t qin_scales = 0;  // f32 [rows]
-  size_t acc = 0;         // int32 [kLinearRows, widest output]
+  size_t acc = 0;         // int32 [acc_elements]: MatMul's output block (forward.cc RowBlock)
+  size_t acc_elements = 0;
   // scratch of int8 attention: the quantized queries, and encoder stacks' K, V
   size_t q8 = 0;          // int8 [rows, heads * head_dim]
   size_t q8_scales = 0;   // f32 [rows, heads]
@@ -188,6 +189,7 @@ struct Forward {
   int8_t* qin = nullptr;
   float* qin_scales = nullptr;
   int32_t* acc = nullptr;
+  size_t acc_elements = 0;
   int8_t* q8 = nullptr;
   float* q8_scales = nullptr;
   int8_t* k8 = nullptr;
@@ -209,10 +211,12 @@ struct Forward {
 // `kernels`, which must outlive the Forward; so must `pool` (null: one thread;
 // else its thread count must be the one planned). Results are bit-identical
 // for every thread count: the work is split so that each output value is
-// computed by the same kernel calls whatever the split.
+// computed by the same kernel calls whatever the split. F32 products run on
+// XNNPACK operators created in *f32_products (PrepareF32Products), which must
+// outlive the Forward too; null, or the op unavailable: on f32_gemm__ref.
 Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool* pool,
                       const ForwardPlan& plan, const Arena& activations, const Arena& scratch,
-                      const Arena& kv_cache, Forward* out);
+                      const Arena& kv_cache, F32FullyConnectedSet* f32_products, Forward* out);
 
 // Encoder-only: the last hidden state [batch * seq, hidden].
 const float* RunEncoder(const Forward& f, const int32_t* ids, const uint32_t* lengths,

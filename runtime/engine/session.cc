@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <utility>
 
 #include "core/checked_math.h"
@@ -34,6 +35,10 @@ Status CheckMatrix(const TensorView* t, const char* role) {
     return Status::Error(StatusCode::kInvalidModel, "%s '%s' must be a matrix", role, t->name);
   }
   if (t->dtype == fb::DType::F32) return Status::Ok();
+  if (t->layout != fb::TensorLayout::RowMajor) {
+    return Status::Error(StatusCode::kUnsupported, "%s '%s' is packed; models without layers "
+                         "read row-major matrices", role, t->name);
+  }
   if (t->dtype == fb::DType::I8 && t->quant != nullptr &&
       (t->quant->scheme() == fb::QuantScheme::PerTensor ||
        (t->quant->scheme() == fb::QuantScheme::PerChannel && t->quant->axis() == 0))) {
@@ -282,9 +287,14 @@ Result<Session> Session::Build(const Model& model, const SessionLimits& limits,
   if (layered) {
     // Prepare the forward pass: weights resolved and checked, position tables filled.
     session.layered_ = true;
+    session.f32_products_.reset(new (std::nothrow) F32FullyConnectedSet());
+    if (session.f32_products_ == nullptr) {
+      return Status(StatusCode::kOutOfMemory, "no memory for the session's fp32 products");
+    }
     OCTET_RETURN_IF_ERROR(PrepareForward(model, *session.kernels_, session.pool_.get(),
                                          layout.forward, session.activations_, session.scratch_,
-                                         session.kv_cache_, &session.forward_));
+                                         session.kv_cache_, session.f32_products_.get(),
+                                         &session.forward_));
     session.positions_ = session.activations_.At<uint32_t>(layout.positions);
     session.source_lengths_ = session.positions_ + limits.max_batch;
   }

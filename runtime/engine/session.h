@@ -140,6 +140,9 @@ class Session {
   const KernelTable& kernels() const { return *kernels_; }
   // Threads the session runs on (the resolved SessionLimits::threads).
   uint32_t threads() const { return threads_; }
+  // The XNNPACK operators of an fp32 file's products (ops/f32_fully_connected.h),
+  // or null / empty when they run f32_gemm__ref (or the file is int8).
+  const F32FullyConnectedSet* f32_products() const { return f32_products_.get(); }
 
  private:
   struct Layout;
@@ -156,6 +159,10 @@ class Session {
   const Model* model_ = nullptr;
   const KernelTable* kernels_ = nullptr;
   std::unique_ptr<ThreadPool> pool_;  // created with the session; moves with it
+  // fp32 files: the XNNPACK operators of the F32 products (packed copies of
+  // the matrices), created with the session, deleted with it; the Forward's
+  // weights point at them.
+  std::unique_ptr<F32FullyConnectedSet> f32_products_;
   uint32_t threads_ = 1;
   SessionLimits limits_;
   SessionPlan plan_;

@@ -39,7 +39,9 @@ class Resolver {
   }
 
   // A matrix [rows, cols]: F32, or I8 with per-row (axis 0) symmetric scales.
-  Status GetMatrix(const char* name, uint32_t rows, uint32_t cols, bool required, Matrix* out) {
+  // Packed I8 (the GEMM's tiles) only where products read it (lookup false).
+  Status GetMatrix(const char* name, uint32_t rows, uint32_t cols, bool required, Matrix* out,
+                   bool lookup = false) {
     *out = Matrix();
     const TensorView* t = model_.Find(name);
     if (t == nullptr || t->dtype != fb::DType::I8) {
@@ -66,7 +68,15 @@ class Resolver {
       return Status::Error(StatusCode::kUnsupported, "tensor '%s': %u columns exceed the int8 "
                            "GEMM's limit", name, cols);
     }
-    out->q8 = static_cast<const int8_t*>(t->data);
+    if (t->layout == fb::TensorLayout::PackedQs8N16K4) {
+      if (lookup) {
+        return Status::Error(StatusCode::kInvalidModel, "tensor '%s' is packed for products, "
+                             "but its rows are looked up", name);
+      }
+      out->packed = static_cast<const int8_t*>(t->data);
+    } else {
+      out->q8 = static_cast<const int8_t*>(t->data);
+    }
     out->scales = q->scales()->data();
     return Status::Ok();
   }
@@ -189,14 +199,14 @@ Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* ou
   Resolver r(model);
 
   OCTET_RETURN_IF_ERROR(
-      r.GetMatrix("token_embedding", vocab, h, true, &out->token_embedding));
+      r.GetMatrix("token_embedding", vocab, h, true, &out->token_embedding, true));
   if (a.position() == fb::PositionKind::Learned) {
     OCTET_RETURN_IF_ERROR(r.GetMatrix("position_embedding", a.max_positions(), h, true,
-                                      &out->position_embedding));
+                                      &out->position_embedding, true));
   }
   if (a.type_vocab_size() > 0) {
     OCTET_RETURN_IF_ERROR(r.GetMatrix("token_type_embedding", a.type_vocab_size(), h, true,
-                                      &out->token_type_embedding));
+                                      &out->token_type_embedding, true));
   }
   OCTET_RETURN_IF_ERROR(
       r.Norm("embedding_norm", a, a.family() == fb::Family::Bert, &out->embedding_norm));
@@ -245,6 +255,41 @@ Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* ou
                                 &out->final_logits_bias));
   }
   return Status::Ok();
+}
+
+Status PrepareF32Products(const fb::Architecture& a, size_t threads, LayerWeights* layers,
+                          ModelWeights* weights, F32FullyConnectedSet* set) {
+  if (F32FullyConnectedUnavailable() != nullptr) return Status::Ok();
+  // Calls fn(weight, bias, n, k, &fc) for every F32 product: each linear layer
+  // (absent ones have no weight), then the head.
+  auto for_each_product = [&](auto&& fn) -> Status {
+    for (size_t l = 0; l < LayerWeightsCount(a); ++l) {
+      LayerWeights& w = layers[l];
+      for (LinearWeights* lw : {&w.attn.q, &w.attn.k, &w.attn.v, &w.attn.o, &w.cross_attn.q,
+                                &w.cross_attn.k, &w.cross_attn.v, &w.cross_attn.o, &w.gate,
+                                &w.up, &w.down}) {
+        if (lw->weight.f32 == nullptr || lw->out == 0 || lw->in == 0) continue;
+        OCTET_RETURN_IF_ERROR(fn(lw->weight.f32, lw->bias, lw->out, lw->in, &lw->fc));
+      }
+    }
+    if (weights->head.f32 != nullptr && a.vocab_size() > 0 && a.hidden_size() > 0) {
+      return fn(weights->head.f32, nullptr, a.vocab_size(), a.hidden_size(), &weights->head_fc);
+    }
+    return Status::Ok();
+  };
+  size_t count = 0;
+  OCTET_RETURN_IF_ERROR(for_each_product(
+      [&](const float*, const float*, size_t, size_t, const F32FullyConnected**) {
+        ++count;
+        return Status::Ok();
+      }));
+  if (count == 0) return Status::Ok();
+  OCTET_RETURN_IF_ERROR(set->Reserve(count));
+  return for_each_product([&](const float* weight, const float* bias, size_t n, size_t k,
+                              const F32FullyConnected** out) {
+    OCTET_ASSIGN_OR_RETURN(*out, set->Add(n, k, weight, bias, threads));
+    return Status::Ok();
+  });
 }
 
 }  // namespace octet

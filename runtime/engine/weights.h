@@ -9,7 +9,7 @@
 // are F32.
 //
 // Pointers point into the Model's mapping; a struct is valid while the Model
-// lives. Absent optional tensors (biases the architecture does not have, the
+// lives (the fc pointers: while the session that prepared them). Absent optional tensors (biases the architecture does not have, the
 // cross-attention of layers that have none, ...) are null.
 #pragma once
 
@@ -19,6 +19,7 @@
 #include "core/status.h"
 #include "format/model.h"
 #include "format/tensor_names.h"
+#include "ops/f32_fully_connected.h"
 
 namespace octet {
 
@@ -32,8 +33,10 @@ struct NormWeights {
 struct Matrix {
   const float* f32 = nullptr;     // [rows, cols], or null
   const int8_t* q8 = nullptr;     // [rows, cols], or null
-  const float* scales = nullptr;  // [rows] with q8
-  bool present() const { return f32 != nullptr || q8 != nullptr; }
+  const int8_t* packed = nullptr; // int8 in the GEMM's packed tiles (kernels/qs8_packed_gemm.h),
+                                  // or null; matrices that products read, never lookups
+  const float* scales = nullptr;  // [rows] with q8 or packed
+  bool present() const { return f32 != nullptr || q8 != nullptr || packed != nullptr; }
 };
 
 // y[rows, out] = x[rows, in] · weightᵀ (+ bias).
@@ -42,6 +45,9 @@ struct LinearWeights {
   const float* bias = nullptr;    // [out] or null
   uint32_t out = 0;
   uint32_t in = 0;
+  // F32 weight: the session's XNNPACK operators for weight and bias
+  // (PrepareF32Products), or null (f32_gemm__ref runs the product).
+  const F32FullyConnected* fc = nullptr;
 };
 
 struct AttentionWeights {
@@ -80,6 +86,7 @@ struct ModelWeights {
   StackWeights decoder;                         // decoder-only and encoder-decoder
   Matrix head;                                  // [vocab, hidden]: lm_head or the tied embedding
   const float* final_logits_bias = nullptr;     // [vocab] (Marian)
+  const F32FullyConnected* head_fc = nullptr;   // F32 head: as LinearWeights::fc (no bias)
 };
 
 // True when the model has transformer layers (the forward pass runs it); false
@@ -99,5 +106,14 @@ size_t LayerWeightsCount(const fb::Architecture& a);
 bool UsesInt8Attention(const Model& model);
 
 Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* out);
+
+// Prepare, after ResolveWeights (the same layers and weights): creates in *set
+// the XNNPACK operators (ops/f32_fully_connected.h) of every F32 matrix product,
+// the layers' linear weights with their biases and the LM head, for `threads`
+// threads, and points LinearWeights::fc and ModelWeights::head_fc at them. Does
+// nothing (the products stay on f32_gemm__ref) when the op is unavailable or
+// the model has no F32 product. *set must outlive every use of the weights.
+Status PrepareF32Products(const fb::Architecture& a, size_t threads, LayerWeights* layers,
+                          ModelWeights* weights, F32FullyConnectedSet* set);
 
 }  // namespace octet

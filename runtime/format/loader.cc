@@ -12,6 +12,7 @@
 
 #include "core/checked_math.h"
 #include "format/model.h"
+#include "kernels/qs8_packed_gemm.h"  // the packed layout's constants (header only)
 
 namespace octet {
 namespace {
@@ -224,6 +225,66 @@ Status CheckQuantization(const fb::Tensor& t, const TensorView& v) {
   return Status::Ok();
 }
 
+// Bytes of an int8 [n, k] matrix in PackedQs8N16K4 tiles (kernels/qs8_packed_gemm.h).
+uint64_t PackedQs8Bytes(uint64_t n, uint64_t k) {
+  const uint64_t kp = (k + kQs8PackedKGroup - 1) / kQs8PackedKGroup * kQs8PackedKGroup;
+  return (n + kQs8PackedNr - 1) / kQs8PackedNr * (kQs8PackedCorrBytes + kQs8PackedNr * kp);
+}
+
+// The packed tiles' derived bytes are what the packing function writes: every
+// corr[c] is -128 x the sum of its channel's weights, and the padding (k past
+// K, channels past N) is zero. A wrong corr would not endanger memory, but it
+// would make the kernels that use it disagree with the ones that do not.
+Status CheckPackedQs8(const TensorView& v) {
+  const size_t n = v.shape[0], k = v.shape[1];
+  const size_t groups = (k + kQs8PackedKGroup - 1) / kQs8PackedKGroup;
+  const size_t tile_bytes = kQs8PackedCorrBytes + kQs8PackedNr * groups * kQs8PackedKGroup;
+  const uint8_t* base = static_cast<const uint8_t*>(v.data);
+  for (size_t j = 0; j * kQs8PackedNr < n; ++j) {
+    const uint8_t* tile = base + j * tile_bytes;
+    const int8_t* w = reinterpret_cast<const int8_t*>(tile + kQs8PackedCorrBytes);
+    const size_t valid = n - j * kQs8PackedNr < kQs8PackedNr ? n - j * kQs8PackedNr : kQs8PackedNr;
+    // Per byte position of a group (channel c, k offset t at c * 4 + t): a
+    // plain loop over 64 contiguous bytes, which compilers vectorize.
+    int32_t lanes[kQs8PackedNr * kQs8PackedKGroup] = {0};
+    int32_t padding = 0;  // OR of the bytes that must be zero
+    const size_t group_bytes = kQs8PackedNr * kQs8PackedKGroup;
+    for (size_t g = 0; g < groups; ++g) {
+      const int8_t* row = w + g * group_bytes;  // [16][4]
+      for (size_t i = 0; i < group_bytes; ++i) lanes[i] += row[i];
+    }
+    const int8_t* last = w + (groups - 1) * group_bytes;  // k past K: the last group's tail
+    for (size_t c = 0; c < kQs8PackedNr; ++c) {
+      for (size_t t = k - (groups - 1) * kQs8PackedKGroup; t < kQs8PackedKGroup; ++t) {
+        padding |= last[c * kQs8PackedKGroup + t];
+      }
+    }
+    int32_t sums[kQs8PackedNr];
+    for (size_t c = 0; c < kQs8PackedNr; ++c) {
+      sums[c] = lanes[c * 4] + lanes[c * 4 + 1] + lanes[c * 4 + 2] + lanes[c * 4 + 3];
+    }
+    for (size_t c = valid; c < kQs8PackedNr; ++c) {  // channels past N: all zero
+      for (size_t g = 0; g < groups; ++g) {
+        for (size_t t = 0; t < kQs8PackedKGroup; ++t) {
+          padding |= w[g * group_bytes + c * kQs8PackedKGroup + t];
+        }
+      }
+    }
+    for (size_t c = 0; c < kQs8PackedNr; ++c) {
+      int32_t corr;
+      std::memcpy(&corr, tile + c * sizeof(int32_t), sizeof(corr));
+      if (corr != -128 * sums[c]) {
+        return Status::Error(kBad, "tensor '%s': packed tile %zu, channel %zu: row sum "
+                             "correction %d, expected %d", v.name, j, c, corr, -128 * sums[c]);
+      }
+    }
+    if (padding != 0) {
+      return Status::Error(kBad, "tensor '%s': packed tile %zu has non-zero padding", v.name, j);
+    }
+  }
+  return Status::Ok();
+}
+
 Status BuildTensorView(const fb::Tensor& t, size_t index, const uint8_t* data_segment,
                        uint64_t data_size, TensorView* v) {
   OCTET_RETURN_IF_ERROR(CheckName(t.name(), "tensor", index));
@@ -252,8 +313,23 @@ Status BuildTensorView(const fb::Tensor& t, size_t index, const uint8_t* data_se
     }
   }
   v->numel = numel;
+  v->layout = t.layout();
   uint64_t bytes = 0;
-  if (!CheckedMul(numel, element_size, &bytes) || bytes != t.size()) {
+  if (v->layout == fb::TensorLayout::PackedQs8N16K4) {
+    if (v->dtype != fb::DType::I8 || v->rank != 2 || v->shape[1] > kQs8GemmMaxK) {
+      return Status::Error(kBad, "tensor '%s' is packed but not an int8 matrix with at most "
+                           "%zu columns", v->name, kQs8GemmMaxK);
+    }
+    bytes = PackedQs8Bytes(v->shape[0], v->shape[1]);
+    if (bytes != t.size()) {
+      return Status::Error(kBad, "tensor '%s': size %llu bytes, but its packed tiles take %llu",
+                           v->name, static_cast<unsigned long long>(t.size()),
+                           static_cast<unsigned long long>(bytes));
+    }
+  } else if (v->layout != fb::TensorLayout::RowMajor) {
+    return Status::Error(kBad, "tensor '%s' has unknown layout %d", v->name,
+                         static_cast<int>(v->layout));
+  } else if (!CheckedMul(numel, element_size, &bytes) || bytes != t.size()) {
     return Status::Error(kBad, "tensor '%s': size %llu bytes does not match shape x %s", v->name,
                          static_cast<unsigned long long>(t.size()), DTypeName(v->dtype));
   }
@@ -271,6 +347,7 @@ Status BuildTensorView(const fb::Tensor& t, size_t index, const uint8_t* data_se
   v->data = data_segment + t.offset();
   v->size = t.size();
   OCTET_RETURN_IF_ERROR(CheckQuantization(t, *v));
+  if (v->layout == fb::TensorLayout::PackedQs8N16K4) OCTET_RETURN_IF_ERROR(CheckPackedQs8(*v));
   const fb::Quantization* q = t.quant();
   v->quant = (q != nullptr && q->scheme() != fb::QuantScheme::None) ? q : nullptr;
   return Status::Ok();

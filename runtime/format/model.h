@@ -24,7 +24,7 @@ namespace octet {
 
 // The format this build writes and reads. Readers reject a newer major.
 constexpr uint16_t kFormatMajor = 1;
-constexpr uint16_t kFormatMinor = 0;
+constexpr uint16_t kFormatMinor = 1;  // 1.1: packed int8 matrices (Tensor.layout)
 constexpr uint64_t kDataAlignment = 64;
 constexpr int kMaxTensorRank = 8;
 
@@ -51,6 +51,9 @@ struct TensorView {
   const void* data = nullptr;             // inside the mapped file, 64-byte aligned
   uint64_t size = 0;                      // bytes
   const fb::Quantization* quant = nullptr;  // null when not quantized
+  // RowMajor, or PackedQs8N16K4: an int8 [N, K] matrix in the int8 GEMM's packed
+  // tiles (kernels/qs8_packed_gemm.h), whose row sums the loader has checked.
+  fb::TensorLayout layout = fb::TensorLayout::RowMajor;
 };
 
 class Model {

@@ -26,6 +26,22 @@ const KernelVariant<Qs8GemmFn> kQs8GemmVariants[] = {
     {"qs8_gemm__ref", qs8_gemm__ref, 0},
 };
 
+const KernelVariant<Qs8PackedGemmFn> kQs8PackedGemmVariants[] = {
+#if defined(OCTET_KERNELS_X86)
+    {"qs8_packed_gemm_8x32c4__avx512vnni", qs8_packed_gemm_8x32c4__avx512vnni,
+     kCpuX86Avx512Vnni | kCpuX86Avx2},
+    {"qs8_packed_gemm_4x8c4__avx2", qs8_packed_gemm_4x8c4__avx2, kCpuX86Avx2},
+#endif
+#if defined(OCTET_KERNELS_NEONDOT)
+    {"qs8_packed_gemm_4x16c4__neondot", qs8_packed_gemm_4x16c4__neondot,
+     kCpuArmNeon | kCpuArmDotProd},
+#endif
+#if defined(OCTET_KERNELS_NEON)
+    {"qs8_packed_gemm_4x8c4__neon", qs8_packed_gemm_4x8c4__neon, kCpuArmNeon},
+#endif
+    {"qs8_packed_gemm__ref", qs8_packed_gemm__ref, 0},
+};
+
 // No dotprod variant: sdot is signed x signed and P is 0..255 (kernels/qu8s8_pv.h).
 const KernelVariant<Qu8s8PvFn> kQu8s8PvVariants[] = {
 #if defined(OCTET_KERNELS_X86)
@@ -64,6 +80,96 @@ const KernelVariant<Qs8DequantizeRowsFn> kQs8DequantizeRowsVariants[] = {
     {"qs8_dequantize_rows__ref", qs8_dequantize_rows__ref, 0},
 };
 
+// The float kernels: one generic body (kernels/f32_vector_kernels.h) per ISA. The
+// AVX-512 files need F, BW and VL, which kCpuX86Avx512Vnni includes.
+const KernelVariant<F32LayerNormFn> kF32LayerNormVariants[] = {
+#if defined(OCTET_KERNELS_X86)
+    {"f32_layernorm__avx512", f32_layernorm__avx512, kCpuX86Avx512Vnni | kCpuX86Avx2},
+    {"f32_layernorm__avx2", f32_layernorm__avx2, kCpuX86Avx2},
+#endif
+#if defined(OCTET_KERNELS_NEON)
+    {"f32_layernorm__neon", f32_layernorm__neon, kCpuArmNeon},
+#endif
+    {"f32_layernorm__ref", f32_layernorm__ref, 0},
+};
+
+const KernelVariant<F32RmsNormFn> kF32RmsNormVariants[] = {
+#if defined(OCTET_KERNELS_X86)
+    {"f32_rmsnorm__avx512", f32_rmsnorm__avx512, kCpuX86Avx512Vnni | kCpuX86Avx2},
+    {"f32_rmsnorm__avx2", f32_rmsnorm__avx2, kCpuX86Avx2},
+#endif
+#if defined(OCTET_KERNELS_NEON)
+    {"f32_rmsnorm__neon", f32_rmsnorm__neon, kCpuArmNeon},
+#endif
+    {"f32_rmsnorm__ref", f32_rmsnorm__ref, 0},
+};
+
+const KernelVariant<F32ActivationFn> kF32ActivationVariants[] = {
+#if defined(OCTET_KERNELS_X86)
+    {"f32_activation__avx512", f32_activation__avx512, kCpuX86Avx512Vnni | kCpuX86Avx2},
+    {"f32_activation__avx2", f32_activation__avx2, kCpuX86Avx2},
+#endif
+#if defined(OCTET_KERNELS_NEON)
+    {"f32_activation__neon", f32_activation__neon, kCpuArmNeon},
+#endif
+    {"f32_activation__ref", f32_activation__ref, 0},
+};
+
+const KernelVariant<F32GatedActivationFn> kF32GatedActivationVariants[] = {
+#if defined(OCTET_KERNELS_X86)
+    {"f32_gated_activation__avx512", f32_gated_activation__avx512, kCpuX86Avx512Vnni | kCpuX86Avx2},
+    {"f32_gated_activation__avx2", f32_gated_activation__avx2, kCpuX86Avx2},
+#endif
+#if defined(OCTET_KERNELS_NEON)
+    {"f32_gated_activation__neon", f32_gated_activation__neon, kCpuArmNeon},
+#endif
+    {"f32_gated_activation__ref", f32_gated_activation__ref, 0},
+};
+
+const KernelVariant<F32AddBiasFn> kF32AddBiasVariants[] = {
+#if defined(OCTET_KERNELS_X86)
+    {"f32_add_bias__avx512", f32_add_bias__avx512, kCpuX86Avx512Vnni | kCpuX86Avx2},
+    {"f32_add_bias__avx2", f32_add_bias__avx2, kCpuX86Avx2},
+#endif
+#if defined(OCTET_KERNELS_NEON)
+    {"f32_add_bias__neon", f32_add_bias__neon, kCpuArmNeon},
+#endif
+    {"f32_add_bias__ref", f32_add_bias__ref, 0},
+};
+
+const KernelVariant<F32AddFn> kF32AddVariants[] = {
+#if defined(OCTET_KERNELS_X86)
+    {"f32_add__avx512", f32_add__avx512, kCpuX86Avx512Vnni | kCpuX86Avx2},
+    {"f32_add__avx2", f32_add__avx2, kCpuX86Avx2},
+#endif
+#if defined(OCTET_KERNELS_NEON)
+    {"f32_add__neon", f32_add__neon, kCpuArmNeon},
+#endif
+    {"f32_add__ref", f32_add__ref, 0},
+};
+
+const KernelVariant<F32RopeFn> kF32RopeVariants[] = {
+#if defined(OCTET_KERNELS_X86)
+    {"f32_rope__avx512", f32_rope__avx512, kCpuX86Avx512Vnni | kCpuX86Avx2},
+    {"f32_rope__avx2", f32_rope__avx2, kCpuX86Avx2},
+#endif
+#if defined(OCTET_KERNELS_NEON)
+    {"f32_rope__neon", f32_rope__neon, kCpuArmNeon},
+#endif
+    {"f32_rope__ref", f32_rope__ref, 0},
+};
+
+const KernelVariant<Qs8SoftmaxTileFn> kQs8SoftmaxTileVariants[] = {
+#if defined(OCTET_KERNELS_X86)
+    {"qs8_softmax_tile__avx512", qs8_softmax_tile__avx512, kCpuX86Avx512Vnni | kCpuX86Avx2},
+    {"qs8_softmax_tile__avx2", qs8_softmax_tile__avx2, kCpuX86Avx2},
+#endif
+#if defined(OCTET_KERNELS_NEON)
+    {"qs8_softmax_tile__neon", qs8_softmax_tile__neon, kCpuArmNeon},
+#endif
+    {"qs8_softmax_tile__ref", qs8_softmax_tile__ref, 0},
+};
+
 // The first (fastest) variant whose features are all present.
 template <typename Fn>
 const KernelVariant<Fn>& Select(const KernelVariant<Fn>* variants, size_t count,
@@ -74,6 +180,17 @@ const KernelVariant<Fn>& Select(const KernelVariant<Fn>* variants, size_t count,
     }
   }
   return variants[count - 1];  // the reference runs everywhere
+}
+
+// Sets *fn and *name to the variant Select picks from list(&count).
+template <typename Fn>
+void Choose(const KernelVariant<Fn>* (*list)(size_t*), uint32_t cpu_features, Fn* fn,
+            const char** name) {
+  size_t count = 0;
+  const KernelVariant<Fn>* variants = list(&count);
+  const KernelVariant<Fn>& chosen = Select(variants, count, cpu_features);
+  *fn = chosen.fn;
+  *name = chosen.name;
 }
 
 }  // namespace
@@ -98,6 +215,51 @@ const KernelVariant<Qs8GemmFn>* Qs8GemmVariants(size_t* count) {
   return kQs8GemmVariants;
 }
 
+const KernelVariant<Qs8PackedGemmFn>* Qs8PackedGemmVariants(size_t* count) {
+  *count = sizeof(kQs8PackedGemmVariants) / sizeof(kQs8PackedGemmVariants[0]);
+  return kQs8PackedGemmVariants;
+}
+
+const KernelVariant<F32LayerNormFn>* F32LayerNormVariants(size_t* count) {
+  *count = sizeof(kF32LayerNormVariants) / sizeof(kF32LayerNormVariants[0]);
+  return kF32LayerNormVariants;
+}
+
+const KernelVariant<F32RmsNormFn>* F32RmsNormVariants(size_t* count) {
+  *count = sizeof(kF32RmsNormVariants) / sizeof(kF32RmsNormVariants[0]);
+  return kF32RmsNormVariants;
+}
+
+const KernelVariant<F32ActivationFn>* F32ActivationVariants(size_t* count) {
+  *count = sizeof(kF32ActivationVariants) / sizeof(kF32ActivationVariants[0]);
+  return kF32ActivationVariants;
+}
+
+const KernelVariant<F32GatedActivationFn>* F32GatedActivationVariants(size_t* count) {
+  *count = sizeof(kF32GatedActivationVariants) / sizeof(kF32GatedActivationVariants[0]);
+  return kF32GatedActivationVariants;
+}
+
+const KernelVariant<F32AddBiasFn>* F32AddBiasVariants(size_t* count) {
+  *count = sizeof(kF32AddBiasVariants) / sizeof(kF32AddBiasVariants[0]);
+  return kF32AddBiasVariants;
+}
+
+const KernelVariant<F32AddFn>* F32AddVariants(size_t* count) {
+  *count = sizeof(kF32AddVariants) / sizeof(kF32AddVariants[0]);
+  return kF32AddVariants;
+}
+
+const KernelVariant<F32RopeFn>* F32RopeVariants(size_t* count) {
+  *count = sizeof(kF32RopeVariants) / sizeof(kF32RopeVariants[0]);
+  return kF32RopeVariants;
+}
+
+const KernelVariant<Qs8SoftmaxTileFn>* Qs8SoftmaxTileVariants(size_t* count) {
+  *count = sizeof(kQs8SoftmaxTileVariants) / sizeof(kQs8SoftmaxTileVariants[0]);
+  return kQs8SoftmaxTileVariants;
+}
+
 KernelTable SelectKernels(uint32_t cpu_features) {
   KernelTable table{};
   size_t count = 0;
@@ -105,6 +267,10 @@ KernelTable SelectKernels(uint32_t cpu_features) {
   const KernelVariant<Qs8GemmFn>& gemm = Select(gemms, count, cpu_features);
   table.qs8_gemm = gemm.fn;
   table.qs8_gemm_name = gemm.name;
+  const KernelVariant<Qs8PackedGemmFn>& packed_gemm =
+      Select(Qs8PackedGemmVariants(&count), count, cpu_features);
+  table.qs8_packed_gemm = packed_gemm.fn;
+  table.qs8_packed_gemm_name = packed_gemm.name;
   const KernelVariant<Qu8s8PvFn>* pvs = Qu8s8PvVariants(&count);
   const KernelVariant<Qu8s8PvFn>& pv = Select(pvs, count, cpu_features);
   table.qu8s8_pv = pv.fn;
@@ -117,6 +283,16 @@ KernelTable SelectKernels(uint32_t cpu_features) {
       Select(Qs8DequantizeRowsVariants(&count), count, cpu_features);
   table.qs8_dequantize_rows = dequantize.fn;
   table.qs8_dequantize_rows_name = dequantize.name;
+  Choose(F32LayerNormVariants, cpu_features, &table.f32_layernorm, &table.f32_layernorm_name);
+  Choose(F32RmsNormVariants, cpu_features, &table.f32_rmsnorm, &table.f32_rmsnorm_name);
+  Choose(F32ActivationVariants, cpu_features, &table.f32_activation, &table.f32_activation_name);
+  Choose(F32GatedActivationVariants, cpu_features, &table.f32_gated_activation,
+         &table.f32_gated_activation_name);
+  Choose(F32AddBiasVariants, cpu_features, &table.f32_add_bias, &table.f32_add_bias_name);
+  Choose(F32AddVariants, cpu_features, &table.f32_add, &table.f32_add_name);
+  Choose(F32RopeVariants, cpu_features, &table.f32_rope, &table.f32_rope_name);
+  Choose(Qs8SoftmaxTileVariants, cpu_features, &table.qs8_softmax_tile,
+         &table.qs8_softmax_tile_name);
   return table;
 }
 

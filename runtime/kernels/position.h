@@ -88,6 +88,16 @@ struct F32RopeParams {
 typedef void (*F32RopeFn)(const F32RopeParams& params, float* x, size_t ldx);
 void f32_rope__ref(const F32RopeParams& params, float* x, size_t ldx);
 
+// Vector variants (kernels/f32_vector_kernels.h), listed in kernel_table.cc: cos and
+// sin by ScalarSinCos's algorithm on vectors of doubles (armv7: ScalarSinCos
+// itself), 64 pairs at a time, then the rotation of every head on float vectors.
+// The same operations in the same order as the reference, all compiled without
+// contraction: bit-identical results, except on AArch32, where NEON flushes
+// subnormal products to zero (an absolute difference below 2^-125).
+void f32_rope__avx2(const F32RopeParams& params, float* x, size_t ldx);
+void f32_rope__avx512(const F32RopeParams& params, float* x, size_t ldx);
+void f32_rope__neon(const F32RopeParams& params, float* x, size_t ldx);
+
 // ---------------------------------------------------------------------------
 // Sinusoidal encodings, written (not added) for positions pos0..pos0 + len - 1.
 // Computed in double and rounded to float, as the numpy/torch code that defines

@@ -1,22 +1,20 @@
 #include "ops/qs8_attention.h"
 
-#include "core/quant.h"
-#include "kernels/scalar_math.h"
-
 namespace octet {
 namespace {
-
-constexpr float kMasked = -__builtin_inff();
 
 size_t AlignUp64(size_t n) { return (n + 63) & ~static_cast<size_t>(63); }
 
 // Where the scratch's pieces sit (bytes), for a tile and head_dim.
 struct ScratchLayout {
-  size_t logits = 0;  // f32 [rows, tile]: s_j, then w_j; kMasked where masked
-  size_t qk = 0;      // int32 [rows, tile]: S
-  size_t p = 0;       // uint8 [rows, tile]: P
-  size_t pv = 0;      // int32 [rows, head_dim]: P · V of one tile
-  size_t acc = 0;     // f32 [rows, head_dim]: the running output
+  size_t logits = 0;    // f32 [rows, tile]: the softmax kernel's work (s_j, then w_j)
+  size_t qk = 0;        // int32 [rows, tile]: S
+  size_t k_scales = 0;  // f32 [tile]: the tile's K scales of one kv head
+  size_t v_scales = 0;  // f32 [tile]: its V scales
+  size_t bias = 0;      // f32 [tile]: one row's biases (ALiBi, T5)
+  size_t p = 0;         // uint8 [rows, tile]: P
+  size_t pv = 0;        // int32 [rows, head_dim]: P · V of one tile
+  size_t acc = 0;       // f32 [rows, head_dim]: the running output
   size_t bytes = 0;
 };
 
@@ -28,6 +26,12 @@ ScratchLayout Layout(size_t tile, size_t head_dim) {
   at = AlignUp64(at + rows * tile * sizeof(float));
   l.qk = at;
   at = AlignUp64(at + rows * tile * sizeof(int32_t));
+  l.k_scales = at;
+  at = AlignUp64(at + tile * sizeof(float));
+  l.v_scales = at;
+  at = AlignUp64(at + tile * sizeof(float));
+  l.bias = at;
+  at = AlignUp64(at + tile * sizeof(float));
   l.p = at;
   at = AlignUp64(at + rows * tile);
   l.pv = at;
@@ -62,11 +66,16 @@ void qs8_attention(const Qs8AttentionKernels& kernels, const AttentionParams& p,
   AttentionHeads(p, &h_begin, &h_end);
   const ScratchLayout layout = Layout(tile, head_dim);
   uint8_t* base = static_cast<uint8_t*>(scratch);
-  float* logits = reinterpret_cast<float*>(base + layout.logits);  // [rows, tile]
-  int32_t* qk = reinterpret_cast<int32_t*>(base + layout.qk);      // [rows, tile]
-  uint8_t* probs = base + layout.p;                                // [rows, tile]
-  int32_t* pv = reinterpret_cast<int32_t*>(base + layout.pv);      // [rows, head_dim]
-  float* acc = reinterpret_cast<float*>(base + layout.acc);        // [rows, head_dim]
+  float* logits = reinterpret_cast<float*>(base + layout.logits);           // [rows, tile]
+  int32_t* qk = reinterpret_cast<int32_t*>(base + layout.qk);               // [rows, tile]
+  float* tile_k_scales = reinterpret_cast<float*>(base + layout.k_scales);  // [tile]
+  float* tile_v_scales = reinterpret_cast<float*>(base + layout.v_scales);  // [tile]
+  float* tile_bias = reinterpret_cast<float*>(base + layout.bias);          // [tile]
+  const bool has_bias = p.alibi_slopes != nullptr || p.t5_bias != nullptr;
+  uint8_t* probs = base + layout.p;                            // [rows, tile]
+  int32_t* pv = reinterpret_cast<int32_t*>(base + layout.pv);  // [rows, head_dim]
+  float* acc = reinterpret_cast<float*>(base + layout.acc);    // [rows, head_dim]
+  constexpr float kMasked = -__builtin_inff();
   float running_max[kQs8AttentionRows], running_sum[kQs8AttentionRows];
   float q_scale[kQs8AttentionRows], p_scale[kQs8AttentionRows];
   size_t lo[kQs8AttentionRows], hi[kQs8AttentionRows];
@@ -96,58 +105,38 @@ void qs8_attention(const Qs8AttentionKernels& kernels, const AttentionParams& p,
         const size_t n = block_hi - t0 < tile ? block_hi - t0 : tile;
         // S = Q · Kᵀ for the block's rows and the tile's keys.
         kernels.qk(rows, n, head_dim, qh, ldq, k + t0 * ldk + kv_offset, ldk, qk, tile);
+        // The tile's K and V scales of kv head g, contiguous for the softmax kernel.
+        for (size_t t = 0; t < n; ++t) {
+          tile_k_scales[t] = k_scales[(t0 + t) * kv_heads + kv_head];
+          tile_v_scales[t] = v_scales[(t0 + t) * kv_heads + kv_head];
+        }
         bool any = false;
         for (size_t r = 0; r < rows; ++r) {
-          const size_t pos = p.q_pos0 + i0 + r;
-          float* s = logits + r * tile;    // [n]
-          uint8_t* pr = probs + r * tile;  // [n]
-          float tile_max = kMasked;
-          for (size_t t = 0; t < n; ++t) {
-            const size_t j = t0 + t;
-            if (j < lo[r] || j >= hi[r] || (p.key_mask != nullptr && p.key_mask[j] == 0)) {
-              s[t] = kMasked;
-              continue;
-            }
-            const float kscale = k_scales[j * kv_heads + kv_head];
-            s[t] = static_cast<float>(qk[r * tile + t]) * (q_scale[r] * kscale) +
-                   AttentionBias(p, h, pos, j);
-            tile_max = s[t] > tile_max ? s[t] : tile_max;
+          // The row's softmax update and P (kernels/qs8_softmax_tile.h).
+          Qs8SoftmaxTileParams sp;
+          sp.n = n;
+          sp.lo = lo[r] > t0 ? (lo[r] - t0 < n ? lo[r] - t0 : n) : 0;
+          sp.hi = hi[r] > t0 ? (hi[r] - t0 < n ? hi[r] - t0 : n) : 0;
+          sp.key_mask = p.key_mask != nullptr ? p.key_mask + t0 : nullptr;
+          sp.qk = qk + r * tile;
+          sp.q_scale = q_scale[r];
+          sp.k_scales = tile_k_scales;
+          sp.v_scales = tile_v_scales;
+          if (has_bias) {
+            const size_t pos = p.q_pos0 + i0 + r;
+            for (size_t t = sp.lo; t < sp.hi; ++t) tile_bias[t] = AttentionBias(p, h, pos, t0 + t);
+            sp.bias = tile_bias;
           }
-          p_scale[r] = 0.0f;
-          if (!(tile_max > kMasked)) {  // no visible key in this tile for this row
-            for (size_t t = 0; t < n; ++t) pr[t] = 0;
-            continue;
-          }
-          any = true;
-          if (tile_max > running_max[r]) {
-            // exp(-inf) = 0 on the row's first visible tile, when acc and the sum are 0.
-            const float correction = static_cast<float>(ScalarExp(running_max[r] - tile_max));
-            running_sum[r] *= correction;
+          float correction = 1.0f;
+          p_scale[r] = kernels.softmax(sp, &running_max[r], &running_sum[r], &correction,
+                                       logits + r * tile, probs + r * tile);
+          if (correction != 1.0f) {
+            // The running max grew: rescale what the accumulator holds (0 on the
+            // row's first visible tile, when the correction is 0).
             float* a = acc + r * head_dim;
             for (size_t d = 0; d < head_dim; ++d) a[d] *= correction;
-            running_max[r] = tile_max;
           }
-          // e_j, the sum, and w_j = e_j * v_scale in place of s_j.
-          float w_max = 0.0f;
-          for (size_t t = 0; t < n; ++t) {
-            if (s[t] == kMasked) continue;
-            const float e = static_cast<float>(ScalarExp(s[t] - running_max[r]));
-            running_sum[r] += e;
-            const float w = e * v_scales[(t0 + t) * kv_heads + kv_head];
-            s[t] = w;
-            w_max = w > w_max ? w : w_max;
-          }
-          p_scale[r] = w_max / 255.0f;  // the real weight that P = 1 stands for
-          const float inv = w_max > 0.0f ? 255.0f / w_max : 0.0f;
-          for (size_t t = 0; t < n; ++t) {
-            if (s[t] == kMasked) {
-              pr[t] = 0;
-              continue;
-            }
-            float x = s[t] * inv;
-            x = x > 255.0f ? 255.0f : (x >= 0.0f ? x : 0.0f);  // NaN (malformed model) -> 0
-            pr[t] = static_cast<uint8_t>(RoundHalfEven(x));
-          }
+          any = any || p_scale[r] > 0.0f;
         }
         if (!any) continue;
         // P · V for the block's rows (rows without visible keys have P = 0).

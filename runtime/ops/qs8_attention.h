@@ -1,11 +1,25 @@
 // qs8_attention: int8 attention for one sequence, all heads, tiled with an
 // online softmax. Both matrix products run in int8 through the dispatch
 // table's integer kernels (Q·Kᵀ: kernels/qs8_gemm.h, P·V: kernels/qu8s8_pv.h);
-// everything between them (scales, masks, biases, the softmax) is this file's
-// one piece of C++, shared by every kernel variant. So a result is bit-identical
-// whichever variants the table picked, as long as they meet their (integer,
-// tolerance 0) contracts. What is computed, which keys are visible and the
-// biases: kernels/attention_params.h, exactly as for f32_attention.
+// the float work between them (scales, masks, biases, the softmax update, P) runs
+// per query row and key tile in the table's qs8_softmax_tile kernel
+// (kernels/qs8_softmax_tile.h), the rest (rescaling and summing the accumulator)
+// in this file's C++. What is computed, which keys are visible and the biases:
+// kernels/attention_params.h, exactly as for f32_attention.
+//
+// Exactness: results are bit-identical for a given kernel table, whatever the
+// integer variants (they meet integer, tolerance-0 contracts) and the thread
+// count, but not across tables. The reference softmax (qs8_softmax_tile__ref)
+// takes exp in double (kernels/scalar_math.h) and sums in key order; the vector
+// variants take exp in float (<= 2 ulp) and sum in lanes. Against the reference,
+// with the same integer kernels, l and each w_j agree within ~2^-20 relative,
+// and a P[j] flips by one level where w_j * 255 / w_max lies within ~2^-20 of a
+// half-integer, moving the output by (w_max / 255) |v[j,g]| / l, one quantization
+// step of P. Flips are rare: tests/ops/qs8_attention_test.cc sees none, and
+// outputs within 2.3e-7 max|v| of the reference softmax's (half of them differ
+// in their last bits); it allows 0.005 max|v|, one step's worst case. Accuracy
+// against fp32 attention is the same for every table (the tests' bar, DESIGN.md's
+// cosine >= 0.998).
 //
 // Operands (symmetric int8, core/quant.h; one scale per token and head):
 //   q  [q_len, num_heads, head_dim] int8, row i at q + i * ldq;  q_scales [q_len, num_heads]
@@ -21,7 +35,7 @@
 //   step, and the results are bit-identical);
 //   S[j]   = sum_d q[i,h,d] k[j,g,d]                        int8 x int8 -> int32
 //   s_j    = S[j] * (q_scale[i,h] * scale * k_scale[j,g]) + bias(h, p, j)     (f32)
-//   online softmax over the visible keys (f32, exp from kernels/scalar_math.h):
+//   online softmax over the visible keys (f32, exp from the softmax kernel):
 //     m = running max; when a tile raises it, the sum and accumulator are
 //     multiplied by exp(m_old - m_new); e_j = exp(s_j - m); l += e_j
 //   the per-token V scale folds into the weights, so V's int8 values enter the
@@ -41,14 +55,16 @@
 
 #include "kernels/attention_params.h"
 #include "kernels/qs8_gemm.h"
+#include "kernels/qs8_softmax_tile.h"
 #include "kernels/qu8s8_pv.h"
 
 namespace octet {
 
-// The integer kernels the op calls (from the KernelTable, or a variant under test).
+// The kernels the op calls (from the KernelTable, or variants under test).
 struct Qs8AttentionKernels {
-  Qs8GemmFn qk;  // C = A · Bᵀ: logits of a block of query rows against a key tile
-  Qu8s8PvFn pv;  // C = P · V
+  Qs8GemmFn qk;              // C = A · Bᵀ: logits of a block of query rows against a key tile
+  Qu8s8PvFn pv;              // C = P · V
+  Qs8SoftmaxTileFn softmax;  // one row's softmax update and P for a key tile
 };
 
 // Query rows computed together against each key tile (the M of both products).

@@ -29,27 +29,54 @@ inline void CpuRelax() {
 
 }  // namespace
 
+// The current loop lives in one of two slots (by the parity of its
+// generation), and `state` packs the generation with the next task index, so a
+// worker that wakes late (after its loop ended and the next one began) cannot
+// take a task of the new loop with the old loop's function: it claims a task
+// only by a compare-and-swap that also checks the generation. The caller waits
+// for the tasks to be done, never for a worker that has not woken yet.
 struct ThreadPool::Shared {
-  // The current loop, written by Parallel before it bumps `generation`.
-  size_t tasks = 0;
-  ParallelTaskFn fn = nullptr;
-  void* ctx = nullptr;
-  std::atomic<size_t> next_task{0};
-  std::atomic<size_t> workers_busy{0};  // workers not yet done with this generation
-  std::atomic<uint64_t> generation{0};
+  struct Slot {
+    std::atomic<ParallelTaskFn> fn{nullptr};
+    std::atomic<void*> ctx{nullptr};
+    std::atomic<uint64_t> tasks{0};
+  };
+  Slot slots[2];
+  std::atomic<uint64_t> state{0};       // generation << 32 | next task
+  std::atomic<uint64_t> done{0};        // tasks finished in the current loop
+  std::atomic<uint64_t> generation{0};  // of the current loop (low 32 bits in `state`)
   std::atomic<bool> stop{false};
   pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
   pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
   uint32_t sleeping = 0;  // workers waiting on `wake` (under `mutex`)
   pthread_t* workers = nullptr;  // [threads - 1]
   size_t started = 0;
-  ThreadPool* pool = nullptr;
   // Per worker: its index, for WorkerMain's argument.
   struct Start {
     Shared* shared;
     size_t thread;
   };
   Start* starts = nullptr;  // [threads - 1]
+
+  // Runs tasks of loop `generation` until none is left (or a newer loop began).
+  void RunTasks(uint64_t gen, size_t thread) {
+    const Slot& slot = slots[gen & 1];
+    const ParallelTaskFn fn = slot.fn.load(std::memory_order_relaxed);
+    void* const ctx = slot.ctx.load(std::memory_order_relaxed);
+    const uint64_t tasks = slot.tasks.load(std::memory_order_relaxed);
+    const uint64_t tag = (gen & 0xffffffffu) << 32;
+    uint64_t s = state.load(std::memory_order_acquire);
+    for (;;) {
+      if ((s & ~uint64_t{0xffffffffu}) != tag || (s & 0xffffffffu) >= tasks) return;
+      if (!state.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel,
+                                       std::memory_order_acquire)) {
+        continue;  // s holds the new value
+      }
+      fn(ctx, static_cast<size_t>(s & 0xffffffffu), thread);
+      done.fetch_add(1, std::memory_order_release);
+      s = state.load(std::memory_order_acquire);
+    }
+  }
 };
 
 ThreadPool::ThreadPool(uint32_t threads) : threads_(threads) {}
@@ -74,7 +101,6 @@ Result<ThreadPool*> ThreadPool::Create(uint32_t threads) {
     delete pool;
     return Status(StatusCode::kOutOfMemory, "no memory for the thread pool");
   }
-  s->pool = pool;
   pool->shared_ = s;
   for (size_t i = 0; i < workers; ++i) {
     s->starts[i] = Shared::Start{s, i + 1};
@@ -101,15 +127,6 @@ ThreadPool::~ThreadPool() {
   delete[] s->workers;
   delete[] s->starts;
   delete s;
-}
-
-void ThreadPool::RunTasks(size_t thread) {
-  Shared* s = shared_;
-  for (;;) {
-    const size_t task = s->next_task.fetch_add(1, std::memory_order_relaxed);
-    if (task >= s->tasks) return;
-    s->fn(s->ctx, task, thread);
-  }
 }
 
 void* ThreadPool::WorkerMain(void* arg) {
@@ -139,8 +156,7 @@ void* ThreadPool::WorkerMain(void* arg) {
     }
     if (s->stop.load(std::memory_order_acquire)) return nullptr;
     seen = generation;
-    s->pool->RunTasks(start.thread);
-    s->workers_busy.fetch_sub(1, std::memory_order_acq_rel);
+    s->RunTasks(generation, start.thread);
   }
 }
 
@@ -150,18 +166,20 @@ void ThreadPool::Parallel(size_t tasks, ParallelTaskFn fn, void* ctx) {
     for (size_t t = 0; t < tasks; ++t) fn(ctx, t, 0);
     return;
   }
-  s->tasks = tasks;
-  s->fn = fn;
-  s->ctx = ctx;
-  s->next_task.store(0, std::memory_order_relaxed);
-  s->workers_busy.store(threads_ - 1, std::memory_order_relaxed);
+  const uint64_t generation = s->generation.load(std::memory_order_relaxed) + 1;
+  Shared::Slot& slot = s->slots[generation & 1];
+  slot.fn.store(fn, std::memory_order_relaxed);
+  slot.ctx.store(ctx, std::memory_order_relaxed);
+  slot.tasks.store(tasks, std::memory_order_relaxed);
+  s->done.store(0, std::memory_order_relaxed);
+  s->state.store((generation & 0xffffffffu) << 32, std::memory_order_release);
   pthread_mutex_lock(&s->mutex);
-  s->generation.fetch_add(1, std::memory_order_release);
+  s->generation.store(generation, std::memory_order_release);
   if (s->sleeping > 0) pthread_cond_broadcast(&s->wake);
   pthread_mutex_unlock(&s->mutex);
-  RunTasks(0);
-  // Every worker has left RunTasks before the loop's fields are reused.
-  while (s->workers_busy.load(std::memory_order_acquire) != 0) CpuRelax();
+  s->RunTasks(generation, 0);
+  // Tasks that workers took may still run: wait for them (only for them).
+  while (s->done.load(std::memory_order_acquire) != tasks) CpuRelax();
 }
 
 namespace {

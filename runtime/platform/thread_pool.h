@@ -12,7 +12,9 @@
 //
 // Waiting: workers spin for a short while after each loop (a decode step runs
 // hundreds of short loops back to back; a kernel wake-up costs more than one of
-// them), then sleep on a condition variable until the next Parallel.
+// them), then sleep on a condition variable until the next Parallel. The caller
+// takes tasks too and waits only for tasks that workers took: a worker the OS
+// has not scheduled (a busy machine) costs no waiting.
 //
 // Nothing here allocates after Create, throws or aborts. Parallel may only be
 // called from one thread at a time (the session's), and not from inside a task.
@@ -60,7 +62,6 @@ class ThreadPool {
   struct Shared;
   explicit ThreadPool(uint32_t threads);
   static void* WorkerMain(void* arg);
-  void RunTasks(size_t thread);
 
   size_t threads_ = 1;
   Shared* shared_ = nullptr;

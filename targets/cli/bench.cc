@@ -53,7 +53,7 @@ Options:
 JSON fields: prefill_ms (median), prefill_ms_min, prefill_ms_max,
 prefill_tokens_per_s, decode_tokens_per_s (null when not measured), arena_bytes
 (the session plan: activation_bytes + scratch_bytes + kv_cache_bytes),
-weights_bytes, peak_rss_bytes, heap_allocs_during_run (heap allocations made
+weights_bytes, load_ms (mapping and verifying the file), peak_rss_bytes, heap_allocs_during_run (heap allocations made
 during the timed runs; 0 is the contract), notes, and the settings used. With
 --profile, "profile": {"prefill_ms": {kind: ms per prefill}, "decode_ms": {kind:
 ms per decode step}, linear_gops, head_gops, int8_peak_gops, int8_peak_probe,
@@ -337,6 +337,7 @@ void PrintTable(const JsonValue& report) {
               report.Find("decode_tokens_per_s")->is_null()
                   ? "not measured (see notes)"
                   : number("decode_tokens_per_s", "%.1f").c_str());
+  std::printf("  %-24s %s\n", "load (map + verify) ms", number("load_ms", "%.2f").c_str());
   std::printf("  %-24s %s\n", "arena", bytes("arena_bytes").c_str());
   std::printf("  %-24s %s\n", "  activations", bytes("activation_bytes").c_str());
   std::printf("  %-24s %s\n", "  scratch", bytes("scratch_bytes").c_str());
@@ -396,7 +397,9 @@ int BenchCommand(const std::vector<std::string>& args) {
     return kExitOk;
   }
   const BenchSettings settings = ParseSettings(parsed);
+  const int64_t load_start = MonotonicNanos();
   const Model model = LoadModel(settings.model_path);
+  const double load_ms = static_cast<double>(MonotonicNanos() - load_start) / 1e6;
   const fb::Architecture& arch = model.architecture();
   const bool decoder = arch.structure() != fb::Structure::EncoderOnly;
 
@@ -420,7 +423,8 @@ int BenchCommand(const std::vector<std::string>& args) {
   }
   Session session = CreateSession(model, limits);
   const BenchResult result = Measure(settings, model, session);
-  const JsonValue report = Report(settings, model, session, result);
+  JsonValue report = Report(settings, model, session, result);
+  report.Set("load_ms", load_ms);
   if (settings.json) {
     std::printf("%s\n", report.Serialize().c_str());
   } else {

@@ -26,7 +26,7 @@ namespace {
 constexpr char kUsage[] = R"(Usage: octet inspect MODEL [--json]
 
 Prints what a .octet model holds: file and format version, the architecture
-(every field, including attention and RoPE), the tensor table (dtype, shape,
+(every field, including attention and RoPE), the tensor table (dtype, layout, shape,
 bytes, offset, quantization scheme and scale range), weight bytes by dtype, the
 tokenizer files, provenance (source, converter, per-layer quantization error),
 the stored memory plan, and for this machine: the session plan for batch 1 at
@@ -154,6 +154,7 @@ void TensorSections(const Model& model, JsonValue* tensors, JsonValue* weights) 
       JsonValue json = JsonValue::Object();
       json.Set("name", String(t->name()));
       json.Set("dtype", Name(fb::EnumNameDType, t->dtype()));
+      json.Set("layout", Name(fb::EnumNameTensorLayout, t->layout()));
       JsonValue shape = JsonValue::Array();
       for (uint32_t d : *t->shape()) shape.Append(d);
       json.Set("shape", std::move(shape));
@@ -340,7 +341,9 @@ void PrintTensors(const JsonValue& tensors) {
   };
   std::vector<Row> rows = {{"name", "dtype", "shape", "bytes", "offset", "quantization"}};
   for (const JsonValue& t : tensors.items()) {
-    rows.push_back({OneLine(Get(t, "name").ToText()), Get(t, "dtype").ToText(),
+    const std::string layout = Get(t, "layout").ToText();
+    rows.push_back({OneLine(Get(t, "name").ToText()),
+                    Get(t, "dtype").ToText() + (layout == "RowMajor" ? "" : " " + layout),
                     Shape(Get(t, "shape")), Get(t, "bytes").ToText(), Get(t, "offset").ToText(),
                     QuantText(Get(t, "quantization"))});
   }

@@ -631,7 +631,23 @@ TEST_CASE("convert: int8 quantizes every matrix per output channel and stores th
       CHECK(qt.quant->axis() == 0);
       const uint32_t rows = ft.shape[0], cols = ft.shape[1];
       const float* w = static_cast<const float*>(ft.data);
-      const int8_t* v = static_cast<const int8_t*>(qt.data);
+      // Products' matrices are packed for the GEMM (embeddings stay row-major
+      // for lookups): unpack them here, index by index.
+      const bool packed = name.find("embedding") == std::string::npos;
+      CHECK(qt.layout == (packed ? fb::TensorLayout::PackedQs8N16K4 : fb::TensorLayout::RowMajor));
+      std::vector<int8_t> unpacked(static_cast<size_t>(rows) * cols);
+      const int8_t* raw = static_cast<const int8_t*>(qt.data);
+      if (packed) {
+        const size_t kp = (cols + 3) / 4 * 4, tile = 64 + 16 * kp;
+        REQUIRE(qt.size == (rows + 15) / 16 * tile);
+        for (uint32_t row = 0; row < rows; ++row) {
+          for (uint32_t k = 0; k < cols; ++k) {
+            unpacked[static_cast<size_t>(row) * cols + k] =
+                raw[row / 16 * tile + 64 + (k / 4) * 64 + (row % 16) * 4 + k % 4];
+          }
+        }
+      }
+      const int8_t* v = packed ? unpacked.data() : raw;
       for (uint32_t row = 0; row < rows; ++row) {
         float max_abs = 0;
         for (uint32_t k = 0; k < cols; ++k)
@@ -662,7 +678,10 @@ TEST_CASE("convert: int8 quantizes every matrix per output channel and stores th
     const double ratio =
         static_cast<double>(q->file_size()) / static_cast<double>(f->file_size());
     MESSAGE(std::string(family) << ": int8 file / fp32 file = " << ratio);
-    CHECK(ratio < 0.4);  // tiny: F32 norms and 64-byte alignment weigh more than in real models
+    // tiny: F32 norms, 64-byte alignment and the packed tiles' padding (16
+    // channels, 4 k, 64 bytes of row sums per tile) weigh more than in real
+    // models (W2: int8 / fp32 = 0.25)
+    CHECK(ratio < 0.45);
   }
 }
 

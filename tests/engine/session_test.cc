@@ -236,6 +236,7 @@ TinyModelOptions Layered(fb::Family family, uint32_t layers, bool int8 = false) 
   o.family = family;
   o.layers = layers;
   o.int8 = int8;
+  o.packed = int8;  // as octet-convert writes int8 files
   return o;
 }
 
@@ -511,6 +512,7 @@ TEST_CASE("chunked prompts and last-row logits give the same logits, bit for bit
     options.family = fb::Family::Llama;
     options.layers = 2;
     options.int8 = int8;
+    options.packed = int8;
     options.max_positions = 64;
     Loaded m(options);
     const uint32_t batch = 2, seq = 29, steps = 4;

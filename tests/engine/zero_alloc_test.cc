@@ -75,6 +75,7 @@ TEST_CASE("zero heap allocations while running fp32 and int8 models with layers,
     options.family = family;
     options.layers = 2;
     options.int8 = int8;
+    options.packed = int8;
     // Wide enough that the parallel loops split over the threads.
     options.hidden = 128;
     options.vocab = 600;

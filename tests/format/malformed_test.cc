@@ -354,7 +354,10 @@ TEST_CASE("identifier, format version, alignment and required tables") {
       options,
       {
           {"format major 2",
-           [](fb::ModelT& m) { m.format_major = 2; },
+           [](fb::ModelT& m) {
+             m.format_major = 2;
+             m.format_minor = 0;
+           },
            StatusCode::kUnsupported,
            {"format 2.0", "upgrade"}},
           {"format major 65535",
@@ -698,6 +701,60 @@ TEST_CASE("quantization: scales, zero points, schemes") {
                 kBad,
                 {"final_norm.weight", "no quantization scheme"}},
            });
+}
+
+TEST_CASE("packed int8 matrices: layout, size, row sums and padding are checked") {
+  TinyModelOptions options = Options(fb::Family::Llama);
+  options.layers = 1;
+  options.packed = true;
+  // Metadata edits.
+  RunCases(options,
+           {
+               {"unknown layout",
+                [](fb::ModelT& m) { T(m, "layers.0.attn.q.weight").layout = static_cast<fb::TensorLayout>(7); },
+                kBad,
+                {"layers.0.attn.q.weight", "unknown layout"}},
+               {"packed size one byte short",
+                [](fb::ModelT& m) { T(m, "layers.0.attn.q.weight").size -= 1; },
+                kBad,
+                {"layers.0.attn.q.weight", "packed tiles"}},
+               {"packed but F32",
+                [](fb::ModelT& m) {
+                  fb::TensorT& t = T(m, "final_norm.weight");
+                  t.layout = fb::TensorLayout::PackedQs8N16K4;
+                },
+                kBad,
+                {"final_norm.weight", "packed"}},
+               {"a row-major matrix claimed packed (its size no longer matches)",
+                [](fb::ModelT& m) { T(m, "token_embedding").layout = fb::TensorLayout::PackedQs8N16K4; },
+                kBad,
+                {"token_embedding", "packed tiles"}},
+           });
+  // Data edits: a row sum correction and a padding byte.
+  const Parts base = Split(MakeTinyModelBytes(options));
+  const fb::TensorT& q = T(const_cast<fb::ModelT&>(base.model), "layers.0.attn.q.weight");
+  {
+    Parts parts = base;
+    parts.data[q.offset + 4] ^= 1;  // corr[1] of tile 0
+    ExpectRejected(Join(parts.model, parts.data), kBad,
+                   {"layers.0.attn.q.weight", "row sum correction"});
+  }
+  {
+    Parts parts = base;
+    parts.data[q.offset + 64 + 3] ^= 1;  // channel 0's weight k = 3: its corr no longer matches
+    ExpectRejected(Join(parts.model, parts.data), kBad, {"layers.0.attn.q.weight", "channel 0"});
+  }
+  {
+    // A channel past N that is not zero: the head claims 31 rows of its 32, so
+    // row 31 (with its consistent row sum) becomes padding; the size is the same.
+    Parts parts = base;
+    fb::TensorT& t = T(parts.model, "lm_head");
+    REQUIRE(t.shape.size() == 2);
+    REQUIRE(t.shape[0] % 16 == 0);
+    t.shape[0] -= 1;
+    t.quant->scales.pop_back();
+    ExpectRejected(Join(parts.model, parts.data), kBad, {"lm_head", "non-zero padding"});
+  }
 }
 
 TEST_CASE("tensor names: duplicates, empty, too long, non-printable") {

@@ -62,7 +62,16 @@ std::string WalkLoadedModel(const Model& model, const uint8_t* begin, uint64_t s
     }
     const size_t element = DTypeSize(v.dtype);
     if (element == 0) return Named("unknown dtype", v.name);
-    if (numel != v.numel || numel * element != v.size) {
+    if (v.layout == fb::TensorLayout::PackedQs8N16K4) {
+      // int8 [N, K] in 16-channel tiles of 64 + 16 x round_up(K, 4) bytes
+      if (v.dtype != fb::DType::I8 || v.rank != 2) return Named("packed, not an int8 matrix", v.name);
+      const uint64_t tile = 64 + 16 * ((uint64_t{v.shape[1]} + 3) / 4 * 4);
+      if (numel != v.numel || (v.shape[0] + 15) / 16 * tile != v.size) {
+        return Named("size is not the packed tiles'", v.name);
+      }
+    } else if (v.layout != fb::TensorLayout::RowMajor) {
+      return Named("unknown layout", v.name);
+    } else if (numel != v.numel || numel * element != v.size) {
       return Named("size is not shape x dtype", v.name);
     }
     if (reinterpret_cast<uintptr_t>(v.data) % kDataAlignment != 0) {

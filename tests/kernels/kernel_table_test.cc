@@ -88,6 +88,46 @@ TEST_CASE("qs8_quantize_rows and qs8_dequantize_rows variant lists end with the 
   CHECK((all.qs8_dequantize_rows == Qs8DequantizeRowsVariants(&count)[0].fn));
 }
 
+// A float family's list (named prefix + "_<isa>", the reference last) and the
+// table's choice of it without features (the reference) and with all (the first).
+template <typename Fn>
+void CheckFloatFamily(const KernelVariant<Fn>* (*list)(size_t*), const std::string& prefix, Fn ref,
+                      Fn KernelTable::*field, const char* KernelTable::*name) {
+  INFO(prefix);
+  size_t count = 0;
+  const KernelVariant<Fn>* variants = list(&count);
+  CheckVariantList(variants, count, prefix, ref);
+  const KernelTable none = SelectKernels(0);
+  CHECK((none.*field == ref));
+  CHECK(std::string(none.*name) == prefix + "_ref");
+  const KernelTable all = SelectKernels(kAllCpuFeatures);
+  CHECK((all.*field == variants[0].fn));
+  CHECK(std::string(all.*name) == std::string(variants[0].name));
+  const KernelTable& table = GetKernelTable();
+  CHECK((table.*field == SelectKernels(GetCpuInfo().features).*field));
+}
+
+TEST_CASE("the float kernel lists end with the reference and fill the table") {
+  CheckFloatFamily(F32LayerNormVariants, "f32_layernorm_", &f32_layernorm__ref,
+                   &KernelTable::f32_layernorm, &KernelTable::f32_layernorm_name);
+  CheckFloatFamily(F32RmsNormVariants, "f32_rmsnorm_", &f32_rmsnorm__ref, &KernelTable::f32_rmsnorm,
+                   &KernelTable::f32_rmsnorm_name);
+  CheckFloatFamily(F32ActivationVariants, "f32_activation_", &f32_activation__ref,
+                   &KernelTable::f32_activation, &KernelTable::f32_activation_name);
+  CheckFloatFamily(F32GatedActivationVariants, "f32_gated_activation_", &f32_gated_activation__ref,
+                   &KernelTable::f32_gated_activation, &KernelTable::f32_gated_activation_name);
+  CheckFloatFamily(F32AddBiasVariants, "f32_add_bias_", &f32_add_bias__ref,
+                   &KernelTable::f32_add_bias, &KernelTable::f32_add_bias_name);
+  CheckFloatFamily(F32AddVariants, "f32_add_", &f32_add__ref, &KernelTable::f32_add,
+                   &KernelTable::f32_add_name);
+  CheckFloatFamily(F32RopeVariants, "f32_rope_", &f32_rope__ref, &KernelTable::f32_rope,
+                   &KernelTable::f32_rope_name);
+  CheckFloatFamily(Qs8SoftmaxTileVariants, "qs8_softmax_tile_", &qs8_softmax_tile__ref,
+                   &KernelTable::qs8_softmax_tile, &KernelTable::qs8_softmax_tile_name);
+  MESSAGE("float kernels: " << std::string(GetKernelTable().f32_activation_name) << ", "
+                            << std::string(GetKernelTable().qs8_softmax_tile_name) << ", ...");
+}
+
 TEST_CASE("SelectKernels without features picks the reference") {
   const KernelTable table = SelectKernels(0);
   CHECK((table.qs8_gemm == &qs8_gemm__ref));

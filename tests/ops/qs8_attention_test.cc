@@ -1,8 +1,10 @@
-// ops/qs8_attention against f32_attention__ref (accuracy) and against itself
-// (exactness): every compiled pair of Q·Kᵀ and P·V variants that this CPU runs
-// gives bit-identical outputs; a row computed alone (a decode step) equals the
-// same row computed in a prefill block; keys a query cannot see do not change
-// anything; a query that sees no key gets zeros.
+// ops/qs8_attention against f32_attention__ref (accuracy, with every softmax
+// variant) and against itself (exactness): for each softmax variant, every
+// compiled pair of Q·Kᵀ and P·V variants that this CPU runs gives bit-identical
+// outputs; the vector softmax variants stay within the header's bound of the
+// reference softmax; a row computed alone (a decode step) equals the same row
+// computed in a prefill block; keys a query cannot see do not change anything; a
+// query that sees no key gets zeros.
 //
 // Accuracy: Q, K and V are quantized per (token, head) with 127 levels and P
 // with 255 per tile, so the error is that of 8-bit data, not of fp32. The data
@@ -156,6 +158,38 @@ bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+double MaxAbs(const std::vector<float>& x) {
+  // Plain comparisons: fmax reductions crash the aarch64 cross GCC 12's vectorizer.
+  double max = 0.0;
+  for (float f : x) {
+    const double a = std::fabs(static_cast<double>(f));
+    if (a > max) max = a;
+  }
+  return max;
+}
+
+// The qs8_softmax_tile variants this CPU runs (the reference last); the others
+// are reported.
+std::vector<KernelVariant<Qs8SoftmaxTileFn>> SoftmaxVariants() {
+  const uint32_t features = GetCpuInfo().features;
+  size_t count = 0;
+  const KernelVariant<Qs8SoftmaxTileFn>* variants = Qs8SoftmaxTileVariants(&count);
+  std::vector<KernelVariant<Qs8SoftmaxTileFn>> runnable;
+  for (size_t i = 0; i < count; ++i) {
+    if ((variants[i].required_features & features) != variants[i].required_features) {
+      MESSAGE("SKIPPED " << std::string(variants[i].name) << ": the CPU lacks its features");
+      continue;
+    }
+    runnable.push_back(variants[i]);
+  }
+  return runnable;
+}
+
+Qs8AttentionKernels TableKernels() {
+  const KernelTable& t = GetKernelTable();
+  return Qs8AttentionKernels{t.qs8_gemm, t.qu8s8_pv, t.qs8_softmax_tile};
+}
+
 std::vector<Case> Cases() {
   std::vector<Case> cases;
   uint32_t seed = 1;
@@ -239,74 +273,108 @@ std::vector<Case> Cases() {
 }
 
 TEST_CASE("qs8_attention is close to fp32 attention on the unquantized data") {
-  const Qs8AttentionKernels ref{qs8_gemm__ref, qu8s8_pv__ref};
-  double worst_cos = 1.0, worst_err = 0.0;
-  for (const Case& c : Cases()) {
-    CAPTURE(Describe(c));
-    const Data d = Make(c);
-    REQUIRE(Qs8AttentionParamsError(d.p) == nullptr);
-    const std::vector<float> got = RunQs8(ref, d, d.p);
-    const std::vector<float> want = RunF32(d);
-    double max_v = 0.0;
-    // Plain comparisons: fmax reductions crash the aarch64 cross GCC 12's vectorizer.
-    for (float x : d.v) {
-      const double a = std::fabs(static_cast<double>(x));
-      if (a > max_v) max_v = a;
-    }
-    for (size_t i = 0; i < c.q_len; ++i) {
-      for (size_t h = 0; h < c.heads; ++h) {
-        double dot = 0.0, ng = 0.0, nw = 0.0, err = 0.0;
-        for (size_t e = 0; e < c.head_dim; ++e) {
-          const size_t at = (i * c.heads + h) * c.head_dim + e;
-          REQUIRE(std::isfinite(got[at]));
-          dot += static_cast<double>(got[at]) * want[at];
-          ng += static_cast<double>(got[at]) * got[at];
-          nw += static_cast<double>(want[at]) * want[at];
-          const double diff = std::fabs(static_cast<double>(got[at]) - want[at]);
-          if (diff > err) err = diff;
+  for (const KernelVariant<Qs8SoftmaxTileFn>& softmax : SoftmaxVariants()) {
+    CAPTURE(std::string(softmax.name));
+    const Qs8AttentionKernels ref{qs8_gemm__ref, qu8s8_pv__ref, softmax.fn};
+    double worst_cos = 1.0, worst_err = 0.0;
+    for (const Case& c : Cases()) {
+      CAPTURE(Describe(c));
+      const Data d = Make(c);
+      REQUIRE(Qs8AttentionParamsError(d.p) == nullptr);
+      const std::vector<float> got = RunQs8(ref, d, d.p);
+      const std::vector<float> want = RunF32(d);
+      const double max_v = MaxAbs(d.v);
+      for (size_t i = 0; i < c.q_len; ++i) {
+        for (size_t h = 0; h < c.heads; ++h) {
+          double dot = 0.0, ng = 0.0, nw = 0.0, err = 0.0;
+          for (size_t e = 0; e < c.head_dim; ++e) {
+            const size_t at = (i * c.heads + h) * c.head_dim + e;
+            REQUIRE(std::isfinite(got[at]));
+            dot += static_cast<double>(got[at]) * want[at];
+            ng += static_cast<double>(got[at]) * got[at];
+            nw += static_cast<double>(want[at]) * want[at];
+            const double diff = std::fabs(static_cast<double>(got[at]) - want[at]);
+            if (diff > err) err = diff;
+          }
+          if (nw == 0.0) {
+            CHECK(ng == 0.0);  // no visible key: zeros, as fp32 gives
+            continue;
+          }
+          const double cos = dot / std::sqrt(ng * nw);
+          CHECK(cos >= 0.998);
+          CHECK(err <= 0.03 * max_v);
+          if (cos < worst_cos) worst_cos = cos;
+          if (err / max_v > worst_err) worst_err = err / max_v;
         }
-        if (nw == 0.0) {
-          CHECK(ng == 0.0);  // no visible key: zeros, as fp32 gives
-          continue;
-        }
-        const double cos = dot / std::sqrt(ng * nw);
-        CHECK(cos >= 0.998);
-        CHECK(err <= 0.03 * max_v);
-        if (cos < worst_cos) worst_cos = cos;
-        if (err / max_v > worst_err) worst_err = err / max_v;
       }
     }
+    MESSAGE(std::string(softmax.name)
+            << ": worst cosine " << worst_cos << ", worst max error / max|v| " << worst_err);
   }
-  MESSAGE("worst cosine " << worst_cos << ", worst max error / max|v| " << worst_err);
 }
 
-TEST_CASE("qs8_attention is bit-identical whichever compiled kernels run it") {
+TEST_CASE("qs8_attention is bit-identical whichever integer kernels run it") {
   const uint32_t features = GetCpuInfo().features;
   size_t n_gemm = 0, n_pv = 0;
   const KernelVariant<Qs8GemmFn>* gemms = Qs8GemmVariants(&n_gemm);
   const KernelVariant<Qu8s8PvFn>* pvs = Qu8s8PvVariants(&n_pv);
-  const Qs8AttentionKernels ref{qs8_gemm__ref, qu8s8_pv__ref};
-  size_t pairs = 0;
-  for (const Case& c : Cases()) {
-    CAPTURE(Describe(c));
-    const Data d = Make(c);
-    const std::vector<float> want = RunQs8(ref, d, d.p);
-    for (size_t g = 0; g < n_gemm; ++g) {
-      if ((gemms[g].required_features & features) != gemms[g].required_features) continue;
-      for (size_t v = 0; v < n_pv; ++v) {
-        if ((pvs[v].required_features & features) != pvs[v].required_features) continue;
-        CAPTURE(gemms[g].name);
-        CAPTURE(pvs[v].name);
-        CHECK(SameBits(RunQs8(Qs8AttentionKernels{gemms[g].fn, pvs[v].fn}, d, d.p), want));
-        ++pairs;
+  size_t combinations = 0;
+  for (const KernelVariant<Qs8SoftmaxTileFn>& softmax : SoftmaxVariants()) {
+    CAPTURE(std::string(softmax.name));
+    const Qs8AttentionKernels ref{qs8_gemm__ref, qu8s8_pv__ref, softmax.fn};
+    for (const Case& c : Cases()) {
+      CAPTURE(Describe(c));
+      const Data d = Make(c);
+      const std::vector<float> want = RunQs8(ref, d, d.p);
+      for (size_t g = 0; g < n_gemm; ++g) {
+        if ((gemms[g].required_features & features) != gemms[g].required_features) continue;
+        for (size_t v = 0; v < n_pv; ++v) {
+          if ((pvs[v].required_features & features) != pvs[v].required_features) continue;
+          CAPTURE(gemms[g].name);
+          CAPTURE(pvs[v].name);
+          const Qs8AttentionKernels kernels{gemms[g].fn, pvs[v].fn, softmax.fn};
+          CHECK(SameBits(RunQs8(kernels, d, d.p), want));
+          ++combinations;
+        }
       }
     }
   }
-  MESSAGE(pairs << " (case, Q·Kᵀ variant, P·V variant) combinations bit-identical");
+  MESSAGE(combinations << " (softmax, case, Q·Kᵀ, P·V) combinations bit-identical");
+}
+
+// The header's bound: the vector softmax variants move single P values by one
+// level, where the reference's scaled weight lies next to a rounding boundary;
+// everything else agrees to float rounding.
+TEST_CASE("the vector softmax variants stay close to the reference softmax") {
+  for (const KernelVariant<Qs8SoftmaxTileFn>& softmax : SoftmaxVariants()) {
+    if (softmax.fn == &qs8_softmax_tile__ref) continue;
+    CAPTURE(std::string(softmax.name));
+    double worst = 0.0;
+    size_t differ = 0, total = 0;
+    for (const Case& c : Cases()) {
+      CAPTURE(Describe(c));
+      const Data d = Make(c);
+      const std::vector<float> want =
+          RunQs8(Qs8AttentionKernels{qs8_gemm__ref, qu8s8_pv__ref, qs8_softmax_tile__ref}, d, d.p);
+      const std::vector<float> got =
+          RunQs8(Qs8AttentionKernels{qs8_gemm__ref, qu8s8_pv__ref, softmax.fn}, d, d.p);
+      const double max_v = MaxAbs(d.v);
+      for (size_t i = 0; i < got.size(); ++i) {
+        const double diff = std::fabs(static_cast<double>(got[i]) - want[i]);
+        CHECK(diff <= 0.005 * max_v);
+        if (diff > 0.0) ++differ;
+        if (max_v > 0.0 && diff / max_v > worst) worst = diff / max_v;
+      }
+      total += got.size();
+    }
+    MESSAGE(std::string(softmax.name)
+            << ": " << differ << " of " << total
+            << " outputs differ from the reference softmax's, by at most " << worst << " max|v|");
+  }
 }
 
 TEST_CASE("a row computed alone equals the same row of a block (decode == prefill)") {
-  const Qs8AttentionKernels kernels{GetKernelTable().qs8_gemm, GetKernelTable().qu8s8_pv};
+  const Qs8AttentionKernels kernels = TableKernels();
   for (const Case& c : Cases()) {
     CAPTURE(Describe(c));
     const Data d = Make(c);
@@ -328,7 +396,7 @@ TEST_CASE("a row computed alone equals the same row of a block (decode == prefil
 }
 
 TEST_CASE("keys a query cannot see change nothing") {
-  const Qs8AttentionKernels kernels{GetKernelTable().qs8_gemm, GetKernelTable().qu8s8_pv};
+  const Qs8AttentionKernels kernels = TableKernels();
   for (const Case& c : Cases()) {
     if (!(c.key_mask || c.kv_valid < c.kv_len)) continue;
     CAPTURE(Describe(c));

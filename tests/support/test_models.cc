@@ -8,14 +8,17 @@
 #include <random>
 
 #include "format/tensor_names.h"
+#include "kernels/qs8_packed_gemm.h"
 
 namespace octet {
 namespace testing {
 namespace {
 
 // Int8 per-output-channel quantization of a [rows, cols] float matrix.
+// packed (int8 only): in the GEMM's packed tiles, as octet-convert stores the
+// matrices that products read.
 void AddMatrix(ModelWriter& writer, const std::string& name, uint32_t rows, uint32_t cols,
-               bool int8, std::mt19937& rng, float stddev = 0.02f) {
+               bool int8, std::mt19937& rng, float stddev = 0.02f, bool packed = false) {
   std::normal_distribution<float> normal(0.0f, stddev);
   std::vector<float> values(static_cast<size_t>(rows) * cols);
   for (float& v : values) v = normal(rng);
@@ -35,6 +38,12 @@ void AddMatrix(ModelWriter& writer, const std::string& name, uint32_t rows, uint
     for (uint32_t c = 0; c < cols; ++c) {
       q[r * cols + c] = static_cast<int8_t>(std::lrint(values[r * cols + c] / scale));
     }
+  }
+  if (packed) {
+    std::vector<int8_t> packed(qs8_pack_weights_size(rows, cols));
+    qs8_pack_weights__ref(rows, cols, q.data(), cols, packed.data());
+    writer.AddPackedQs8Copy(name, {rows, cols}, packed.data(), packed.size(), std::move(quant));
+    return;
   }
   writer.AddTensorCopy(name, fb::DType::I8, {rows, cols}, q.data(), std::move(quant));
 }
@@ -111,8 +120,9 @@ ModelWriter MakeTinyModelWriter(const TinyModelOptions& o) {
   writer.SetArchitecture(arch);
   std::mt19937 rng(o.seed);
   const uint32_t h = o.hidden;
+  const bool packed = o.packed && o.layers > 0;  // layer-free models read row-major heads
   AddMatrix(writer, "token_embedding", o.vocab, h, o.int8, rng);
-  if (!o.tied) AddMatrix(writer, "lm_head", o.vocab, h, o.int8, rng);
+  if (!o.tied) AddMatrix(writer, "lm_head", o.vocab, h, o.int8, rng, 0.02f, packed);
   if (arch.position == fb::PositionKind::Learned) {
     AddMatrix(writer, "position_embedding", arch.max_positions, h, false, rng);
   }
@@ -134,7 +144,7 @@ ModelWriter MakeTinyModelWriter(const TinyModelOptions& o) {
     if (layer_norm) AddVector(writer, name + ".bias", h, small(rng));
   };
   auto add_linear = [&](const std::string& name, uint32_t rows, uint32_t cols, bool bias) {
-    AddMatrix(writer, name + ".weight", rows, cols, o.int8, rng, o.layer_stddev);
+    AddMatrix(writer, name + ".weight", rows, cols, o.int8, rng, o.layer_stddev, packed);
     if (bias) AddVector(writer, name + ".bias", rows, small(rng));
   };
   auto add_attention = [&](const std::string& block) {

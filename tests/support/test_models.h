@@ -23,6 +23,9 @@ struct TinyModelOptions {
   uint32_t seed = 1;
   uint32_t max_positions = 0;  // learned or RoPE positions; 0 = the family's default
   float layer_stddev = 0.02f;  // of the layers' weight matrices (larger: peakier attention)
+  // int8 models with layers: the matrices that products read (not the
+  // embeddings) in the GEMM's packed tiles, as octet-convert writes them.
+  bool packed = false;
 };
 
 // The architecture table for a tiny model of the given family.

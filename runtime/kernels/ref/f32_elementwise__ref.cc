@@ -76,4 +76,8 @@ void f32_add_bias__ref(size_t rows, size_t n, float* x, size_t x_stride, const f
   }
 }
 
+void f32_add__ref(size_t n, float* y, const float* x) {
+  for (size_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
 }  // namespace octet

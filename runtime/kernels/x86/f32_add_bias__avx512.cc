@@ -1,0 +1,14 @@
+// f32_add_bias__avx512: AVX-512 (F, BW, VL) variant of f32_add_bias (contract and error bound in
+// kernels/f32_elementwise.h): AddBiasRows of kernels/f32_vector_kernels.h on VecAvx512
+// (kernels/x86/f32_vector_avx512.h), 16 floats per vector.
+#include "kernels/f32_elementwise.h"
+#include "kernels/f32_vector_kernels.h"
+#include "kernels/x86/f32_vector_avx512.h"
+
+namespace octet {
+
+void f32_add_bias__avx512(size_t rows, size_t n, float* x, size_t x_stride, const float* bias) {
+  AddBiasRows<VecAvx512>(rows, n, x, x_stride, bias);
+}
+
+}  // namespace octet

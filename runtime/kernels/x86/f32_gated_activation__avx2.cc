@@ -1,0 +1,15 @@
+// f32_gated_activation__avx2: AVX2 + FMA variant of f32_gated_activation (contract and error bound
+// in kernels/f32_elementwise.h): GatedActivationRows of kernels/f32_vector_kernels.h on VecAvx2
+// (kernels/x86/f32_vector_avx2.h), 8 floats per vector.
+#include "kernels/f32_elementwise.h"
+#include "kernels/f32_vector_kernels.h"
+#include "kernels/x86/f32_vector_avx2.h"
+
+namespace octet {
+
+void f32_gated_activation__avx2(F32Activation act, size_t rows, size_t n, float* x, size_t x_stride,
+                                const float* up, size_t up_stride) {
+  GatedActivationRows<VecAvx2>(act, rows, n, x, x_stride, up, up_stride);
+}
+
+}  // namespace octet
