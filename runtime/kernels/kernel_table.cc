@@ -262,27 +262,14 @@ const KernelVariant<Qs8SoftmaxTileFn>* Qs8SoftmaxTileVariants(size_t* count) {
 
 KernelTable SelectKernels(uint32_t cpu_features) {
   KernelTable table{};
-  size_t count = 0;
-  const KernelVariant<Qs8GemmFn>* gemms = Qs8GemmVariants(&count);
-  const KernelVariant<Qs8GemmFn>& gemm = Select(gemms, count, cpu_features);
-  table.qs8_gemm = gemm.fn;
-  table.qs8_gemm_name = gemm.name;
-  const KernelVariant<Qs8PackedGemmFn>& packed_gemm =
-      Select(Qs8PackedGemmVariants(&count), count, cpu_features);
-  table.qs8_packed_gemm = packed_gemm.fn;
-  table.qs8_packed_gemm_name = packed_gemm.name;
-  const KernelVariant<Qu8s8PvFn>* pvs = Qu8s8PvVariants(&count);
-  const KernelVariant<Qu8s8PvFn>& pv = Select(pvs, count, cpu_features);
-  table.qu8s8_pv = pv.fn;
-  table.qu8s8_pv_name = pv.name;
-  const KernelVariant<Qs8QuantizeRowsFn>& quantize =
-      Select(Qs8QuantizeRowsVariants(&count), count, cpu_features);
-  table.qs8_quantize_rows = quantize.fn;
-  table.qs8_quantize_rows_name = quantize.name;
-  const KernelVariant<Qs8DequantizeRowsFn>& dequantize =
-      Select(Qs8DequantizeRowsVariants(&count), count, cpu_features);
-  table.qs8_dequantize_rows = dequantize.fn;
-  table.qs8_dequantize_rows_name = dequantize.name;
+  Choose(Qs8GemmVariants, cpu_features, &table.qs8_gemm, &table.qs8_gemm_name);
+  Choose(Qs8PackedGemmVariants, cpu_features, &table.qs8_packed_gemm,
+         &table.qs8_packed_gemm_name);
+  Choose(Qu8s8PvVariants, cpu_features, &table.qu8s8_pv, &table.qu8s8_pv_name);
+  Choose(Qs8QuantizeRowsVariants, cpu_features, &table.qs8_quantize_rows,
+         &table.qs8_quantize_rows_name);
+  Choose(Qs8DequantizeRowsVariants, cpu_features, &table.qs8_dequantize_rows,
+         &table.qs8_dequantize_rows_name);
   Choose(F32LayerNormVariants, cpu_features, &table.f32_layernorm, &table.f32_layernorm_name);
   Choose(F32RmsNormVariants, cpu_features, &table.f32_rmsnorm, &table.f32_rmsnorm_name);
   Choose(F32ActivationVariants, cpu_features, &table.f32_activation, &table.f32_activation_name);

@@ -67,8 +67,10 @@ struct Qs8AttentionKernels {
   Qs8SoftmaxTileFn softmax;  // one row's softmax update and P for a key tile
 };
 
-// Query rows computed together against each key tile (the M of both products).
-constexpr size_t kQs8AttentionRows = 4;
+// Query rows computed together against each key tile (the M of both products):
+// 16 so the integer kernels run on tall blocks (each row's result does not
+// depend on which rows share its block, so this changes speed, not results).
+constexpr size_t kQs8AttentionRows = 16;
 
 // Largest head_dim and tile the op accepts (the kernels' K limits, with room).
 constexpr size_t kQs8AttentionMaxHeadDim = 4096;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "format/model.h"
 #include "kernels/int8_peak.h"
 #include "kernels/kernel_table.h"
+#include "ops/f32_fully_connected.h"
 #include "platform/clock.h"
 #include "platform/cpu.h"
 
@@ -53,7 +55,8 @@ Options:
 JSON fields: prefill_ms (median), prefill_ms_min, prefill_ms_max,
 prefill_tokens_per_s, decode_tokens_per_s (null when not measured), arena_bytes
 (the session plan: activation_bytes + scratch_bytes + kv_cache_bytes),
-weights_bytes, load_ms (mapping and verifying the file), peak_rss_bytes, heap_allocs_during_run (heap allocations made
+weights_bytes, decode_weight_bytes_per_step and decode_weight_gb_per_s (the weights a
+decode step reads, and at what rate), load_ms (mapping and verifying the file), peak_rss_bytes, heap_allocs_during_run (heap allocations made
 during the timed runs; 0 is the contract), notes, and the settings used. With
 --profile, "profile": {"prefill_ms": {kind: ms per prefill}, "decode_ms": {kind:
 ms per decode step}, linear_gops, head_gops, int8_peak_gops, int8_peak_probe,
@@ -238,6 +241,37 @@ BenchResult Measure(const BenchSettings& s, const Model& model, Session& session
   return result;
 }
 
+// Bytes of weights one decode step reads: every tensor but the looked-up
+// embedding tables (the head's table when tied: the step reads all of it).
+uint64_t DecodeWeightBytes(const Model& model) {
+  uint64_t total = 0;
+  for (size_t i = 0; i < model.num_tensors(); ++i) {
+    const TensorView& t = model.tensor(i);
+    const bool table = std::strstr(t.name, "embedding") != nullptr;
+    const bool head = model.architecture().tied_embeddings() &&
+                      std::strcmp(t.name, "token_embedding") == 0;
+    if (!table || head) total += t.size;
+  }
+  return total;
+}
+
+// True when the model multiplies by an F32 matrix: a layer's or the head's
+// (every F32 matrix but the looked-up tables: embeddings, T5's relative bias;
+// or a tied F32 head).
+bool HasF32Products(const Model& model) {
+  for (size_t i = 0; i < model.num_tensors(); ++i) {
+    const TensorView& t = model.tensor(i);
+    if (t.dtype != fb::DType::F32 || t.rank != 2) continue;
+    const bool table = std::strstr(t.name, "embedding") != nullptr ||
+                       std::strstr(t.name, "relative_bias") != nullptr;
+    const bool head = model.architecture().tied_embeddings() &&
+                      model.architecture().structure() != fb::Structure::EncoderOnly &&
+                      std::strcmp(t.name, "token_embedding") == 0;
+    if (!table || head) return true;
+  }
+  return false;
+}
+
 JsonValue Report(const BenchSettings& s, const Model& model, const Session& session,
                  const BenchResult& r) {
   const fb::Architecture& arch = model.architecture();
@@ -252,6 +286,18 @@ JsonValue Report(const BenchSettings& s, const Model& model, const Session& sess
     notes.Append("decode not measured: the model has no transformer layers (no KV cache)");
   }
   if (!r.heap_counter_active) notes.Append("heap allocation counter unavailable in this build");
+  // fp32 files: what runs their matrix products (ops/f32_fully_connected.h).
+  const F32FullyConnectedSet* f32 = session.f32_products();
+  if (f32 != nullptr && f32->operators() > 0) {
+    char note[160];
+    std::snprintf(note, sizeof(note), "fp32 products on XNNPACK: %zu matrices in %zu operators, "
+                  "%.1f MiB of packed weight copies", f32->matrices(), f32->operators(),
+                  static_cast<double>(f32->packed_bytes()) / (1 << 20));
+    notes.Append(note);
+  } else if (HasF32Products(model) && F32FullyConnectedUnavailable() != nullptr) {
+    notes.Append(std::string("fp32 products on the slow reference GEMM (f32_gemm__ref): ") +
+                 F32FullyConnectedUnavailable());
+  }
 
   const SessionPlan& plan = session.plan();
   JsonValue json = JsonValue::Object();
@@ -268,6 +314,11 @@ JsonValue Report(const BenchSettings& s, const Model& model, const Session& sess
   json.Set("prefill_ms_max", r.prefill_ms_max);
   json.Set("prefill_tokens_per_s", r.prefill_tokens_per_s);
   json.Set("decode_tokens_per_s", r.decoded ? JsonValue(r.decode_tokens_per_s) : JsonValue());
+  // The weights a step streams, per second (batch 1: one pass over them per token).
+  const double step_bytes = static_cast<double>(DecodeWeightBytes(model));
+  json.Set("decode_weight_bytes_per_step", static_cast<uint64_t>(step_bytes));
+  json.Set("decode_weight_gb_per_s",
+           r.decoded ? JsonValue(step_bytes * r.decode_tokens_per_s / s.batch / 1e9) : JsonValue());
   json.Set("arena_bytes", plan.total());
   json.Set("activation_bytes", plan.activation_bytes);
   json.Set("scratch_bytes", plan.scratch_bytes);
@@ -337,6 +388,11 @@ void PrintTable(const JsonValue& report) {
               report.Find("decode_tokens_per_s")->is_null()
                   ? "not measured (see notes)"
                   : number("decode_tokens_per_s", "%.1f").c_str());
+  if (!report.Find("decode_weight_gb_per_s")->is_null()) {
+    std::printf("  %-24s %s GB/s of weights (%s bytes per step)\n", "decode streams",
+                number("decode_weight_gb_per_s", "%.1f").c_str(),
+                text("decode_weight_bytes_per_step").c_str());
+  }
   std::printf("  %-24s %s\n", "load (map + verify) ms", number("load_ms", "%.2f").c_str());
   std::printf("  %-24s %s\n", "arena", bytes("arena_bytes").c_str());
   std::printf("  %-24s %s\n", "  activations", bytes("activation_bytes").c_str());

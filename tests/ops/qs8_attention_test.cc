@@ -431,7 +431,7 @@ TEST_CASE("qs8_attention scratch does not grow with the sequence") {
   const size_t bytes = qs8_attention_scratch_bytes(p);
   p.q_len = p.kv_len = 1;
   CHECK(qs8_attention_scratch_bytes(p) == bytes);
-  CHECK(bytes < 8192);
+  CHECK(bytes < 32 * 1024);  // kQs8AttentionRows rows of one key tile: fits in L1
   p.head_dim = kQs8AttentionMaxHeadDim + 1;
   CHECK(Qs8AttentionParamsError(p) != nullptr);
 }
