@@ -1,0 +1,83 @@
+#!/usr/bin/python3
+"""Time W1 or W2 on Debian's PyTorch 1.13: fp32, or dynamic int8 (quantize_dynamic, onednn).
+
+usage: OMP_NUM_THREADS=T OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 bench_torch.py MODELS {w1|w2} {fp32|int8} T [REPS]
+One thread count per process (torch starts with 1 thread here; OMP_NUM_THREADS should match).
+W1: the 12 layers on MODELS/w1-input.bin; REPS (default 15) forwards after 3 warm-ups.
+W2: prefill the 128-token prompt (logits of the last token only), then 128 greedy decode steps
+    through the KV cache; REPS (default 3) rounds after 1 warm-up round.
+Prints one JSON line with medians (and every run).
+"""
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+
+import workloads as wl
+
+
+def main():
+    models, workload, mode, threads = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    reps = int(sys.argv[5]) if len(sys.argv) > 5 else (15 if workload == "w1" else 3)
+    torch.set_num_threads(threads)
+    tm = wl.torch_modules()
+    out = {"engine": f"torch-{mode}", "peer": f"PyTorch {torch.__version__} {mode}", "threads": threads,
+           "torch_threads": torch.get_num_threads()}
+    if workload == "w1":
+        w = wl.load_checkpoint(os.path.join(models, "w1-hf"))
+        model = tm["BertEncoder"](w).eval()
+        if mode == "int8":
+            model = wl.quantize_dynamic(model)
+        x = torch.from_numpy(np.fromfile(os.path.join(models, "w1-input.bin"), "<f4")
+                             .reshape(1, wl.W1["seq"], wl.W1["d"]))
+        ref = np.fromfile(os.path.join(models, "w1-ref.bin"), "<f4")
+        times = []
+        with torch.inference_mode():
+            for r in range(3 + reps):
+                t = time.perf_counter()
+                y = model(x)
+                if r >= 3:
+                    times.append((time.perf_counter() - t) * 1e3)
+        y = y.numpy().ravel()
+        out.update(workload="w1", ms_per_forward=round(statistics.median(times), 2),
+                   runs_ms=[round(t, 2) for t in times],
+                   rel_err_vs_torch_fp32=round(float(np.linalg.norm(y - ref) / np.linalg.norm(ref)), 5))
+    else:
+        w = wl.load_checkpoint(os.path.join(models, "w2-hf"))
+        model = tm["Llama"](w).eval()
+        if mode == "int8":
+            model = wl.quantize_dynamic(model)
+        prompt = torch.tensor([wl.w2_prompt()])
+        n_prompt, n_gen = wl.W2["n_prompt"], wl.W2["n_gen"]
+        pre, dec, first16 = [], [], None
+        with torch.inference_mode():
+            for r in range(1 + reps):
+                cache = model.new_cache()
+                t0 = time.perf_counter()
+                tok = int(model(prompt, 0, cache).argmax())
+                t1 = time.perf_counter()
+                toks = [tok]
+                for pos in range(n_prompt, n_prompt + n_gen):
+                    tok = int(model(torch.tensor([[tok]]), pos, cache).argmax())
+                    toks.append(tok)
+                t2 = time.perf_counter()
+                if r == 0:
+                    first16 = toks[:16]
+                    continue
+                pre.append(n_prompt / (t1 - t0))
+                dec.append(n_gen / (t2 - t1))
+        with open(os.path.join(models, "w2-ref.json")) as f:
+            want = json.load(f)["greedy_first16"]
+        out.update(workload="w2", prefill_tok_s=round(statistics.median(pre), 1),
+                   decode_tok_s=round(statistics.median(dec), 2),
+                   prefill_runs=[round(v, 1) for v in pre], decode_runs=[round(v, 2) for v in dec],
+                   greedy_first16=first16, greedy_equal_torch_fp32=sum(a == b for a, b in zip(first16, want)))
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

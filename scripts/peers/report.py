@@ -1,0 +1,222 @@
+#!/usr/bin/python3
+"""bench-peers.sh's results (JSON lines from record.py and check_octet.py) -> one markdown report.
+
+usage: python3 report.py RESULTS.jsonl [TITLE]
+Each figure is the median over the rounds of each process's own median. Standard library only.
+"""
+import collections
+import json
+import statistics
+import sys
+
+import workloads as wl
+
+W1_OPS = 2 * wl.W1["seq"] * wl.W1_MACS_PER_TOKEN        # 21.7 G ops a forward (weight GEMMs)
+W2_OPS_PER_TOKEN = 2 * wl.W2_MACS_PER_TOKEN              # 170 M ops a token in the layers
+EMBED_PARAMS = wl.W2["vocab"] * wl.W2["d"]
+
+# (row label, workload as recorded, unit, how to read it from a line of each kind)
+ROWS = [
+    ("W1 ms / forward", "w1", "ms", ("ms_per_forward", "prefill_ms")),
+    ("W2 prefill 128, tok/s", "w2", "tok/s", ("prefill_tok_s", "prefill_tokens_per_s")),
+    ("W2 decode 128, tok/s", "w2", "tok/s", ("decode_tok_s", "decode_tokens_per_s")),
+    ("W2 prefill 512, tok/s", "w2-pp512", "tok/s", ("prefill_tok_s_512", "prefill_tokens_per_s")),
+    ("W2 prefill 2048, tok/s", "w2-pp2048", "tok/s", ("prefill_tok_s_2048", "prefill_tokens_per_s")),
+]
+PEERS = [("ORT int8", "ort-int8", "octet-int8"), ("torch int8", "torch-int8", "octet-int8"),
+         ("torch fp32", "torch-fp32", "octet-fp32"), ("llama.cpp Q8_0", "llamacpp-q8_0", "octet-int8")]
+
+
+def fmt(v, unit=None):
+    if v is None:
+        return "–"
+    if unit == "ratio":
+        return f"{v:.2f}"
+    return f"{v:.1f}" if v < 1000 else f"{v:.0f}"
+
+
+def main():
+    lines = [json.loads(x) for x in open(sys.argv[1]) if x.strip()]
+    title = sys.argv[2] if len(sys.argv) > 2 else "octet against the peers"
+    timed = [d for d in lines if "check" not in d and "error" not in d
+             and d.get("engine") not in (None, "meta") and isinstance(d.get("threads"), int)]
+    errors = [d for d in lines if "error" in d]
+
+    # values[(engine, workload, threads)][form] -> list over rounds
+    values = collections.defaultdict(lambda: collections.defaultdict(list))
+    extra = collections.defaultdict(list)  # (engine, workload, threads, key) -> values
+    for d in timed:
+        wlabel = d.get("workload")
+        if d["engine"] == "llamacpp-q8_0" and wlabel == "w2-long":
+            for n in (512, 2048):
+                if f"prefill_tok_s_{n}" in d:
+                    values[(d["engine"], f"w2-pp{n}", d["threads"])]["-"].append(d)
+            continue
+        values[(d["engine"], wlabel, d["threads"])][d.get("form", "-")].append(d)
+        if d["engine"].startswith("octet") and "weights_bytes" in d:
+            extra[(d["engine"], wlabel, "weights_bytes")].append(d["weights_bytes"])
+
+    def metric(engine, workload, threads, keys):
+        """Median over rounds; for several forms (ORT) the best form's. Returns (value, form)."""
+        forms = values.get((engine, workload, threads), {})
+        best = None
+        for form, ds in forms.items():
+            vs = [next(d[k] for k in keys if d.get(k) is not None) for d in ds
+                  if any(d.get(k) is not None for k in keys)]
+            if not vs:
+                continue
+            v = statistics.median(vs)
+            spread = (max(vs) - min(vs)) / v if v else 0
+            lower_better = keys[0] == "ms_per_forward"
+            if best is None or (v < best[0] if lower_better else v > best[0]):
+                best = (v, form, spread)
+        return best
+
+    machine = {}
+    for d in timed:
+        if d["engine"] == "machine":
+            machine.setdefault(d["threads"], []).append(d)
+
+    def mach(threads, key, pick=max):
+        vs = [d[key] for d in machine.get(threads, []) if d.get(key) is not None]
+        return pick(vs) if vs else None
+
+    thread_counts = sorted({d["threads"] for d in timed if isinstance(d.get("threads"), int)})
+    rounds = sorted({d.get("round") for d in timed if d.get("round") is not None})
+    out = [f"## {title}", ""]
+    meta = next((d for d in lines if d.get("engine") == "meta"), {})
+    if meta:
+        out.append(f"{meta.get('date', '')}; CPU: {meta.get('cpu', '?')}, {meta.get('cores', '?')} cores; "
+                   f"octet {meta.get('octet', '?')}; {len(rounds)} interleaved round(s), each figure the "
+                   f"median over the rounds of each process's median.")
+        out.append("")
+
+    # ---- the machine ----
+    if machine:
+        out.append("| machine (int8_peak.c, best over the rounds) | " +
+                   " | ".join(f"{t} thread{'s' if t > 1 else ''}" for t in thread_counts) + " |")
+        out.append("|---|" + "---|" * len(thread_counts))
+        for label, key in (("int8 peak, vpdpbusd zmm, GOPS", "vnni_zmm_gops_best"),
+                           ("memory read, 1 GiB a thread, GB/s", "mem_read_gbps"),
+                           ("read over 128 MiB in all, GB/s", "read_128mib_gbps")):
+            out.append(f"| {label} | " + " | ".join(fmt(mach(t, key)) for t in thread_counts) + " |")
+        clocks = [mach(t, "clock_ghz", statistics.median) for t in thread_counts]
+        out.append("| clock seen by an add chain, GHz (median) | " +
+                   " | ".join(f"{c:.2f}" if c else "–" for c in clocks) + " |")
+        out.append("")
+
+    # ---- the table ----
+    head = ["workload", "thr", "octet int8", "octet fp32"]
+    for name, _, base in PEERS:
+        head += [name, "fp32 ratio" if base == "octet-fp32" else "ratio"]
+    head.append("machine limit")
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" * len(head))
+    spreads = []
+    for label, workload, unit, keys in ROWS:
+        for t in thread_counts:
+            if workload in ("w2-pp512", "w2-pp2048") and t != 1:
+                continue
+            cells = {}
+            for eng in ("octet-int8", "octet-fp32") + tuple(p[1] for p in PEERS):
+                cells[eng] = metric(eng, workload, t, keys)
+                if cells[eng]:
+                    spreads.append(cells[eng][2])
+            if not any(cells.values()):
+                continue
+            val = lambda e: cells[e][0] if cells[e] else None  # noqa: E731
+            row = [label, str(t), fmt(val("octet-int8")), fmt(val("octet-fp32"))]
+            for name, eng, base in PEERS:
+                v, o = val(eng), val(base)
+                cell = fmt(v)
+                if eng == "ort-int8" and cells[eng]:
+                    cell += f" ({cells[eng][1].replace('w1-int8-', '').replace('.onnx', '')})"
+                row += [cell, fmt(o / v, "ratio") if v and o else "–"]
+            peak = mach(t, "vnni_zmm_gops_best")
+            limit = "–"
+            o = val("octet-int8")
+            if workload == "w1" and peak:
+                floor = W1_OPS / (peak * 1e9) * 1e3
+                limit = f"floor {floor:.1f} ms" + (f" (octet int8 at {100 * floor / o:.0f} %)" if o else "")
+            elif workload != "w1" and "prefill" in label and peak:
+                ceil = peak * 1e9 / W2_OPS_PER_TOKEN
+                limit = f"GEMM ceiling {ceil:.0f} tok/s" + (f" (octet int8 at {100 * o / ceil:.0f} %)" if o else "")
+            elif "decode" in label:
+                bw = mach(t, "mem_read_gbps")
+                wb = extra.get(("octet-int8", "w2", "weights_bytes"))
+                if bw and wb:
+                    per_tok = wb[0] - EMBED_PARAMS * 1 - wl.W2["vocab"] * 4  # int8 table + its scales
+                    limit = f"{per_tok / 1e6:.0f} MB a token: ceiling {bw * 1e9 / per_tok:.0f} tok/s at {bw:.0f} GB/s"
+                    if o:
+                        limit += f"; octet int8 {o * per_tok / 1e9:.1f} GB/s ({100 * o * per_tok / 1e9 / bw:.0f} %)"
+            row.append(limit)
+            out.append("| " + " | ".join(row) + " |")
+    out.append("")
+    out.append("ratio = octet int8 ÷ peer (fp32 ratio: octet fp32 ÷ torch fp32): of times for W1 "
+               "(below 1: octet faster), of tokens/s for W2 (above 1: octet faster). "
+               "ORT: the faster of its two int8 forms (mmi = DynamicQuantizeLinear + MatMulInteger, "
+               "fused = QAttention + DynamicQuantizeMatMul + SkipLayerNorm), named in brackets. "
+               "W1 floor = 21.7 G ops of weight GEMMs at the int8 peak; W2 prefill ceiling = 170 M ops a "
+               "token at the peak (GEMMs only); W2 decode: the int8 weights read per token (all but the "
+               "embedding table, from `octet bench` weights_bytes) against the measured read bandwidth.")
+    out.append("")
+
+    # ---- checks ----
+    checks = [d for d in lines if "check" in d]
+    if checks or timed:
+        out.append("| check against torch fp32 | octet int8 | octet fp32 | ORT int8 | torch int8 |")
+        out.append("|---|---|---|---|---|")
+        c1 = {d["engine"]: d for d in checks if d["check"] == "w1"}
+        c2 = {d["engine"]: d for d in checks if d["check"] == "w2"}
+
+        def peer_err(engine, workload):
+            vs = {d.get("form", "-"): d["rel_err_vs_torch_fp32"] for d in timed
+                  if d["engine"] == engine and d.get("workload") == workload and "rel_err_vs_torch_fp32" in d}
+            return ", ".join(f"{v}" + (f" ({k.replace('w1-int8-', '').replace('.onnx', '')})" if k != "-" else "")
+                             for k, v in sorted(vs.items())) or "–"
+
+        w1 = lambda e: (f"cos {c1[e]['cosine']}, rel err {c1[e]['rel_err_vs_torch_fp32']}"  # noqa: E731
+                        if e in c1 else "–")
+        out.append(f"| W1 last hidden state | {w1('octet-int8')} | {w1('octet-fp32')} | "
+                   f"rel err {peer_err('ort-int8', 'w1')} | rel err {peer_err('torch-int8', 'w1')} |")
+
+        def w2(e):
+            if e not in c2:
+                return "–"
+            d = c2[e]
+            s = f"{d['greedy_equal']}/{d['greedy_of']}"
+            if "first_difference" in d:
+                s += f" (first difference: token {d['first_difference']}, where torch's top-2 logits differ by {d['torch_top2_margin_there']})"
+            return s
+
+        t8 = sorted({d["greedy_equal_torch_fp32"] for d in timed
+                     if d["engine"] == "torch-int8" and "greedy_equal_torch_fp32" in d})
+        t8s = ", ".join(f"{n}/16" for n in t8) or "–"
+        out.append(f"| W2 greedy tokens equal to torch fp32's | {w2('octet-int8')} | {w2('octet-fp32')} | – | {t8s} |")
+        out.append("")
+
+    # ---- notes ----
+    notes = ["W1: octet runs the whole BertModel from the 128 token ids (embedding lookup and embedding "
+             "LayerNorm included, a small part); the peers run the 12 layers on the embedding output "
+             "(hidden states [1, 128, 768]). The layer weights are the same tensors.",
+             "llama.cpp: llama-bench pp/tg; its tg128 decodes from an empty context, the others after "
+             "the 128-token prompt."]
+    octet_notes = sorted({n for d in timed if d["engine"].startswith("octet") for n in d.get("notes", [])
+                          if "encoder-only" not in n})
+    if octet_notes:
+        notes.append("octet bench says: " + "; ".join(octet_notes) + ".")
+    fc = [d["foreign_cpu_pct"] for d in timed if "foreign_cpu_pct" in d]
+    if fc:
+        notes.append(f"Other processes used {statistics.median(fc):.0f} % of the CPU during the median "
+                     f"run and {max(fc):.0f} % at most: figures from a busy machine are low and noisy.")
+    if spreads and len(rounds) > 1:
+        notes.append(f"Spread over the rounds (max - min) / median: median {100 * statistics.median(spreads):.0f} %, "
+                     f"at most {100 * max(spreads):.0f} %.")
+    for d in errors:
+        notes.append(f"FAILED: {d.get('engine')} {d.get('workload')} threads {d.get('threads')}: {d['error']}")
+    out += [f"- {n}" for n in notes]
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

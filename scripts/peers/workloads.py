@@ -1,0 +1,310 @@
+"""The two benchmark workloads of scripts/bench-peers.sh: shapes, weights, torch definitions.
+
+W1  BERT-base shape: 12 layers, d 768, 12 heads of 64, FFN 3072, GELU (erf), post-LayerNorm
+    (eps 1e-12), Q/K/V/O with bias; batch 1, seq 128. octet runs the whole BertModel (ids ->
+    embeddings -> layers); the peers run the 12 layers on the embedding output (hidden states
+    [1, 128, 768]). The layer weights are the same tensors everywhere.
+W2  Llama shape: 12 layers, d 768, 12 heads (MHA, head 64), FFN 2048 SwiGLU, RMSNorm (eps 1e-5),
+    RoPE base 10000 (Hugging Face rotate-half layout; the GGUF gets the Q/K row permutation that
+    llama.cpp's converter applies), vocab 32000, untied head.
+
+The weights are made once (numpy, fixed seeds) by make_workloads.py and stored as Hugging Face
+checkpoints (config.json + model.safetensors, float32); every other format and every benchmark
+reads them from there. Needs Debian's python3 with python3-numpy (+ python3-torch for the models).
+"""
+import json
+import math
+import os
+import struct
+
+import numpy as np
+
+W1 = dict(layers=12, d=768, heads=12, ff=3072, eps=1e-12, vocab=30522, max_pos=512, types=2,
+          seq=128, seed=4321)
+W2 = dict(layers=12, d=768, heads=12, ff=2048, eps=1e-5, vocab=32000, rope_base=10000.0,
+          max_pos=4096, seed=1234, n_prompt=128, n_gen=128)
+
+# Multiply-adds of the weight GEMMs per token: 4 d^2 (Q, K, V, O) + the FFN, per layer.
+W1_MACS_PER_TOKEN = W1["layers"] * (4 * W1["d"] ** 2 + 2 * W1["d"] * W1["ff"])  # 7.08 M x 12
+W2_MACS_PER_TOKEN = W2["layers"] * (4 * W2["d"] ** 2 + 3 * W2["d"] * W2["ff"])  # same, + head
+
+
+def w1_ids():
+    """The 128 token ids of W1 (CLS first, then fixed pseudo-random ids)."""
+    return [101] + [1000 + (i * 7919 + 1237) % 29000 for i in range(1, W1["seq"])]
+
+
+def w2_prompt():
+    """The 128-token W2 prompt: BOS then fixed pseudo-random ids (as the peers' scripts use)."""
+    return [1] + [259 + (i * 7919 + 1237) % 31741 for i in range(1, W2["n_prompt"])]
+
+
+# ---- weights ------------------------------------------------------------------------------
+
+def _normal(rng, shape, std):
+    return (rng.standard_normal(shape, dtype=np.float32) * np.float32(std)).astype(np.float32)
+
+
+def make_w1_weights():
+    """Hugging Face BertModel names -> float32 arrays ([out, in] for linear weights)."""
+    c, rng = W1, np.random.default_rng(W1["seed"])
+    d, ff = c["d"], c["ff"]
+    w = {
+        "embeddings.word_embeddings.weight": _normal(rng, (c["vocab"], d), 0.02),
+        "embeddings.position_embeddings.weight": _normal(rng, (c["max_pos"], d), 0.02),
+        "embeddings.token_type_embeddings.weight": _normal(rng, (c["types"], d), 0.02),
+        "embeddings.LayerNorm.weight": 1.0 + _normal(rng, (d,), 0.1),
+        "embeddings.LayerNorm.bias": _normal(rng, (d,), 0.02),
+    }
+    for i in range(c["layers"]):
+        p = f"encoder.layer.{i}."
+        for name, (o, n) in (("attention.self.query", (d, d)), ("attention.self.key", (d, d)),
+                             ("attention.self.value", (d, d)), ("attention.output.dense", (d, d)),
+                             ("intermediate.dense", (ff, d)), ("output.dense", (d, ff))):
+            w[p + name + ".weight"] = _normal(rng, (o, n), 0.02)
+            w[p + name + ".bias"] = _normal(rng, (o,), 0.02)
+        for name in ("attention.output.LayerNorm", "output.LayerNorm"):
+            w[p + name + ".weight"] = 1.0 + _normal(rng, (d,), 0.1)
+            w[p + name + ".bias"] = _normal(rng, (d,), 0.02)
+    return w
+
+
+def w1_config():
+    c = W1
+    return {"architectures": ["BertModel"], "model_type": "bert", "vocab_size": c["vocab"],
+            "hidden_size": c["d"], "num_hidden_layers": c["layers"],
+            "num_attention_heads": c["heads"], "intermediate_size": c["ff"], "hidden_act": "gelu",
+            "layer_norm_eps": c["eps"], "max_position_embeddings": c["max_pos"],
+            "type_vocab_size": c["types"], "position_embedding_type": "absolute",
+            "pad_token_id": 0, "torch_dtype": "float32"}
+
+
+def make_w2_weights():
+    """Hugging Face LlamaForCausalLM names -> float32 arrays."""
+    c, rng = W2, np.random.default_rng(W2["seed"])
+    d, ff = c["d"], c["ff"]
+    w = {"model.embed_tokens.weight": _normal(rng, (c["vocab"], d), 1.0)}
+    for i in range(c["layers"]):
+        p = f"model.layers.{i}."
+        w[p + "input_layernorm.weight"] = 1.0 + _normal(rng, (d,), 0.1)
+        for name in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            w[p + "self_attn." + name + ".weight"] = _normal(rng, (d, d), 0.02)
+        w[p + "post_attention_layernorm.weight"] = 1.0 + _normal(rng, (d,), 0.1)
+        w[p + "mlp.gate_proj.weight"] = _normal(rng, (ff, d), 0.02)
+        w[p + "mlp.up_proj.weight"] = _normal(rng, (ff, d), 0.02)
+        w[p + "mlp.down_proj.weight"] = _normal(rng, (d, ff), 0.02)
+    w["model.norm.weight"] = 1.0 + _normal(rng, (d,), 0.1)
+    w["lm_head.weight"] = _normal(rng, (c["vocab"], d), 0.02)
+    return w
+
+
+def w2_config():
+    c = W2
+    # No eos_token_id: greedy generation must not stop early (the checks compare 16 tokens).
+    return {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": c["vocab"],
+            "hidden_size": c["d"], "num_hidden_layers": c["layers"],
+            "num_attention_heads": c["heads"], "num_key_value_heads": c["heads"],
+            "intermediate_size": c["ff"], "hidden_act": "silu", "rms_norm_eps": c["eps"],
+            "rope_theta": c["rope_base"], "max_position_embeddings": c["max_pos"],
+            "tie_word_embeddings": False, "attention_bias": False, "bos_token_id": 1,
+            "torch_dtype": "float32"}
+
+
+# ---- safetensors (float32 only) -------------------------------------------------------------
+
+def save_checkpoint(folder, config, tensors):
+    os.makedirs(folder, exist_ok=True)
+    header, off = {"__metadata__": {"format": "pt"}}, 0
+    for name, a in tensors.items():
+        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [off, off + a.nbytes]}
+        off += a.nbytes
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * ((-len(h)) % 8)
+    tmp = os.path.join(folder, "model.safetensors.tmp")
+    with open(tmp, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h)
+        for a in tensors.values():
+            f.write(np.ascontiguousarray(a, dtype="<f4").tobytes())
+    os.replace(tmp, os.path.join(folder, "model.safetensors"))
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+
+
+def load_checkpoint(folder):
+    """name -> float32 array (read-only views of a memory map)."""
+    path = os.path.join(folder, "model.safetensors")
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+    raw = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + n)
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        assert t["dtype"] == "F32", (name, t["dtype"])
+        b, e = t["data_offsets"]
+        out[name] = raw[b:e].view("<f4").reshape(t["shape"])
+    return out
+
+
+# ---- torch definitions (Debian's python3-torch 1.13; no transformers) -----------------------
+
+def torch_modules():
+    """Imported lazily so that numpy-only users (the GGUF writer) do not need torch."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    def linear(w, b=None):
+        m = nn.Linear(w.shape[1], w.shape[0], bias=b is not None)
+        with torch.no_grad():
+            m.weight.copy_(torch.from_numpy(np.array(w)))
+            if b is not None:
+                m.bias.copy_(torch.from_numpy(np.array(b)))
+        return m
+
+    def layernorm(w, b, eps):
+        m = nn.LayerNorm(w.shape[0], eps=eps)
+        with torch.no_grad():
+            m.weight.copy_(torch.from_numpy(np.array(w)))
+            m.bias.copy_(torch.from_numpy(np.array(b)))
+        return m
+
+    class BertLayer(nn.Module):
+        def __init__(self, w, p):
+            super().__init__()
+            lin = lambda n: linear(w[p + n + ".weight"], w[p + n + ".bias"])  # noqa: E731
+            self.h, self.hd = W1["heads"], W1["d"] // W1["heads"]
+            self.q, self.k, self.v = (lin("attention.self.query"), lin("attention.self.key"),
+                                      lin("attention.self.value"))
+            self.o = lin("attention.output.dense")
+            self.ln1 = layernorm(w[p + "attention.output.LayerNorm.weight"],
+                                 w[p + "attention.output.LayerNorm.bias"], W1["eps"])
+            self.up, self.down = lin("intermediate.dense"), lin("output.dense")
+            self.ln2 = layernorm(w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"],
+                                 W1["eps"])
+
+        def forward(self, x):
+            B, T, D = x.shape
+            split = lambda t: t.view(B, T, self.h, self.hd).transpose(1, 2)  # noqa: E731
+            q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+            s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.hd)
+            a = torch.matmul(torch.softmax(s, dim=-1), v).transpose(1, 2).reshape(B, T, D)
+            x = self.ln1(x + self.o(a))
+            return self.ln2(x + self.down(F.gelu(self.up(x))))
+
+    class BertEncoder(nn.Module):
+        """W1 as the peers run it: hidden states in, last hidden state out."""
+
+        def __init__(self, w):
+            super().__init__()
+            self.layers = nn.ModuleList(BertLayer(w, f"encoder.layer.{i}.")
+                                        for i in range(W1["layers"]))
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+    def bert_embed(w, ids):
+        """BertEmbeddings (token type 0 everywhere): ids -> hidden states [1, T, d]."""
+        ids = torch.tensor([ids])
+        t = ids.shape[1]
+        x = (torch.from_numpy(np.array(w["embeddings.word_embeddings.weight"]))[ids]
+             + torch.from_numpy(np.array(w["embeddings.position_embeddings.weight"][:t]))[None]
+             + torch.from_numpy(np.array(w["embeddings.token_type_embeddings.weight"][0])))
+        ln = layernorm(w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], W1["eps"])
+        with torch.no_grad():
+            return ln(x)
+
+    class RMSNorm(nn.Module):
+        def __init__(self, weight):
+            super().__init__()
+            self.weight = nn.Parameter(torch.from_numpy(np.array(weight)))
+
+        def forward(self, x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + W2["eps"]) * self.weight
+
+    def rotate_half(x):
+        h = x.shape[-1] // 2
+        return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
+
+    class LlamaBlock(nn.Module):
+        def __init__(self, w, p):
+            super().__init__()
+            self.h, self.hd = W2["heads"], W2["d"] // W2["heads"]
+            self.attn_norm = RMSNorm(w[p + "input_layernorm.weight"])
+            self.q, self.k, self.v, self.o = (linear(w[p + f"self_attn.{n}_proj.weight"])
+                                              for n in "qkvo")
+            self.ffn_norm = RMSNorm(w[p + "post_attention_layernorm.weight"])
+            self.gate, self.up, self.down = (linear(w[p + f"mlp.{n}_proj.weight"])
+                                             for n in ("gate", "up", "down"))
+
+        def forward(self, x, pos, cos, sin, kc, vc):
+            B, T, D = x.shape
+            a = self.attn_norm(x)
+            q = self.q(a).view(B, T, self.h, self.hd).transpose(1, 2)  # [B, H, T, hd]
+            k = self.k(a).view(B, T, self.h, self.hd).transpose(1, 2)
+            v = self.v(a).view(B, T, self.h, self.hd).transpose(1, 2)
+            q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+            kc[:, :, pos:pos + T], vc[:, :, pos:pos + T] = k, v
+            K, V = kc[:, :, :pos + T], vc[:, :, :pos + T]
+            s = torch.matmul(q, K.transpose(-1, -2)) * (1.0 / math.sqrt(self.hd))
+            if T > 1:
+                s = s.masked_fill(torch.ones(T, pos + T, dtype=torch.bool).triu_(pos + 1),
+                                  float("-inf"))
+            o = torch.matmul(torch.softmax(s, dim=-1), V).transpose(1, 2).reshape(B, T, D)
+            x = x + self.o(o)
+            f = self.ffn_norm(x)
+            return x + self.down(F.silu(self.gate(f)) * self.up(f))
+
+    class Llama(nn.Module):
+        """W2 with a preallocated KV cache; forward returns the last token's logits."""
+
+        def __init__(self, w, max_ctx=W2["n_prompt"] + W2["n_gen"]):
+            super().__init__()
+            self.max_ctx = max_ctx
+            self.embed = torch.from_numpy(np.array(w["model.embed_tokens.weight"]))
+            self.layers = nn.ModuleList(LlamaBlock(w, f"model.layers.{i}.")
+                                        for i in range(W2["layers"]))
+            self.norm = RMSNorm(w["model.norm.weight"])
+            self.head = linear(w["lm_head.weight"])
+            hd = W2["d"] // W2["heads"]
+            inv = 1.0 / (W2["rope_base"] ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
+            ang = torch.outer(torch.arange(max_ctx, dtype=torch.float64), inv)
+            ang = torch.cat((ang, ang), dim=-1)
+            self.cos, self.sin = torch.cos(ang).float(), torch.sin(ang).float()
+
+        def new_cache(self):
+            shape = (1, W2["heads"], self.max_ctx, W2["d"] // W2["heads"])
+            return [(torch.zeros(shape), torch.zeros(shape)) for _ in self.layers]
+
+        def forward(self, ids, pos, cache):
+            T = ids.shape[1]
+            x = self.embed[ids]
+            cos, sin = self.cos[pos:pos + T], self.sin[pos:pos + T]
+            for layer, (kc, vc) in zip(self.layers, cache):
+                x = layer(x, pos, cos, sin, kc, vc)
+            return self.head(self.norm(x[:, -1:]))[0, -1]
+
+    def greedy(model, prompt, n):
+        """Prefill then greedy steps: n ids, and each step's top-1 minus top-2 logit."""
+        cache, out, margins = model.new_cache(), [], []
+        with torch.inference_mode():
+            logits = model(torch.tensor([prompt]), 0, cache)
+            for pos in range(len(prompt), len(prompt) + n):
+                top = torch.topk(logits, 2)
+                out.append(int(top.indices[0]))
+                margins.append(float(top.values[0] - top.values[1]))
+                if len(out) < n:
+                    logits = model(torch.tensor([[out[-1]]]), pos, cache)
+        return out, margins
+
+    return dict(BertEncoder=BertEncoder, bert_embed=bert_embed, Llama=Llama, greedy=greedy)
+
+
+def quantize_dynamic(model):
+    """torch dynamic int8 on every nn.Linear. Debian's torch has no fbgemm: onednn (uses VNNI)."""
+    import torch
+    torch.backends.quantized.engine = "onednn"
+    return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
