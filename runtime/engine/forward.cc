@@ -1,5 +1,6 @@
 // The forward pass. One function per block, each buffer with its shape. fp32
-// files: every number comes from a reference kernel (kernels/*__ref). int8
+// files: products on XNNPACK (ops/f32_fully_connected.h) or f32_gemm__ref,
+// attention on f32_attention__ref, the rest through the dispatch table. int8
 // files: MatMul quantizes its input rows and calls the dispatch table's
 // qs8_gemm; attention quantizes Q, K and V per (token, head) and calls
 // ops/qs8_attention.h, with K and V stored in int8 in the KV cache.

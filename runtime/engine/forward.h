@@ -1,11 +1,12 @@
 // The forward pass: embedding, transformer layers (self-attention,
 // cross-attention, feed-forward; pre- or post-norm), final norm and LM head.
-// fp32 files run it with the reference float kernels: the oracle the int8 path
-// is checked against. int8 files run every matrix product in int8 (linear
-// layers through the dispatch table's qs8_gemm with dynamic per-row activation
-// scales, attention through ops/qs8_attention.h with an int8 KV cache); norms,
-// activations, residual adds and the softmax stay in fp32. Read forward.cc top
-// to bottom.
+// fp32 files run it in float: the oracle the int8 path is checked against
+// (matrix products on XNNPACK, ops/f32_fully_connected.h, where the build and
+// the CPU have it, else f32_gemm__ref; attention on f32_attention__ref). int8
+// files run every matrix product in int8 (linear layers through the dispatch
+// table's qs8_gemm with dynamic per-row activation scales, attention through
+// ops/qs8_attention.h with an int8 KV cache); norms, activations, residual adds
+// and the softmax stay in fp32. Read forward.cc top to bottom.
 //
 // Rows are laid out [batch, seq] (padded): sequence b owns rows b * seq .. b * seq
 // + seq - 1, of which the first lengths[b] are real. Padded rows are computed

@@ -76,7 +76,9 @@ class Session {
   static Result<SessionPlan> Plan(const Model& model, const SessionLimits& limits);
   // Plans and allocates one arena per kind. `model` must outlive the session.
   static Result<Session> Create(const Model& model, const SessionLimits& limits);
-  // Plans and uses the caller's memory (no allocation at all).
+  // Plans and uses the caller's memory: no arena allocation (what is still
+  // allocated at creation: the thread pool's workers, and an fp32 file's
+  // XNNPACK operators with their packed weights, ops/f32_fully_connected.h).
   static Result<Session> CreateWithMemory(const Model& model, const SessionLimits& limits,
                                           const SessionMemory& memory);
 

@@ -259,7 +259,6 @@ Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* ou
 
 Status PrepareF32Products(const fb::Architecture& a, size_t threads, LayerWeights* layers,
                           ModelWeights* weights, F32FullyConnectedSet* set) {
-  if (F32FullyConnectedUnavailable() != nullptr) return Status::Ok();
   // Calls fn(weight, bias, n, k, &fc) for every F32 product: each linear layer
   // (absent ones have no weight), then the head.
   auto for_each_product = [&](auto&& fn) -> Status {
@@ -283,7 +282,8 @@ Status PrepareF32Products(const fb::Architecture& a, size_t threads, LayerWeight
         ++count;
         return Status::Ok();
       }));
-  if (count == 0) return Status::Ok();
+  // (int8 files do not initialize XNNPACK.)
+  if (count == 0 || F32FullyConnectedUnavailable() != nullptr) return Status::Ok();
   OCTET_RETURN_IF_ERROR(set->Reserve(count));
   return for_each_product([&](const float* weight, const float* bias, size_t n, size_t k,
                               const F32FullyConnected** out) {

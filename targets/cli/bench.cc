@@ -328,6 +328,7 @@ JsonValue Report(const BenchSettings& s, const Model& model, const Session& sess
   json.Set("heap_allocs_during_run",
            r.heap_counter_active ? JsonValue(r.heap_allocs) : JsonValue());
   json.Set("kernel", session.kernels().qs8_gemm_name);
+  json.Set("packed_kernel", session.kernels().qs8_packed_gemm_name);
   json.Set("cpu_features", std::string(features));
   if (r.profiled) {
     JsonValue profile = JsonValue::Object();
@@ -401,6 +402,7 @@ void PrintTable(const JsonValue& report) {
   std::printf("  %-24s %s\n", "weights", bytes("weights_bytes").c_str());
   std::printf("  %-24s %s\n", "peak RSS", bytes("peak_rss_bytes").c_str());
   std::printf("  %-24s %s\n", "heap allocs during runs", text("heap_allocs_during_run").c_str());
+  std::printf("  %-24s %s\n", "packed int8 GEMM", text("packed_kernel").c_str());
   std::printf("  %-24s %s (cpu: %s)\n", "kernel", text("kernel").c_str(),
               text("cpu_features").c_str());
   if (const JsonValue* profile = report.Find("profile")) {
