@@ -46,6 +46,7 @@ struct ThreadPool::Shared {
   std::atomic<uint64_t> done{0};        // tasks finished in the current loop
   std::atomic<uint64_t> generation{0};  // of the current loop (low 32 bits in `state`)
   std::atomic<bool> stop{false};
+  std::atomic<size_t> running{0};       // workers that have entered WorkerMain
   pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
   pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
   uint32_t sleeping = 0;  // workers waiting on `wake` (under `mutex`)
@@ -111,6 +112,9 @@ Result<ThreadPool*> ThreadPool::Create(uint32_t threads) {
     }
     s->started = i + 1;
   }
+  // Whatever a new thread's start-up allocates (glibc, a sanitizer runtime)
+  // happens now, at creation, not during the first run.
+  while (s->running.load(std::memory_order_acquire) < workers) sched_yield();
   return pool;
 }
 
@@ -132,6 +136,7 @@ ThreadPool::~ThreadPool() {
 void* ThreadPool::WorkerMain(void* arg) {
   const Shared::Start start = *static_cast<Shared::Start*>(arg);
   Shared* s = start.shared;
+  s->running.fetch_add(1, std::memory_order_release);
   uint64_t seen = 0;
   for (;;) {
     uint64_t generation = s->generation.load(std::memory_order_acquire);
