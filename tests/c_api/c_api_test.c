@@ -20,7 +20,7 @@ static int failures = 0;
 int main(int argc, char** argv) {
   octet_model* model = NULL;
   octet_session* session = NULL;
-  octet_session_limits limits;
+  octet_session_limits limits = {0};
   octet_output output;
   int32_t ids[2 * 3] = {1, 2, 3, 4, 0, 0};
   uint32_t lengths[2] = {3, 1};
@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   limits.max_batch = 2;
   limits.max_seq = 3;
   limits.max_new_tokens = 0;
+  limits.threads = 2; /* results are the same for every count */
   EXPECT(octet_session_create(model, &limits, &session) == OCTET_OK);
   if (session == NULL) return 1;
   EXPECT(octet_session_arena_bytes(session) > 0);
