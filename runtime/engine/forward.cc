@@ -165,6 +165,12 @@ void MatMul(const Forward& f, const Matrix& m, const F32FullyConnected* fc, size
     const size_t tile_bytes = qs8_packed_tile_bytes(k);
     ParallelRange(f, n, kQs8PackedNr, rows * k, [&](size_t n0, size_t n1, size_t) {
       const int8_t* tiles = m.packed + n0 / kQs8PackedNr * tile_bytes;
+      if (f.kernels->qs8_packed_gemm_f32 != nullptr) {  // dequantized in the kernel's stores
+        f.kernels->qs8_packed_gemm_f32(rows, n1 - n0, k, qin, k, tiles, row_scales,
+                                       m.scales + n0, bias != nullptr ? bias + n0 : nullptr,
+                                       out + n0, ldo);
+        return;
+      }
       for (size_t r0 = 0; r0 < rows; r0 += block) {
         const size_t mr = rows - r0 < block ? rows - r0 : block;
         f.kernels->qs8_packed_gemm(mr, n1 - n0, k, qin + r0 * k, k, tiles, acc + n0, n);

@@ -42,6 +42,16 @@ const KernelVariant<Qs8PackedGemmFn> kQs8PackedGemmVariants[] = {
     {"qs8_packed_gemm__ref", qs8_packed_gemm__ref, 0},
 };
 
+// Fused only where it pays (kernels/qs8_packed_gemm.h); SelectKernels leaves the
+// table's entry null when only the reference matches.
+const KernelVariant<Qs8PackedGemmF32Fn> kQs8PackedGemmF32Variants[] = {
+#if defined(OCTET_KERNELS_X86)
+    {"qs8_packed_gemm_f32_8x32c4__avx512vnni", qs8_packed_gemm_f32_8x32c4__avx512vnni,
+     kCpuX86Avx512Vnni | kCpuX86Avx2},
+#endif
+    {"qs8_packed_gemm_f32__ref", qs8_packed_gemm_f32__ref, 0},
+};
+
 // No dotprod variant: sdot is signed x signed and P is 0..255 (kernels/qu8s8_pv.h).
 const KernelVariant<Qu8s8PvFn> kQu8s8PvVariants[] = {
 #if defined(OCTET_KERNELS_X86)
@@ -195,6 +205,11 @@ void Choose(const KernelVariant<Fn>* (*list)(size_t*), uint32_t cpu_features, Fn
 
 }  // namespace
 
+const KernelVariant<Qs8PackedGemmF32Fn>* Qs8PackedGemmF32Variants(size_t* count) {
+  *count = sizeof(kQs8PackedGemmF32Variants) / sizeof(kQs8PackedGemmF32Variants[0]);
+  return kQs8PackedGemmF32Variants;
+}
+
 const KernelVariant<Qu8s8PvFn>* Qu8s8PvVariants(size_t* count) {
   *count = sizeof(kQu8s8PvVariants) / sizeof(kQu8s8PvVariants[0]);
   return kQu8s8PvVariants;
@@ -265,6 +280,12 @@ KernelTable SelectKernels(uint32_t cpu_features) {
   Choose(Qs8GemmVariants, cpu_features, &table.qs8_gemm, &table.qs8_gemm_name);
   Choose(Qs8PackedGemmVariants, cpu_features, &table.qs8_packed_gemm,
          &table.qs8_packed_gemm_name);
+  Choose(Qs8PackedGemmF32Variants, cpu_features, &table.qs8_packed_gemm_f32,
+         &table.qs8_packed_gemm_f32_name);
+  if (table.qs8_packed_gemm_f32 == qs8_packed_gemm_f32__ref) {  // the two kernels are faster
+    table.qs8_packed_gemm_f32 = nullptr;
+    table.qs8_packed_gemm_f32_name = "none";
+  }
   Choose(Qu8s8PvVariants, cpu_features, &table.qu8s8_pv, &table.qu8s8_pv_name);
   Choose(Qs8QuantizeRowsVariants, cpu_features, &table.qs8_quantize_rows,
          &table.qs8_quantize_rows_name);

@@ -31,6 +31,10 @@ struct KernelTable {
   // Against weights packed by qs8_pack_weights__ref (one layout for every variant).
   Qs8PackedGemmFn qs8_packed_gemm;
   const char* qs8_packed_gemm_name;
+  // qs8_packed_gemm with qs8_dequantize_rows fused, bit-identical with the two;
+  // null where no variant fuses them (then call the two).
+  Qs8PackedGemmF32Fn qs8_packed_gemm_f32;
+  const char* qs8_packed_gemm_f32_name;
   Qu8s8PvFn qu8s8_pv;
   const char* qu8s8_pv_name;
   Qs8QuantizeRowsFn qs8_quantize_rows;
@@ -69,6 +73,9 @@ const KernelVariant<Qs8GemmFn>* Qs8GemmVariants(size_t* count);
 
 // Every qs8_packed_gemm variant compiled into this build, fastest first, the reference last.
 const KernelVariant<Qs8PackedGemmFn>* Qs8PackedGemmVariants(size_t* count);
+
+// Every qs8_packed_gemm_f32 variant compiled into this build, fastest first, the reference last.
+const KernelVariant<Qs8PackedGemmF32Fn>* Qs8PackedGemmF32Variants(size_t* count);
 
 // Every qu8s8_pv variant compiled into this build, fastest first, the reference last.
 const KernelVariant<Qu8s8PvFn>* Qu8s8PvVariants(size_t* count);

@@ -108,4 +108,33 @@ void qs8_packed_gemm_4x16c4__neondot(size_t M, size_t N, size_t K, const int8_t*
 void qs8_packed_gemm_4x8c4__neon(size_t M, size_t N, size_t K, const int8_t* A, size_t lda,
                                  const int8_t* packed, int32_t* C, size_t ldc);
 
+// qs8_packed_gemm_f32: the same product with its results dequantized and the
+// bias added in the kernel's stores, as qs8_dequantize_rows does it, so the int32
+// results never make a pass through memory:
+//
+//   out[m, n] = float(C[m, n]) * (row_scales[m] * col_scales[n])   (+ bias[n])
+//
+//   row_scales: [M] float, col_scales: [N] float, bias: [N] float or null
+//   out:        [M, N] float, row stride ldo elements (overwritten)
+//
+// Bit-identical with qs8_packed_gemm followed by qs8_dequantize_rows (both exact
+// by their contracts), for finite scales and bias. Only ISAs where the fusion
+// pays have a variant; elsewhere the table's entry is null and callers use the
+// two kernels (KernelTable::qs8_packed_gemm_f32).
+typedef void (*Qs8PackedGemmF32Fn)(size_t M, size_t N, size_t K, const int8_t* A, size_t lda,
+                                   const int8_t* packed, const float* row_scales,
+                                   const float* col_scales, const float* bias, float* out,
+                                   size_t ldo);
+
+// The reference: qs8_packed_gemm__ref then qs8_dequantize_rows__ref, one row and
+// one packed tile at a time.
+void qs8_packed_gemm_f32__ref(size_t M, size_t N, size_t K, const int8_t* A, size_t lda,
+                              const int8_t* packed, const float* row_scales,
+                              const float* col_scales, const float* bias, float* out, size_t ldo);
+
+void qs8_packed_gemm_f32_8x32c4__avx512vnni(size_t M, size_t N, size_t K, const int8_t* A,
+                                            size_t lda, const int8_t* packed,
+                                            const float* row_scales, const float* col_scales,
+                                            const float* bias, float* out, size_t ldo);
+
 }  // namespace octet

@@ -100,26 +100,34 @@ struct BenchResult {
 };
 
 // The int8 peak on `threads` threads at once (the probe of kernels/int8_peak.h
-// on each, ~0.2 s): GOPS for all of them together; 0 without a probe.
+// on each, the best of 7 rounds of ~5 ms): GOPS for all of them together; 0
+// without a probe.
 double MeasureInt8Peak(uint32_t threads, std::string* probe_name) {
   const char* name = nullptr;
   const Int8PeakFn probe = SelectInt8Peak(&name);
   *probe_name = name;
   if (probe == nullptr) return 0;
   probe(1u << 16);  // warm up the units
-  constexpr uint64_t kIterations = uint64_t{1} << 23;
-  std::vector<uint64_t> ops(threads, 0);
-  std::vector<std::thread> workers;
-  const int64_t start = MonotonicNanos();
-  for (uint32_t t = 1; t < threads; ++t) {
-    workers.emplace_back([&ops, t, probe]() { ops[t] = probe(kIterations); });
+  // The best of several short rounds: a shared machine takes cycles from some.
+  constexpr uint64_t kIterations = uint64_t{1} << 21;
+  constexpr int kRounds = 7;
+  double best = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<uint64_t> ops(threads, 0);
+    std::vector<std::thread> workers;
+    const int64_t start = MonotonicNanos();
+    for (uint32_t t = 1; t < threads; ++t) {
+      workers.emplace_back([&ops, t, probe]() { ops[t] = probe(kIterations); });
+    }
+    ops[0] = probe(kIterations);
+    for (std::thread& w : workers) w.join();
+    const double seconds = static_cast<double>(MonotonicNanos() - start) / 1e9;
+    double total = 0;
+    for (uint64_t o : ops) total += static_cast<double>(o);
+    const double gops = seconds > 0 ? total / seconds / 1e9 : 0;
+    if (gops > best) best = gops;
   }
-  ops[0] = probe(kIterations);
-  for (std::thread& w : workers) w.join();
-  const double seconds = static_cast<double>(MonotonicNanos() - start) / 1e9;
-  double total = 0;
-  for (uint64_t o : ops) total += static_cast<double>(o);
-  return seconds > 0 ? total / seconds / 1e9 : 0;
+  return best;
 }
 
 BenchSettings ParseSettings(const ParsedArgs& args) {

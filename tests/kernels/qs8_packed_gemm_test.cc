@@ -20,6 +20,7 @@
 #include <doctest/doctest.h>
 
 #include "kernels/kernel_table.h"
+#include "kernels/qs8_dequantize_rows.h"
 #include "kernels/qs8_gemm.h"
 #include "kernels/qs8_packed_gemm.h"
 #include "runnable_variants.h"
@@ -279,6 +280,104 @@ TEST_CASE("qs8_packed_gemm variants give the same C with N split into tile range
       }
     }
   }
+}
+
+// qs8_packed_gemm_f32: every variant against the definition, qs8_gemm__ref on
+// the unpacked weights then qs8_dequantize_rows__ref, bit for bit (padding of
+// out included), with and without bias, on random positive scales and biases
+// of both signs.
+
+using F32Variant = KernelVariant<Qs8PackedGemmF32Fn>;
+
+std::vector<F32Variant> RunnableF32Variants() {
+  size_t count = 0;
+  const F32Variant* variants = Qs8PackedGemmF32Variants(&count);
+  return test::RunnableVariants(variants, count);
+}
+
+std::vector<float> RandomFloats(size_t n, float lo, float hi, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// Checks every variant on one shape; s.ldc is out's row stride. Returns failures.
+int CheckF32Shape(const std::vector<F32Variant>& variants, const Shape& s,
+                  const std::vector<int8_t>& A, const std::vector<int8_t>& B, size_t ldb,
+                  std::mt19937& rng) {
+  const Packed packed = Pack(s.N, s.K, B, ldb);
+  const std::vector<int32_t> acc = Expected(s, A, B, ldb);  // [M, ldc]
+  const std::vector<float> row_scales = RandomFloats(s.M, 1e-4f, 0.05f, rng);
+  const std::vector<float> col_scales = RandomFloats(s.N, 1e-4f, 0.02f, rng);
+  const std::vector<float> bias = RandomFloats(s.N, -3.0f, 3.0f, rng);
+  constexpr float kCanaryF = -12345.5f;
+  int failures = 0;
+  for (bool with_bias : {false, true}) {
+    const float* b = with_bias ? bias.data() : nullptr;
+    std::vector<float> expected(acc.size(), kCanaryF);  // [M, ldc]
+    qs8_dequantize_rows__ref(s.M, s.N, acc.data(), s.ldc, row_scales.data(), col_scales.data(),
+                             b, expected.data(), s.ldc);
+    for (const F32Variant& variant : variants) {
+      std::vector<float> out(expected.size(), kCanaryF);
+      variant.fn(s.M, s.N, s.K, A.data(), s.lda, packed.data(), row_scales.data(),
+                 col_scales.data(), b, out.data(), s.ldc);
+      if (std::memcmp(out.data(), expected.data(), out.size() * sizeof(float)) != 0) {
+        size_t i = 0;
+        while (std::memcmp(&out[i], &expected[i], sizeof(float)) == 0) ++i;
+        FAIL_CHECK(std::string(variant.name)
+                   << Describe(s) << (with_bias ? " bias" : " no bias") << ": out["
+                   << i / s.ldc << ", " << i % s.ldc << "] = " << out[i] << ", expected "
+                   << expected[i]);
+        ++failures;
+      }
+    }
+  }
+  return failures;
+}
+
+TEST_CASE("qs8_packed_gemm_f32: variant list, and the table fuses only where a variant does") {
+  size_t count = 0;
+  const F32Variant* variants = Qs8PackedGemmF32Variants(&count);
+  REQUIRE(count >= 1);
+  CHECK((variants[count - 1].fn == &qs8_packed_gemm_f32__ref));
+  CHECK((SelectKernels(0).qs8_packed_gemm_f32 == nullptr));
+  const KernelTable& table = GetKernelTable();
+  MESSAGE("qs8_packed_gemm_f32: " << std::string(table.qs8_packed_gemm_f32_name));
+  CHECK((table.qs8_packed_gemm_f32 == SelectKernels(GetCpuInfo().features).qs8_packed_gemm_f32));
+  if (table.qs8_packed_gemm_f32 == nullptr) {
+    MESSAGE("this CPU has no fused qs8_packed_gemm_f32 variant: the engine calls "
+            "qs8_packed_gemm then qs8_dequantize_rows");
+  }
+}
+
+TEST_CASE("qs8_packed_gemm_f32 variants equal qs8_gemm__ref + qs8_dequantize_rows__ref") {
+  const std::vector<F32Variant> variants = RunnableF32Variants();
+  std::mt19937 rng(9001);
+  std::uniform_int_distribution<size_t> random_k(1, 300);
+  size_t shapes = 0;
+  for (size_t M : {1, 2, 3, 4, 5, 8, 9, 17}) {
+    for (size_t N = 1; N <= 40; N += 3) {
+      const size_t K = shapes % 2 == 0 ? 1 + shapes % 4 : random_k(rng);
+      const Shape s = shapes % 3 == 0 ? Shape{M, N, K, K, N} : Shape{M, N, K, K + 5, N + 7};
+      const std::vector<int8_t> A = RandomMatrix(M, K, s.lda, rng);
+      const std::vector<int8_t> B = RandomMatrix(N, K, K, rng);
+      CHECK(CheckF32Shape(variants, s, A, B, K, rng) == 0);
+      ++shapes;
+    }
+  }
+  // Model shapes, and K past one k block (4096), where partial sums sit in out.
+  const Shape model[] = {{1, 768, 768, 768, 768},     {4, 2048, 768, 768, 2050},
+                         {128, 96, 768, 768, 96},     {37, 50, 3072, 3072, 64},
+                         {6, 40, 4100, 4100, 40},     {9, 33, 8195, 8195, 35}};
+  for (const Shape& s : model) {
+    const std::vector<int8_t> A = RandomMatrix(s.M, s.K, s.lda, rng);
+    const std::vector<int8_t> B = RandomMatrix(s.N, s.K, s.K, rng);
+    CHECK(CheckF32Shape(variants, s, A, B, s.K, rng) == 0);
+  }
+  std::string names;
+  for (const F32Variant& variant : variants) names += std::string(" ") + variant.name;
+  MESSAGE(shapes << " + " << sizeof(model) / sizeof(model[0]) << " shapes checked with" << names);
 }
 
 }  // namespace
