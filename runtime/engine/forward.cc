@@ -289,8 +289,8 @@ void Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uint32
       AttentionParams ph = p;
       ph.head_begin = h0;
       ph.head_end = h1;
-      f32_attention__ref(ph, qb, qd, kv.k + kv0 * kvd, kvd, kv.v + kv0 * kvd, kvd, qb, qd,
-                         reinterpret_cast<float*>(f.attention + thread * f.attention_bytes));
+      f.kernels->f32_attention(ph, qb, qd, kv.k + kv0 * kvd, kvd, kv.v + kv0 * kvd, kvd, qb, qd,
+                               reinterpret_cast<float*>(f.attention + thread * f.attention_bytes));
     });
     return;
   }

@@ -180,6 +180,17 @@ const KernelVariant<Qs8SoftmaxTileFn> kQs8SoftmaxTileVariants[] = {
     {"qs8_softmax_tile__ref", qs8_softmax_tile__ref, 0},
 };
 
+const KernelVariant<F32AttentionFn> kF32AttentionVariants[] = {
+#if defined(OCTET_KERNELS_X86)
+    {"f32_attention__avx512", f32_attention__avx512, kCpuX86Avx512Vnni | kCpuX86Avx2},
+    {"f32_attention__avx2", f32_attention__avx2, kCpuX86Avx2},
+#endif
+#if defined(OCTET_KERNELS_NEON)
+    {"f32_attention__neon", f32_attention__neon, kCpuArmNeon},
+#endif
+    {"f32_attention__ref", f32_attention__ref, 0},
+};
+
 // The first (fastest) variant whose features are all present.
 template <typename Fn>
 const KernelVariant<Fn>& Select(const KernelVariant<Fn>* variants, size_t count,
@@ -275,6 +286,11 @@ const KernelVariant<Qs8SoftmaxTileFn>* Qs8SoftmaxTileVariants(size_t* count) {
   return kQs8SoftmaxTileVariants;
 }
 
+const KernelVariant<F32AttentionFn>* F32AttentionVariants(size_t* count) {
+  *count = sizeof(kF32AttentionVariants) / sizeof(kF32AttentionVariants[0]);
+  return kF32AttentionVariants;
+}
+
 KernelTable SelectKernels(uint32_t cpu_features) {
   KernelTable table{};
   Choose(Qs8GemmVariants, cpu_features, &table.qs8_gemm, &table.qs8_gemm_name);
@@ -301,6 +317,7 @@ KernelTable SelectKernels(uint32_t cpu_features) {
   Choose(F32RopeVariants, cpu_features, &table.f32_rope, &table.f32_rope_name);
   Choose(Qs8SoftmaxTileVariants, cpu_features, &table.qs8_softmax_tile,
          &table.qs8_softmax_tile_name);
+  Choose(F32AttentionVariants, cpu_features, &table.f32_attention, &table.f32_attention_name);
   return table;
 }
 

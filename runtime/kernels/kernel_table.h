@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/f32_attention.h"
 #include "kernels/f32_elementwise.h"
 #include "kernels/position.h"
 #include "kernels/qs8_dequantize_rows.h"
@@ -59,6 +60,8 @@ struct KernelTable {
   const char* f32_rope_name;
   Qs8SoftmaxTileFn qs8_softmax_tile;  // the float part of ops/qs8_attention.cc
   const char* qs8_softmax_tile_name;
+  F32AttentionFn f32_attention;  // within the bound of kernels/f32_attention.h
+  const char* f32_attention_name;
 };
 
 // The table for this machine (GetCpuInfo(), including OCTET_CPU_DISABLE).
@@ -93,5 +96,6 @@ const KernelVariant<F32AddBiasFn>* F32AddBiasVariants(size_t* count);
 const KernelVariant<F32AddFn>* F32AddVariants(size_t* count);
 const KernelVariant<F32RopeFn>* F32RopeVariants(size_t* count);
 const KernelVariant<Qs8SoftmaxTileFn>* Qs8SoftmaxTileVariants(size_t* count);
+const KernelVariant<F32AttentionFn>* F32AttentionVariants(size_t* count);
 
 }  // namespace octet

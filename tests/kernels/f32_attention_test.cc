@@ -1,7 +1,11 @@
-// f32_attention__ref and f32_attention_probs__ref against a naive reference
-// written here from the definition (kernels/attention_params.h): the whole
-// [q_len, kv_len] score matrix of a head, in double, masks and biases evaluated
-// independently of the kernel's helpers, a standard softmax.
+// Every f32_attention variant this machine runs (the reference and the vector
+// ones of the kernel table), and f32_attention_probs__ref, against a naive
+// reference written here from the definition (kernels/attention_params.h): the
+// whole [q_len, kv_len] score matrix of a head, in double, masks and biases
+// evaluated independently of the kernel's helpers, a standard softmax. The vector
+// variants are also compared with f32_attention__ref directly, with the same
+// tolerance (their bound in kernels/f32_attention.h), and must keep its
+// row-independence: decode steps and chunks equal the full pass bit for bit.
 //
 // Tolerance: max |out - reference| <= kTolerance * max |v| with kTolerance = 1e-5.
 // The output is a convex combination of rows of V, so errors scale with max |v|.
@@ -31,7 +35,9 @@
 #include <doctest/doctest.h>
 
 #include "kernels/f32_attention.h"
+#include "kernels/kernel_table.h"
 #include "kernels/position.h"
+#include "runnable_variants.h"
 
 namespace octet {
 namespace {
@@ -42,6 +48,16 @@ const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 // The largest error / max |v| seen by any comparison, for the final MESSAGE.
 double g_worst_relative_error = 0.0;
+
+// The variant under test (RunKernel and the bit-for-bit checks call it).
+F32AttentionFn g_kernel = f32_attention__ref;
+
+// The variants this machine runs, fastest first, the reference last.
+std::vector<KernelVariant<F32AttentionFn>> Variants() {
+  size_t count = 0;
+  const KernelVariant<F32AttentionFn>* variants = F32AttentionVariants(&count);
+  return test::RunnableVariants(variants, count);
+}
 
 // T5's bucket from the published formula, in double (real arithmetic, plus a
 // 1e-9 nudge so exact integer quotients, like log(16/8)/log(128/8)*8 = 2, land on
@@ -211,8 +227,8 @@ std::vector<float> RunKernel(const AttentionParams& p, const Data& data, size_t*
   *ldo = row + 5;
   std::vector<float> out((p.q_len - 1) * *ldo + row, kCanary);
   std::vector<float> scratch(f32_attention_scratch_floats(p), kNaN);
-  f32_attention__ref(p, data.q.data(), data.ldq, data.k, data.ldk, data.v, data.ldv, out.data(),
-                     *ldo, scratch.data());
+  g_kernel(p, data.q.data(), data.ldq, data.k, data.ldk, data.v, data.ldv, out.data(), *ldo,
+           scratch.data());
   return out;
 }
 
@@ -254,6 +270,21 @@ double Compare(const AttentionParams& p, const Data& data, const std::vector<flo
   g_worst_relative_error = std::max(g_worst_relative_error, relative);
   INFO(Describe(p));
   CHECK(relative <= kTolerance);
+  if (g_kernel != f32_attention__ref) {
+    const F32AttentionFn kernel = g_kernel;
+    g_kernel = f32_attention__ref;
+    size_t ref_ldo = 0;
+    const std::vector<float> ref_out = RunKernel(p, data, &ref_ldo);
+    g_kernel = kernel;
+    double max_difference = 0.0;
+    for (size_t i = 0; i < p.q_len; ++i) {
+      for (size_t c = 0; c < row; ++c) {
+        max_difference = std::max(max_difference, std::fabs(static_cast<double>(out[i * ldo + c]) -
+                                                            ref_out[i * ref_ldo + c]));
+      }
+    }
+    CHECK(max_difference / std::max(data.max_abs_v, 1e-30f) <= kTolerance);
+  }
   return relative;
 }
 
@@ -276,313 +307,355 @@ AttentionParams Shape(size_t heads, size_t kv_heads, size_t head_dim, size_t q_l
 }
 
 TEST_CASE("f32_attention matches the naive reference over heads, head_dim, lengths, tiles") {
-  struct Heads {
-    size_t heads, kv_heads;
-  };
-  const Heads kHeads[] = {{4, 4}, {8, 2}, {4, 1}};  // MHA, GQA 4:1, MQA
-  const size_t kHeadDims[] = {1, 8, 64, 80};
-  struct Lengths {
-    size_t q_len, kv_len;
-  };
-  const Lengths kLengths[] = {{1, 1},   {1, 300},   {17, 17},  {16, 16},  {64, 64},
-                              {65, 65}, {130, 130}, {20, 150}, {300, 300}};
-  // Cases above this many multiply-adds (q_len * kv_len * heads * head_dim) are
-  // left out to keep the suite fast under qemu; every axis still reaches its
-  // largest value in some case.
-  constexpr size_t kBudget = 1500000;
-  std::mt19937 rng(7);
-  size_t cases = 0;
-  for (const Heads& heads : kHeads) {
-    for (size_t head_dim : kHeadDims) {
-      for (const Lengths& lengths : kLengths) {
-        if (lengths.q_len * lengths.kv_len * heads.heads * head_dim > kBudget) continue;
+  for (const KernelVariant<F32AttentionFn>& kernel : Variants()) {
+    g_kernel = kernel.fn;
+    INFO(std::string(kernel.name));
+    struct Heads {
+      size_t heads, kv_heads;
+    };
+    const Heads kHeads[] = {{4, 4}, {8, 2}, {4, 1}};  // MHA, GQA 4:1, MQA
+    const size_t kHeadDims[] = {1, 8, 32, 64, 80, 128};
+    struct Lengths {
+      size_t q_len, kv_len;
+    };
+    const Lengths kLengths[] = {{1, 1},   {1, 300},   {17, 17},  {16, 16},  {64, 64},
+                                {65, 65}, {130, 130}, {20, 150}, {300, 300}};
+    // Cases above this many multiply-adds (q_len * kv_len * heads * head_dim) are
+    // left out to keep the suite fast under qemu; every axis still reaches its
+    // largest value in some case.
+    constexpr size_t kBudget = 1500000;
+    std::mt19937 rng(7);
+    size_t cases = 0;
+    for (const Heads& heads : kHeads) {
+      for (size_t head_dim : kHeadDims) {
+        for (const Lengths& lengths : kLengths) {
+          if (lengths.q_len * lengths.kv_len * heads.heads * head_dim > kBudget) continue;
+          for (size_t tile : {16, 64}) {
+            for (bool causal : {false, true}) {
+              AttentionParams p =
+                  Shape(heads.heads, heads.kv_heads, head_dim, lengths.q_len, lengths.kv_len);
+              p.tile = tile;
+              p.causal = causal;
+              const Data data = MakeData(p, rng, cases % 2 ? 2.0f : 1.0f, cases % 3 == 0);
+              RunAndCompare(p, data);
+              ++cases;
+            }
+          }
+        }
+      }
+    }
+    MESSAGE(cases << " cases; worst error so far " << g_worst_relative_error << " x max|v|");
+    CHECK(cases > 150);
+  }
+  g_kernel = f32_attention__ref;
+}
+
+TEST_CASE("f32_attention decode steps reproduce the full causal pass bit for bit") {
+  for (const KernelVariant<F32AttentionFn>& kernel : Variants()) {
+    g_kernel = kernel.fn;
+    INFO(std::string(kernel.name));
+    std::vector<float> slopes(8);
+    alibi_slopes(8, slopes.data());
+    std::mt19937 rng(11);
+    std::vector<float> t5_table(32 * 8);
+    for (float& x : t5_table) x = Uniform(rng, 2.0f);
+    for (int variant = 0; variant < 4; ++variant) {
+      AttentionParams p = Shape(8, 2, 16, 150, 150);
+      p.causal = true;
+      if (variant == 1) {
+        p.window = 5;
+        p.tile = 16;
+      }
+      if (variant == 2) p.alibi_slopes = slopes.data();
+      if (variant == 3) {
+        p.t5_bias = t5_table.data();
+        p.t5_num_buckets = 32;
+        p.t5_max_distance = 128;
+        p.scale = 1.0f;
+      }
+      const Data data = MakeData(p, rng, 1.5f, variant == 1);
+      size_t ldo = 0;
+      const std::vector<float> full = RunKernel(p, data, &ldo);
+      Compare(p, data, full, ldo);
+      const size_t row = p.num_heads * p.head_dim;
+      for (size_t t = 0; t < p.kv_len; ++t) {
+        // Step t: one query at position t over the t + 1 cached keys.
+        AttentionParams step = p;
+        step.q_len = 1;
+        step.q_pos0 = t;
+        step.kv_len = t + 1;
+        std::vector<float> out(row);
+        std::vector<float> scratch(f32_attention_scratch_floats(step));
+        g_kernel(step, data.q.data() + t * data.ldq, data.ldq, data.k, data.ldk, data.v, data.ldv,
+                 out.data(), row, scratch.data());
+        INFO(Describe(p) << " step " << t);
+        CHECK(std::memcmp(out.data(), &full[t * ldo], row * sizeof(float)) == 0);
+      }
+      // A chunked prefill: rows 50..86 as one call over the first 87 keys.
+      AttentionParams chunk = p;
+      chunk.q_len = 37;
+      chunk.q_pos0 = 50;
+      chunk.kv_len = 87;
+      std::vector<float> out((chunk.q_len - 1) * ldo + row);
+      std::vector<float> scratch(f32_attention_scratch_floats(chunk));
+      g_kernel(chunk, data.q.data() + 50 * data.ldq, data.ldq, data.k, data.ldk, data.v, data.ldv,
+               out.data(), ldo, scratch.data());
+      for (size_t i = 0; i < chunk.q_len; ++i) {
+        CHECK(std::memcmp(&out[i * ldo], &full[(50 + i) * ldo], row * sizeof(float)) == 0);
+      }
+    }
+  }
+  g_kernel = f32_attention__ref;
+}
+
+TEST_CASE("f32_attention sliding windows, and hidden keys are never read") {
+  for (const KernelVariant<F32AttentionFn>& kernel : Variants()) {
+    g_kernel = kernel.fn;
+    INFO(std::string(kernel.name));
+    std::mt19937 rng(13);
+    for (size_t window : {1, 3, 64, 1000}) {
+      for (size_t tile : {16, 64}) {
+        // A causal prefill over 200 positions.
+        AttentionParams p = Shape(4, 2, 8, 200, 200);
+        p.causal = true;
+        p.window = window;
+        p.tile = tile;
+        RunAndCompare(p, MakeData(p, rng, 1.5f, false));
+        // Decoding at position 250 with 40 keys of padding after kv_valid: every
+        // key outside the window and past kv_valid is NaN.
+        AttentionParams step = Shape(4, 2, 8, 1, 300);
+        step.causal = true;
+        step.window = window;
+        step.tile = tile;
+        step.q_pos0 = 250;
+        step.kv_valid = 251;
+        Data data = MakeData(step, rng, 1.5f, true);
+        for (size_t j = 0; j < step.kv_len; ++j) {
+          if (j >= step.kv_valid || j + window <= step.q_pos0) PoisonKey(&data, step, j);
+        }
+        RunAndCompare(step, data);
+      }
+    }
+    // Without causal the window only bounds from below: later keys stay visible.
+    AttentionParams p = Shape(2, 2, 8, 50, 90);
+    p.window = 7;
+    p.q_pos0 = 20;
+    RunAndCompare(p, MakeData(p, rng, 1.5f, false));
+    // A causal prefill never reads keys after its last query.
+    AttentionParams prefill = Shape(4, 1, 8, 60, 130);
+    prefill.causal = true;
+    prefill.q_pos0 = 30;  // queries 30..89
+    Data data = MakeData(prefill, rng, 1.5f, false);
+    for (size_t j = 90; j < prefill.kv_len; ++j) PoisonKey(&data, prefill, j);
+    RunAndCompare(prefill, data);
+  }
+  g_kernel = f32_attention__ref;
+}
+
+TEST_CASE("f32_attention padding: kv_valid and a key mask") {
+  for (const KernelVariant<F32AttentionFn>& kernel : Variants()) {
+    g_kernel = kernel.fn;
+    INFO(std::string(kernel.name));
+    std::mt19937 rng(17);
+    for (bool causal : {false, true}) {
+      for (size_t tile : {16, 64}) {
+        // Right padding: keys from kv_valid on are never read.
+        AttentionParams p = Shape(4, 4, 8, 70, 70);
+        p.causal = causal;
+        p.tile = tile;
+        p.kv_valid = 45;
+        Data data = MakeData(p, rng, 1.5f, false);
+        for (size_t j = p.kv_valid; j < p.kv_len; ++j) PoisonKey(&data, p, j);
+        RunAndCompare(p, data);
+        // Left padding through the key mask (the first 23 keys), plus holes.
+        AttentionParams left = Shape(8, 2, 8, 90, 90);
+        left.causal = causal;
+        left.tile = tile;
+        std::vector<uint8_t> mask(left.kv_len, 1);
+        for (size_t j = 0; j < 23; ++j) mask[j] = 0;
+        for (size_t j = 40; j < 90; j += 7) mask[j] = 0;
+        left.key_mask = mask.data();
+        Data left_data = MakeData(left, rng, 1.5f, true);
+        for (size_t j = 0; j < left.kv_len; ++j) {
+          if (mask[j] == 0) PoisonKey(&left_data, left, j);
+        }
+        RunAndCompare(left, left_data);
+      }
+    }
+  }
+  g_kernel = f32_attention__ref;
+}
+
+TEST_CASE("f32_attention ALiBi and T5 relative biases") {
+  for (const KernelVariant<F32AttentionFn>& kernel : Variants()) {
+    g_kernel = kernel.fn;
+    INFO(std::string(kernel.name));
+    std::mt19937 rng(19);
+    for (size_t heads : {4, 6, 8}) {
+      std::vector<float> slopes(heads);
+      alibi_slopes(heads, slopes.data());
+      for (bool causal : {false, true}) {
         for (size_t tile : {16, 64}) {
-          for (bool causal : {false, true}) {
-            AttentionParams p =
-                Shape(heads.heads, heads.kv_heads, head_dim, lengths.q_len, lengths.kv_len);
+          AttentionParams p = Shape(heads, heads / 2, 8, 120, 120);
+          p.causal = causal;
+          p.tile = tile;
+          p.alibi_slopes = slopes.data();
+          RunAndCompare(p, MakeData(p, rng, 1.5f, tile == 16));
+          // Decoding far into the sequence, where the biases are large.
+          AttentionParams step = Shape(heads, heads / 2, 8, 1, 300);
+          step.causal = true;
+          step.tile = tile;
+          step.alibi_slopes = slopes.data();
+          RunAndCompare(step, MakeData(step, rng, 1.5f, false));
+        }
+      }
+    }
+    for (uint32_t num_buckets : {32, 8}) {
+      for (uint32_t max_distance : {128, 20}) {
+        for (bool bidirectional : {true, false}) {
+          const size_t heads = 4;
+          std::vector<float> table(num_buckets * heads);  // [num_buckets, heads]
+          for (float& x : table) x = Uniform(rng, 3.0f);
+          for (size_t tile : {16, 64}) {
+            // The encoder is bidirectional and not causal; the decoder both causal.
+            AttentionParams p = Shape(heads, heads, 8, 200, 200);
+            p.scale = 1.0f;
+            p.causal = !bidirectional;
             p.tile = tile;
-            p.causal = causal;
-            const Data data = MakeData(p, rng, cases % 2 ? 2.0f : 1.0f, cases % 3 == 0);
-            RunAndCompare(p, data);
-            ++cases;
+            p.t5_bias = table.data();
+            p.t5_num_buckets = num_buckets;
+            p.t5_max_distance = max_distance;
+            p.t5_bidirectional = bidirectional;
+            RunAndCompare(p, MakeData(p, rng, 0.7f, false));
+            // Cross-like shape: fewer queries than keys, at the end.
+            AttentionParams q_short = p;
+            q_short.q_len = 3;
+            q_short.q_pos0 = 197;
+            RunAndCompare(q_short, MakeData(q_short, rng, 0.7f, true));
           }
         }
       }
     }
   }
-  MESSAGE(cases << " cases; worst error so far " << g_worst_relative_error << " x max|v|");
-  CHECK(cases > 150);
-}
-
-TEST_CASE("f32_attention decode steps reproduce the full causal pass bit for bit") {
-  std::vector<float> slopes(8);
-  alibi_slopes(8, slopes.data());
-  std::mt19937 rng(11);
-  std::vector<float> t5_table(32 * 8);
-  for (float& x : t5_table) x = Uniform(rng, 2.0f);
-  for (int variant = 0; variant < 4; ++variant) {
-    AttentionParams p = Shape(8, 2, 16, 150, 150);
-    p.causal = true;
-    if (variant == 1) {
-      p.window = 5;
-      p.tile = 16;
-    }
-    if (variant == 2) p.alibi_slopes = slopes.data();
-    if (variant == 3) {
-      p.t5_bias = t5_table.data();
-      p.t5_num_buckets = 32;
-      p.t5_max_distance = 128;
-      p.scale = 1.0f;
-    }
-    const Data data = MakeData(p, rng, 1.5f, variant == 1);
-    size_t ldo = 0;
-    const std::vector<float> full = RunKernel(p, data, &ldo);
-    Compare(p, data, full, ldo);
-    const size_t row = p.num_heads * p.head_dim;
-    for (size_t t = 0; t < p.kv_len; ++t) {
-      // Step t: one query at position t over the t + 1 cached keys.
-      AttentionParams step = p;
-      step.q_len = 1;
-      step.q_pos0 = t;
-      step.kv_len = t + 1;
-      std::vector<float> out(row);
-      std::vector<float> scratch(f32_attention_scratch_floats(step));
-      f32_attention__ref(step, data.q.data() + t * data.ldq, data.ldq, data.k, data.ldk, data.v,
-                         data.ldv, out.data(), row, scratch.data());
-      INFO(Describe(p) << " step " << t);
-      CHECK(std::memcmp(out.data(), &full[t * ldo], row * sizeof(float)) == 0);
-    }
-    // A chunked prefill: rows 50..86 as one call over the first 87 keys.
-    AttentionParams chunk = p;
-    chunk.q_len = 37;
-    chunk.q_pos0 = 50;
-    chunk.kv_len = 87;
-    std::vector<float> out((chunk.q_len - 1) * ldo + row);
-    std::vector<float> scratch(f32_attention_scratch_floats(chunk));
-    f32_attention__ref(chunk, data.q.data() + 50 * data.ldq, data.ldq, data.k, data.ldk, data.v,
-                       data.ldv, out.data(), ldo, scratch.data());
-    for (size_t i = 0; i < chunk.q_len; ++i) {
-      CHECK(std::memcmp(&out[i * ldo], &full[(50 + i) * ldo], row * sizeof(float)) == 0);
-    }
-  }
-}
-
-TEST_CASE("f32_attention sliding windows, and hidden keys are never read") {
-  std::mt19937 rng(13);
-  for (size_t window : {1, 3, 64, 1000}) {
-    for (size_t tile : {16, 64}) {
-      // A causal prefill over 200 positions.
-      AttentionParams p = Shape(4, 2, 8, 200, 200);
-      p.causal = true;
-      p.window = window;
-      p.tile = tile;
-      RunAndCompare(p, MakeData(p, rng, 1.5f, false));
-      // Decoding at position 250 with 40 keys of padding after kv_valid: every
-      // key outside the window and past kv_valid is NaN.
-      AttentionParams step = Shape(4, 2, 8, 1, 300);
-      step.causal = true;
-      step.window = window;
-      step.tile = tile;
-      step.q_pos0 = 250;
-      step.kv_valid = 251;
-      Data data = MakeData(step, rng, 1.5f, true);
-      for (size_t j = 0; j < step.kv_len; ++j) {
-        if (j >= step.kv_valid || j + window <= step.q_pos0) PoisonKey(&data, step, j);
-      }
-      RunAndCompare(step, data);
-    }
-  }
-  // Without causal the window only bounds from below: later keys stay visible.
-  AttentionParams p = Shape(2, 2, 8, 50, 90);
-  p.window = 7;
-  p.q_pos0 = 20;
-  RunAndCompare(p, MakeData(p, rng, 1.5f, false));
-  // A causal prefill never reads keys after its last query.
-  AttentionParams prefill = Shape(4, 1, 8, 60, 130);
-  prefill.causal = true;
-  prefill.q_pos0 = 30;  // queries 30..89
-  Data data = MakeData(prefill, rng, 1.5f, false);
-  for (size_t j = 90; j < prefill.kv_len; ++j) PoisonKey(&data, prefill, j);
-  RunAndCompare(prefill, data);
-}
-
-TEST_CASE("f32_attention padding: kv_valid and a key mask") {
-  std::mt19937 rng(17);
-  for (bool causal : {false, true}) {
-    for (size_t tile : {16, 64}) {
-      // Right padding: keys from kv_valid on are never read.
-      AttentionParams p = Shape(4, 4, 8, 70, 70);
-      p.causal = causal;
-      p.tile = tile;
-      p.kv_valid = 45;
-      Data data = MakeData(p, rng, 1.5f, false);
-      for (size_t j = p.kv_valid; j < p.kv_len; ++j) PoisonKey(&data, p, j);
-      RunAndCompare(p, data);
-      // Left padding through the key mask (the first 23 keys), plus holes.
-      AttentionParams left = Shape(8, 2, 8, 90, 90);
-      left.causal = causal;
-      left.tile = tile;
-      std::vector<uint8_t> mask(left.kv_len, 1);
-      for (size_t j = 0; j < 23; ++j) mask[j] = 0;
-      for (size_t j = 40; j < 90; j += 7) mask[j] = 0;
-      left.key_mask = mask.data();
-      Data left_data = MakeData(left, rng, 1.5f, true);
-      for (size_t j = 0; j < left.kv_len; ++j) {
-        if (mask[j] == 0) PoisonKey(&left_data, left, j);
-      }
-      RunAndCompare(left, left_data);
-    }
-  }
-}
-
-TEST_CASE("f32_attention ALiBi and T5 relative biases") {
-  std::mt19937 rng(19);
-  for (size_t heads : {4, 6, 8}) {
-    std::vector<float> slopes(heads);
-    alibi_slopes(heads, slopes.data());
-    for (bool causal : {false, true}) {
-      for (size_t tile : {16, 64}) {
-        AttentionParams p = Shape(heads, heads / 2, 8, 120, 120);
-        p.causal = causal;
-        p.tile = tile;
-        p.alibi_slopes = slopes.data();
-        RunAndCompare(p, MakeData(p, rng, 1.5f, tile == 16));
-        // Decoding far into the sequence, where the biases are large.
-        AttentionParams step = Shape(heads, heads / 2, 8, 1, 300);
-        step.causal = true;
-        step.tile = tile;
-        step.alibi_slopes = slopes.data();
-        RunAndCompare(step, MakeData(step, rng, 1.5f, false));
-      }
-    }
-  }
-  for (uint32_t num_buckets : {32, 8}) {
-    for (uint32_t max_distance : {128, 20}) {
-      for (bool bidirectional : {true, false}) {
-        const size_t heads = 4;
-        std::vector<float> table(num_buckets * heads);  // [num_buckets, heads]
-        for (float& x : table) x = Uniform(rng, 3.0f);
-        for (size_t tile : {16, 64}) {
-          // The encoder is bidirectional and not causal; the decoder both causal.
-          AttentionParams p = Shape(heads, heads, 8, 200, 200);
-          p.scale = 1.0f;
-          p.causal = !bidirectional;
-          p.tile = tile;
-          p.t5_bias = table.data();
-          p.t5_num_buckets = num_buckets;
-          p.t5_max_distance = max_distance;
-          p.t5_bidirectional = bidirectional;
-          RunAndCompare(p, MakeData(p, rng, 0.7f, false));
-          // Cross-like shape: fewer queries than keys, at the end.
-          AttentionParams q_short = p;
-          q_short.q_len = 3;
-          q_short.q_pos0 = 197;
-          RunAndCompare(q_short, MakeData(q_short, rng, 0.7f, true));
-        }
-      }
-    }
-  }
+  g_kernel = f32_attention__ref;
 }
 
 TEST_CASE("f32_attention rows that see no key give zeros, not NaN") {
-  std::mt19937 rng(23);
-  std::vector<uint8_t> none(40, 0);
-  for (int variant = 0; variant < 4; ++variant) {
-    AttentionParams p = Shape(4, 2, 8, 10, 40);
-    p.tile = 16;
-    if (variant == 0) p.kv_valid = 0;
-    if (variant == 1) p.key_mask = none.data();
-    if (variant == 2) {  // the window has moved past every key
-      p.causal = true;
-      p.window = 3;
-      p.q_pos0 = 45;
-    }
-    if (variant == 3) {  // masked beyond every visible tile: keys 0..15 masked, causal rows 0..15
-      std::vector<uint8_t> mask(40, 1);
-      for (size_t j = 0; j < 16; ++j) mask[j] = 0;
-      p.key_mask = mask.data();
-      p.causal = true;
-      p.q_pos0 = 0;
+  for (const KernelVariant<F32AttentionFn>& kernel : Variants()) {
+    g_kernel = kernel.fn;
+    INFO(std::string(kernel.name));
+    std::mt19937 rng(23);
+    std::vector<uint8_t> none(40, 0);
+    for (int variant = 0; variant < 4; ++variant) {
+      AttentionParams p = Shape(4, 2, 8, 10, 40);
+      p.tile = 16;
+      if (variant == 0) p.kv_valid = 0;
+      if (variant == 1) p.key_mask = none.data();
+      if (variant == 2) {  // the window has moved past every key
+        p.causal = true;
+        p.window = 3;
+        p.q_pos0 = 45;
+      }
+      if (variant == 3) {  // masked beyond every visible tile: keys 0..15 masked, causal rows 0..15
+        std::vector<uint8_t> mask(40, 1);
+        for (size_t j = 0; j < 16; ++j) mask[j] = 0;
+        p.key_mask = mask.data();
+        p.causal = true;
+        p.q_pos0 = 0;
+        Data data = MakeData(p, rng, 1.0f, false);
+        size_t ldo = 0;
+        const std::vector<float> out = RunKernel(p, data, &ldo);
+        for (size_t i = 0; i < p.q_len; ++i) {
+          for (size_t c = 0; c < p.num_heads * p.head_dim; ++c) CHECK(out[i * ldo + c] == 0.0f);
+        }
+        continue;
+      }
       Data data = MakeData(p, rng, 1.0f, false);
+      for (size_t j = 0; j < p.kv_len; ++j) PoisonKey(&data, p, j);
       size_t ldo = 0;
       const std::vector<float> out = RunKernel(p, data, &ldo);
+      INFO("variant " << variant);
       for (size_t i = 0; i < p.q_len; ++i) {
         for (size_t c = 0; c < p.num_heads * p.head_dim; ++c) CHECK(out[i * ldo + c] == 0.0f);
       }
-      continue;
+      std::vector<float> probs(p.q_len * p.kv_len, kNaN);
+      f32_attention_probs__ref(p, 1, data.q.data(), data.ldq, data.k, data.ldk, probs.data(),
+                               p.kv_len);
+      for (float x : probs) CHECK(x == 0.0f);
     }
-    Data data = MakeData(p, rng, 1.0f, false);
-    for (size_t j = 0; j < p.kv_len; ++j) PoisonKey(&data, p, j);
-    size_t ldo = 0;
-    const std::vector<float> out = RunKernel(p, data, &ldo);
-    INFO("variant " << variant);
-    for (size_t i = 0; i < p.q_len; ++i) {
-      for (size_t c = 0; c < p.num_heads * p.head_dim; ++c) CHECK(out[i * ldo + c] == 0.0f);
-    }
-    std::vector<float> probs(p.q_len * p.kv_len, kNaN);
-    f32_attention_probs__ref(p, 1, data.q.data(), data.ldq, data.k, data.ldk, probs.data(),
-                             p.kv_len);
-    for (float x : probs) CHECK(x == 0.0f);
+    // Padded query rows of a batch (positions past the sequence) stay finite.
+    AttentionParams p = Shape(4, 4, 8, 30, 30);
+    p.causal = true;
+    p.kv_valid = 12;
+    RunAndCompare(p, MakeData(p, rng, 1.0f, false));
   }
-  // Padded query rows of a batch (positions past the sequence) stay finite.
-  AttentionParams p = Shape(4, 4, 8, 30, 30);
-  p.causal = true;
-  p.kv_valid = 12;
-  RunAndCompare(p, MakeData(p, rng, 1.0f, false));
+  g_kernel = f32_attention__ref;
 }
 
 TEST_CASE("f32_attention scratch does not grow with the sequence") {
-  AttentionParams shortp = Shape(32, 8, 128, 16, 16);
-  AttentionParams longp = Shape(32, 8, 128, 4096, 4096);
-  CHECK(f32_attention_scratch_floats(shortp) == f32_attention_scratch_floats(longp));
-  CHECK(f32_attention_scratch_floats(longp) == kAttentionDefaultTile + 128);
-  CHECK(f32_attention_scratch_floats(longp) < 4096u * 4096u / 10000u);
-  longp.tile = 16;
-  CHECK(f32_attention_scratch_floats(longp) == 16 + 128);
+  for (const KernelVariant<F32AttentionFn>& kernel : Variants()) {
+    g_kernel = kernel.fn;
+    INFO(std::string(kernel.name));
+    AttentionParams shortp = Shape(32, 8, 128, 16, 16);
+    AttentionParams longp = Shape(32, 8, 128, 4096, 4096);
+    CHECK(f32_attention_scratch_floats(shortp) == f32_attention_scratch_floats(longp));
+    CHECK(f32_attention_scratch_floats(longp) ==
+          kF32AttentionMaxRows * (kAttentionDefaultTile + 2 * 128));
+    CHECK(f32_attention_scratch_floats(longp) < 4096u * 4096u / 1000u);
+    longp.tile = 16;
+    CHECK(f32_attention_scratch_floats(longp) == kF32AttentionMaxRows * (16 + 2 * 128));
 
-  // The last 1024 queries of a 4096-token bidirectional pass, and a decode step
-  // at position 4095, each with exactly that scratch, against the reference on a
-  // sample of rows.
-  std::mt19937 rng(29);
-  AttentionParams p = Shape(1, 1, 4, 1024, 4096);
-  const Data data = MakeData(p, rng, 2.0f, false);
-  size_t ldo = 0;
-  const std::vector<float> out = RunKernel(p, data, &ldo);
-  const size_t row = p.num_heads * p.head_dim;
-  size_t checked = 0;
-  for (size_t i = 0; i < p.q_len; i += (i < 1000 ? 97 : 7)) {
-    AttentionParams one = p;  // query i alone (rows are independent)
-    one.q_len = 1;
-    one.q_pos0 = p.q_pos0 + i;
-    Data one_data = data;
-    one_data.q.assign(data.q.begin() + i * data.ldq, data.q.begin() + i * data.ldq + row);
-    const std::vector<float> out_row(out.begin() + i * ldo, out.begin() + i * ldo + row);
-    Compare(one, one_data, out_row, ldo);
-    ++checked;
+    // The last 1024 queries of a 4096-token bidirectional pass, and a decode step
+    // at position 4095, each with exactly that scratch, against the reference on a
+    // sample of rows.
+    std::mt19937 rng(29);
+    AttentionParams p = Shape(1, 1, 4, 1024, 4096);
+    const Data data = MakeData(p, rng, 2.0f, false);
+    size_t ldo = 0;
+    const std::vector<float> out = RunKernel(p, data, &ldo);
+    const size_t row = p.num_heads * p.head_dim;
+    size_t checked = 0;
+    for (size_t i = 0; i < p.q_len; i += (i < 1000 ? 97 : 7)) {
+      AttentionParams one = p;  // query i alone (rows are independent)
+      one.q_len = 1;
+      one.q_pos0 = p.q_pos0 + i;
+      Data one_data = data;
+      one_data.q.assign(data.q.begin() + i * data.ldq, data.q.begin() + i * data.ldq + row);
+      const std::vector<float> out_row(out.begin() + i * ldo, out.begin() + i * ldo + row);
+      Compare(one, one_data, out_row, ldo);
+      ++checked;
+    }
+    CHECK(checked > 10);
+    AttentionParams step = Shape(8, 2, 64, 1, 4096);  // q_pos0 = 4095
+    step.causal = true;
+    RunAndCompare(step, MakeData(step, rng, 2.0f, true));
   }
-  CHECK(checked > 10);
-  AttentionParams step = Shape(8, 2, 64, 1, 4096);  // q_pos0 = 4095
-  step.causal = true;
-  RunAndCompare(step, MakeData(step, rng, 2.0f, true));
+  g_kernel = f32_attention__ref;
 }
 
 TEST_CASE("f32_attention output may overwrite q") {
-  std::mt19937 rng(31);
-  AttentionParams p = Shape(8, 2, 16, 40, 40);
-  p.causal = true;
-  Data data = MakeData(p, rng, 1.5f, false);
-  size_t ldo = 0;
-  const std::vector<float> expected = RunKernel(p, data, &ldo);
-  std::vector<float> scratch(f32_attention_scratch_floats(p));
-  f32_attention__ref(p, data.q.data(), data.ldq, data.k, data.ldk, data.v, data.ldv, data.q.data(),
-                     data.ldq, scratch.data());
-  for (size_t i = 0; i < p.q_len; ++i) {
-    CHECK(std::memcmp(&data.q[i * data.ldq], &expected[i * ldo],
-                      p.num_heads * p.head_dim * sizeof(float)) == 0);
+  for (const KernelVariant<F32AttentionFn>& kernel : Variants()) {
+    g_kernel = kernel.fn;
+    INFO(std::string(kernel.name));
+    std::mt19937 rng(31);
+    AttentionParams p = Shape(8, 2, 16, 40, 40);
+    p.causal = true;
+    Data data = MakeData(p, rng, 1.5f, false);
+    size_t ldo = 0;
+    const std::vector<float> expected = RunKernel(p, data, &ldo);
+    std::vector<float> scratch(f32_attention_scratch_floats(p));
+    g_kernel(p, data.q.data(), data.ldq, data.k, data.ldk, data.v, data.ldv, data.q.data(),
+             data.ldq, scratch.data());
+    for (size_t i = 0; i < p.q_len; ++i) {
+      CHECK(std::memcmp(&data.q[i * data.ldq], &expected[i * ldo],
+                        p.num_heads * p.head_dim * sizeof(float)) == 0);
+    }
   }
+  g_kernel = f32_attention__ref;
 }
 
 TEST_CASE("f32_attention_probs__ref gives the softmax the output is made of") {
+  g_kernel = f32_attention__ref;
   std::mt19937 rng(37);
   std::vector<float> slopes(4);
   alibi_slopes(4, slopes.data());

@@ -2,7 +2,9 @@
 // kernels this CPU runs, at BERT-base shapes (seq 128, hidden 768, FFN 3072)
 // and a Llama-like RoPE, and ops/qs8_attention at seq 128, 12 heads, head_dim 64
 // with each softmax variant (the reference's scalar double exp is the op as it
-// was before the vector kernels). Built with the tests, not run by ctest:
+// was before the vector kernels), and every f32_attention variant at W1's shape
+// (seq 128, bidirectional), a causal prefill of 512 and a decode step over 256
+// keys (12 heads x 64). Built with the tests, not run by ctest:
 //
 //   build/<preset>/bin/f32_vector_bench [repetitions (default 20)]
 //
@@ -166,6 +168,52 @@ void Attention() {
   }
 }
 
+void F32Attention() {
+  struct Shape {
+    const char* what;
+    size_t q_len, kv_len;
+    bool causal;
+  };
+  const Shape kShapes[] = {{"W1 bidirectional", 128, 128, false},
+                           {"causal prefill", 512, 512, true},
+                           {"decode step", 1, 256, true}};
+  const size_t heads = 12, head_dim = 64, qd = heads * head_dim;
+  for (const Shape& shape : kShapes) {
+    AttentionParams p;
+    p.num_heads = heads;
+    p.num_kv_heads = heads;
+    p.head_dim = head_dim;
+    p.q_len = shape.q_len;
+    p.kv_len = shape.kv_len;
+    p.q_pos0 = shape.kv_len - shape.q_len;
+    p.causal = shape.causal;
+    p.scale = 0.125f;
+    const std::vector<float> q = Normal(p.q_len * qd, 0.0f, 1.0f, 1);   // [q_len, heads, head_dim]
+    const std::vector<float> k = Normal(p.kv_len * qd, 0.0f, 1.0f, 2);  // [kv_len, heads, head_dim]
+    const std::vector<float> v = Normal(p.kv_len * qd, 0.0f, 1.0f, 3);  // [kv_len, heads, head_dim]
+    std::vector<float> out(p.q_len * qd);
+    std::vector<float> scratch(f32_attention_scratch_floats(p));
+    // Multiply-adds of Q K^T and P V over the visible (row, key) pairs.
+    double pairs = 0.0;
+    for (size_t i = 0; i < p.q_len; ++i) {
+      size_t lo = 0, hi = 0;
+      AttentionKeyRange(p, i, &lo, &hi);
+      pairs += static_cast<double>(hi - lo);
+    }
+    const double flops = 4.0 * pairs * heads * head_dim;
+    for (const auto& variant : Runnable(F32AttentionVariants)) {
+      const double s = Best([] {},
+                            [&] {
+                              variant.fn(p, q.data(), qd, k.data(), qd, v.data(), qd, out.data(),
+                                         qd, scratch.data());
+                            });
+      std::printf("f32_attention %s, q %zu x kv %zu, %zu heads x %zu (%s): %.3f ms, %.1f GFLOP/s\n",
+                  shape.what, p.q_len, p.kv_len, heads, head_dim, variant.name, s * 1e3,
+                  flops / s * 1e-9);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace octet
 
@@ -175,5 +223,6 @@ int main(int argc, char** argv) {
   octet::Norms();
   octet::Rope();
   octet::Attention();
+  octet::F32Attention();
   return 0;
 }
