@@ -1,8 +1,8 @@
 // The forward pass. One function per block, each buffer with its shape. fp32
 // files: products on XNNPACK (ops/f32_fully_connected.h) or f32_gemm__ref,
-// attention on f32_attention__ref, the rest through the dispatch table. int8
-// files: MatMul quantizes its input rows and calls the dispatch table's
-// qs8_gemm; attention quantizes Q, K and V per (token, head) and calls
+// attention and the rest through the dispatch table. int8 files: MatMul
+// quantizes its input rows and calls the dispatch table's packed GEMM (with the
+// dequantization fused where the table has qs8_packed_gemm_f32); attention quantizes Q, K and V per (token, head) and calls
 // ops/qs8_attention.h, with K and V stored in int8 in the KV cache.
 //
 //   Embed              token × embedding_scale (+ token type 0) (+ learned or

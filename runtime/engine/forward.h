@@ -2,7 +2,7 @@
 // cross-attention, feed-forward; pre- or post-norm), final norm and LM head.
 // fp32 files run it in float: the oracle the int8 path is checked against
 // (matrix products on XNNPACK, ops/f32_fully_connected.h, where the build and
-// the CPU have it, else f32_gemm__ref; attention on f32_attention__ref). int8
+// the CPU have it, else f32_gemm__ref; attention on the table's f32_attention). int8
 // files run every matrix product in int8 (linear layers through the dispatch
 // table's qs8_gemm with dynamic per-row activation scales, attention through
 // ops/qs8_attention.h with an int8 KV cache); norms, activations, residual adds

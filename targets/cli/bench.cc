@@ -60,7 +60,7 @@ decode step reads, and at what rate), load_ms (mapping and verifying the file), 
 during the timed runs; 0 is the contract), notes, and the settings used. With
 --profile, "profile": {"prefill_ms": {kind: ms per prefill}, "decode_ms": {kind:
 ms per decode step}, linear_gops, head_gops, int8_peak_gops, int8_peak_probe,
-linear_fraction_of_peak}.
+linear_dtype, linear_fraction_of_peak (null for fp32 products)}.
 
 Exit status: 0 on success, 2 for a wrong command line, 1 for any other failure
 (one line on stderr).
@@ -364,8 +364,12 @@ JsonValue Report(const BenchSettings& s, const Model& model, const Session& sess
     profile.Set("head_gops", gops(r.prefill_profile.head_ops, r.prefill_profile.nanos[head]));
     profile.Set("int8_peak_gops", r.int8_peak_gops);
     profile.Set("int8_peak_probe", r.int8_peak_probe);
-    profile.Set("linear_fraction_of_peak",
-                r.int8_peak_gops > 0 ? JsonValue(linear_gops / r.int8_peak_gops) : JsonValue());
+    // The int8 peak means nothing to fp32 products: no fraction for them.
+    const bool int8_products = !HasF32Products(model);
+    profile.Set("linear_dtype", int8_products ? "int8" : "fp32");
+    profile.Set("linear_fraction_of_peak", r.int8_peak_gops > 0 && int8_products
+                                               ? JsonValue(linear_gops / r.int8_peak_gops)
+                                               : JsonValue());
     json.Set("profile", std::move(profile));
   }
   json.Set("notes", std::move(notes));
@@ -434,7 +438,8 @@ void PrintTable(const JsonValue& report) {
       }
       std::printf("\n");
     }
-    std::printf("  %-24s %.1f GOPS (head %.1f)\n", "linear layers, int8",
+    const std::string linear_label = "linear layers, " + profile->Find("linear_dtype")->ToText();
+    std::printf("  %-24s %.1f GOPS (head %.1f)\n", linear_label.c_str(),
                 profile->Find("linear_gops")->AsDouble(), profile->Find("head_gops")->AsDouble());
     std::printf("  %-24s %.1f GOPS (%s, %s threads)\n", "int8 peak",
                 profile->Find("int8_peak_gops")->AsDouble(),
