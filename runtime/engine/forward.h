@@ -142,7 +142,9 @@ struct ForwardPlan {
   ForwardMode mode;
 };
 
-// Plans the pass of a model with layers into the three arenas' layouts.
+// Plans the pass of a model into the three arenas' layouts. Layer-free models
+// (0 layers: embedding -> norm (-> LM head)) run through the same pass, except
+// encoder-decoders, which need layers (the session refuses them).
 // attention_tile: keys per attention tile (0 = the kernel's default).
 // Per-thread scratch is planned for each of limits.threads.
 Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLimits& limits,
