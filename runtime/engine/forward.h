@@ -84,6 +84,24 @@ struct ForwardLimits {
   bool last_logits_only = false;
 };
 
+// Keys and values of one attention: key row p of sequence b is row b * stride
+// + p of k [batch, stride, kv_dim], in the element type of the pass's attention
+// backend (AttentionBackend: f32, or int8 with one f32 scale per (row, kv head)
+// in k_scales [batch, stride, kv_heads]; null without scales). v the same.
+struct KvRows {
+  void* k = nullptr;
+  void* v = nullptr;
+  float* k_scales = nullptr;
+  float* v_scales = nullptr;
+  size_t stride = 0;  // rows per sequence
+};
+
+// The attention/KV backend of a pass (forward.cc: fp32 or int8), chosen once at
+// prepare time from ForwardMode::int8_attention. It owns the KV layout (bytes
+// per element, scales), the storing of new key and value rows, and attention
+// itself; the blocks call it without knowing the precision.
+struct AttentionBackend;
+
 // Where the forward pass's buffers sit in the session's arenas (byte offsets).
 struct ForwardPlan {
   // activations: tables written at prepare time, then the run's outputs
@@ -115,6 +133,7 @@ struct ForwardPlan {
   size_t acc = 0;         // int32 [acc_elements]: MatMul's output block (forward.cc RowBlock)
   size_t acc_elements = 0;
   // scratch of int8 attention: the quantized queries, and encoder stacks' K, V
+  // (fp32 attention keeps those in k and v)
   size_t q8 = 0;          // int8 [rows, heads * head_dim]
   size_t q8_scales = 0;   // f32 [rows, heads]
   size_t k8 = 0;          // int8 [rows, kv_heads * head_dim]
@@ -159,7 +178,7 @@ struct Forward {
   const ModelWeights* weights = nullptr;
   const KernelTable* kernels = nullptr;
   ThreadPool* pool = nullptr;  // null: one thread
-  bool int8_attention = false;
+  const AttentionBackend* attention_backend = nullptr;  // fp32 or int8, for the whole pass
   LayerObserverFn observer = nullptr;  // optional
   ForwardProfile* profile = nullptr;   // optional: time per operation kind
   void* observer_ctx = nullptr;
@@ -193,20 +212,12 @@ struct Forward {
   float* qin_scales = nullptr;
   int32_t* acc = nullptr;
   size_t acc_elements = 0;
-  int8_t* q8 = nullptr;
-  float* q8_scales = nullptr;
-  int8_t* k8 = nullptr;
-  float* k8_scales = nullptr;
-  int8_t* v8 = nullptr;
-  float* v8_scales = nullptr;
-  void* self_k = nullptr;  // f32 or int8 (int8_attention)
-  void* self_v = nullptr;
-  void* cross_k = nullptr;
-  void* cross_v = nullptr;
-  float* self_k_scales = nullptr;  // int8_attention only
-  float* self_v_scales = nullptr;
-  float* cross_k_scales = nullptr;
-  float* cross_v_scales = nullptr;
+  int8_t* q8 = nullptr;          // [rows, heads * head_dim]: int8 attention's queries
+  float* q8_scales = nullptr;     // [rows, heads]
+  // Keys and values, in the backend's element type (stride: set per call):
+  KvRows encoder_kv;  // encoder stacks' self-attention, in scratch [max_batch, seq, kv_dim]
+  KvRows self_kv;     // decoder layers' KV cache [decoder_layers, max_batch, kv_positions, kv_dim]
+  KvRows cross_kv;    // enc-dec cross-attention [decoder_layers, max_batch, max_seq, kv_dim]
 };
 
 // Prepare: resolves and checks the weights (engine/weights.h) into the
