@@ -683,6 +683,36 @@ void KeepLastRows(const Forward& f, const float* x, const uint32_t* lengths, uin
   }
 }
 
+// Greedy first-fit over lifetimes: each buffer of `arena` in table order goes
+// to the lowest aligned offset where it overlaps (in bytes) no buffer placed
+// before it whose lifetime overlaps its own. *extent: the arena's bytes. False
+// if an offset would pass SIZE_MAX / 2.
+bool PlaceBuffers(PlannedBuffer* buffers, size_t count, ForwardArena arena, size_t* extent) {
+  *extent = 0;
+  for (size_t i = 0; i < count; ++i) {
+    PlannedBuffer& b = buffers[i];
+    if (b.arena != arena || b.bytes == 0) continue;
+    size_t offset = 0;
+    for (bool moved = true; moved;) {  // offsets only grow: this ends
+      moved = false;
+      for (size_t j = 0; j < i; ++j) {
+        const PlannedBuffer& o = buffers[j];
+        if (o.arena != arena || o.bytes == 0) continue;
+        const bool live_together = o.first <= b.last && b.first <= o.last;
+        const bool overlap = o.offset < offset + b.bytes && offset < o.offset + o.bytes;
+        if (live_together && overlap) {
+          offset = (o.offset + o.bytes + b.alignment - 1) / b.alignment * b.alignment;
+          moved = true;
+        }
+      }
+      if (offset > SIZE_MAX / 2 || b.bytes > SIZE_MAX / 2 - offset) return false;
+    }
+    b.offset = offset;
+    if (offset + b.bytes > *extent) *extent = offset + b.bytes;
+  }
+  return true;
+}
+
 }  // namespace
 
 const char* OpKindName(OpKind kind) {
@@ -737,58 +767,94 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLim
     }
   }
 
-  // Reserves rows x cols floats (or bytes); the products are checked, so 32-bit
-  // targets see an error instead of a wrapped size.
+  // The table: every buffer of the pass with its arena, size and lifetime
+  // (phases, ForwardPhase). Sizes are count x width bytes, the products
+  // checked, so 32-bit targets see an error instead of a wrapped size.
   bool fits = true;
-  auto reserve = [&fits](ArenaLayout* layout, uint64_t count, uint64_t width) {
+  struct Row {
+    size_t* offset;  // the ForwardPlan field that receives the buffer's offset
+  } rows_out[kMaxPlannedBuffers];
+  using A = ForwardArena;
+  using P = ForwardPhase;
+  auto add = [&](const char* name, A arena, uint64_t count, uint64_t width, P first, P last,
+                 size_t* offset) {
     uint64_t bytes = 0;
-    if (!CheckedMul(count, width, &bytes) || bytes > SIZE_MAX / 2) {
+    if (!CheckedMul(count, width, &bytes) || bytes > SIZE_MAX / 2 ||
+        plan->num_buffers == kMaxPlannedBuffers) {
       fits = false;
-      return size_t{0};
+      return;
     }
-    return layout->Reserve(static_cast<size_t>(bytes));
+    PlannedBuffer& b = plan->buffers[plan->num_buffers];
+    b.name = name;
+    b.arena = arena;
+    b.first = first;
+    b.last = last;
+    b.bytes = static_cast<size_t>(bytes);
+    b.alignment = kArenaAlignment;
+    rows_out[plan->num_buffers++].offset = offset;
+  };
+  auto whole = [&](const char* name, A arena, uint64_t count, uint64_t width, size_t* offset) {
+    add(name, arena, count, width, P::kEmbed, P::kHead, offset);
   };
   // rows: of the per-layer buffers; full_rows: of whole sequences (encoder
-  // output, cross-attention K/V, every logit row).
+  // output, cross-attention K/V, every logit row). Layer-free models plan no
+  // per-layer buffers (count 0).
   const uint64_t full_rows = static_cast<uint64_t>(max_batch) * max_seq;
   const uint64_t rows = static_cast<uint64_t>(max_batch) * plan->chunk;
-  plan->layer_weights = reserve(activations, LayerWeightsCount(a), sizeof(LayerWeights));
-  plan->model_weights = reserve(activations, 1, sizeof(ModelWeights));
-  plan->rope_inv_freq = reserve(activations, plan->rotary_dim / 2, f);
-  plan->alibi_slopes = reserve(activations, att.num_heads(), f);
-  plan->x = reserve(activations, rows * h, f);
-  if (enc_dec) plan->encoder_out = reserve(activations, full_rows * h, f);
-  if (a.structure() != fb::Structure::EncoderOnly) {
-    plan->logits = reserve(activations, (limits.last_logits_only ? max_batch : full_rows) * vocab,
-                           f);
-    if (limits.last_logits_only) plan->last_x = reserve(activations, max_batch * h, f);
-  }
-  if (decoder_only) {
-    plan->chunk_ids = reserve(scratch, rows, sizeof(int32_t));
-    plan->chunk_pos0 = reserve(scratch, max_batch, sizeof(uint32_t));
-    plan->chunk_real = reserve(scratch, max_batch, sizeof(uint32_t));
-  }
+  const uint64_t layer_rows = HasLayers(a) ? rows : 0;
+  const A act = A::kActivations, scr = A::kScratch, kv = A::kKvCache;
+  // Prepare-time tables and the run's outputs and state: the whole pass.
+  whole("layer_weights", act, LayerWeightsCount(a), sizeof(LayerWeights), &plan->layer_weights);
+  whole("model_weights", act, 1, sizeof(ModelWeights), &plan->model_weights);
+  whole("rope_inv_freq", act, plan->rotary_dim / 2, f, &plan->rope_inv_freq);
+  whole("alibi_slopes", act, att.num_heads(), f, &plan->alibi_slopes);
+  whole("x", act, rows * h, f, &plan->x);
+  whole("encoder_out", act, enc_dec ? full_rows * h : 0, f, &plan->encoder_out);
+  const bool logits = a.structure() != fb::Structure::EncoderOnly;
+  whole("logits", act, logits ? (limits.last_logits_only ? max_batch : full_rows) * vocab : 0, f,
+        &plan->logits);
+  whole("last_x", act, logits && limits.last_logits_only ? max_batch * h : 0, f, &plan->last_x);
+  whole("chunk_ids", scr, decoder_only ? rows : 0, sizeof(int32_t), &plan->chunk_ids);
+  whole("chunk_pos0", scr, decoder_only ? max_batch : 0, sizeof(uint32_t), &plan->chunk_pos0);
+  whole("chunk_real", scr, decoder_only ? max_batch : 0, sizeof(uint32_t), &plan->chunk_real);
+  whole("step_valid", scr, max_batch, sizeof(uint32_t), &plan->step_valid);
 
-  plan->normed = reserve(scratch, rows * h, f);
-  plan->delta = reserve(scratch, rows * h, f);
-  plan->q = reserve(scratch, rows * qd, f);
-  plan->k = reserve(scratch, rows * kvd, f);
-  plan->v = reserve(scratch, rows * kvd, f);
-  plan->up = reserve(scratch, rows * inter, f);
-  if (a.gated_ffn()) plan->gate = reserve(scratch, rows * inter, f);
+  // Temporaries: a sub-block's norm and output (delta also holds Embed's sinusoids).
+  add("normed", scr, layer_rows * h, f, P::kAttention, P::kFeedForward, &plan->normed);
+  add("delta", scr, rows * h, f, P::kEmbed, P::kFeedForward, &plan->delta);
+  // Attention's: queries and output, staged K and V (ProjectCrossKv's too), one
+  // scratch per thread; the feed-forward's reuse their memory.
   const AttentionBackend& backend = Backend(mode);
   AttentionParams params;
   params.head_dim = att.head_dim();
   params.tile = attention_tile;
   OCTET_RETURN_IF_ERROR(backend.scratch_bytes(params, &plan->attention_bytes));
-  plan->attention = reserve(scratch, threads < 1 ? 1 : threads, plan->attention_bytes);
-  plan->step_valid = reserve(scratch, max_batch, sizeof(uint32_t));
+  add("q", scr, layer_rows * qd, f, P::kAttention, P::kCross, &plan->q);
+  add("k", scr, layer_rows * kvd, f, P::kAttention, P::kAttention, &plan->k);
+  add("v", scr, layer_rows * kvd, f, P::kAttention, P::kAttention, &plan->v);
+  add("attention", scr, HasLayers(a) ? (threads < 1 ? 1 : threads) : 0, plan->attention_bytes,
+      P::kAttention, P::kCross, &plan->attention);
+  const uint64_t heads = att.num_heads(), kv_heads = att.num_kv_heads();
+  const uint64_t query_rows = backend.query_bytes != 0 ? layer_rows : 0;
+  add("q8", scr, query_rows * qd, backend.query_bytes, P::kAttention, P::kCross, &plan->q8);
+  add("q8_scales", scr, query_rows * heads, f, P::kAttention, P::kCross, &plan->q8_scales);
+  // Encoder stacks' KV rows beside the f32 staging in k, v (staged backends).
+  const uint64_t kv_rows = backend.staged ? layer_rows : 0;
+  const uint64_t scale_rows = backend.row_scales ? kv_rows : 0;
+  add("k8", scr, kv_rows * kvd, backend.value_bytes, P::kAttention, P::kAttention, &plan->k8);
+  add("k8_scales", scr, scale_rows * kv_heads, f, P::kAttention, P::kAttention, &plan->k8_scales);
+  add("v8", scr, kv_rows * kvd, backend.value_bytes, P::kAttention, P::kAttention, &plan->v8);
+  add("v8_scales", scr, scale_rows * kv_heads, f, P::kAttention, P::kAttention, &plan->v8_scales);
+  add("up", scr, layer_rows * inter, f, P::kFeedForward, P::kFeedForward, &plan->up);
+  add("gate", scr, a.gated_ffn() ? layer_rows * inter : 0, f, P::kFeedForward, P::kFeedForward,
+      &plan->gate);
+  // MatMul's int8 rows and int32 block: every phase with a product.
   if (mode.int8_matrices) {
     uint64_t widest_in = h > inter ? h : inter, widest_out = widest_in;
     widest_in = qd > widest_in ? qd : widest_in;
     widest_out = qd > widest_out ? qd : widest_out;
-    plan->qin = reserve(scratch, rows * widest_in, 1);
-    plan->qin_scales = reserve(scratch, rows, f);
+    add("qin", scr, rows * widest_in, 1, P::kAttention, P::kHead, &plan->qin);
+    add("qin_scales", scr, rows, f, P::kAttention, P::kHead, &plan->qin_scales);
     // [kLinearWideRows, widest layer output] (fewer rows when fewer are run),
     // and at least [kLinearRows, vocab] for the head.
     const uint64_t wide_rows = rows < kLinearWideRows ? (rows < kLinearRows ? kLinearRows : rows)
@@ -798,42 +864,39 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLim
       acc = kLinearRows * vocab;
     }
     plan->acc_elements = static_cast<size_t>(acc);
-    plan->acc = reserve(scratch, acc, sizeof(int32_t));
-  }
-  const uint64_t heads = att.num_heads(), kv_heads = att.num_kv_heads();
-  if (backend.query_bytes != 0) {
-    plan->q8 = reserve(scratch, rows * qd, backend.query_bytes);
-    plan->q8_scales = reserve(scratch, rows * heads, f);
-  }
-  if (backend.staged) {  // encoder stacks' KV rows beside the f32 staging in k, v
-    plan->k8 = reserve(scratch, rows * kvd, backend.value_bytes);
-    if (backend.row_scales) plan->k8_scales = reserve(scratch, rows * kv_heads, f);
-    plan->v8 = reserve(scratch, rows * kvd, backend.value_bytes);
-    if (backend.row_scales) plan->v8_scales = reserve(scratch, rows * kv_heads, f);
+    add("acc", scr, acc, sizeof(int32_t), P::kAttention, P::kHead, &plan->acc);
   }
 
   // The KV cache of the decoder layers, in the backend's layout: its values,
   // and with row_scales a scale per (position, kv head).
   const uint64_t layers = DecoderLayers(a);
-  if (layers > 0) {
-    const uint64_t self_rows = layers * max_batch * plan->kv_positions;
-    const uint64_t value_bytes = backend.value_bytes;
-    plan->self_k = reserve(kv_cache, self_rows * kvd, value_bytes);
-    plan->self_v = reserve(kv_cache, self_rows * kvd, value_bytes);
-    if (backend.row_scales) {
-      plan->self_k_scales = reserve(kv_cache, self_rows * kv_heads, f);
-      plan->self_v_scales = reserve(kv_cache, self_rows * kv_heads, f);
+  const uint64_t self_rows = layers * max_batch * plan->kv_positions;
+  const uint64_t cross_rows = enc_dec ? layers * full_rows : 0;
+  const uint64_t value_bytes = backend.value_bytes, scale_bytes = backend.row_scales ? f : 0;
+  whole("self_k", kv, self_rows * kvd, value_bytes, &plan->self_k);
+  whole("self_v", kv, self_rows * kvd, value_bytes, &plan->self_v);
+  whole("self_k_scales", kv, self_rows * kv_heads, scale_bytes, &plan->self_k_scales);
+  whole("self_v_scales", kv, self_rows * kv_heads, scale_bytes, &plan->self_v_scales);
+  whole("cross_k", kv, cross_rows * kvd, value_bytes, &plan->cross_k);
+  whole("cross_v", kv, cross_rows * kvd, value_bytes, &plan->cross_v);
+  whole("cross_k_scales", kv, cross_rows * kv_heads, scale_bytes, &plan->cross_k_scales);
+  whole("cross_v_scales", kv, cross_rows * kv_heads, scale_bytes, &plan->cross_v_scales);
+  if (!fits) return Status(StatusCode::kOutOfMemory, "the memory plan overflows the address space");
+
+  // Offsets from the table, arena by arena.
+  ArenaLayout* layouts[] = {activations, scratch, kv_cache};
+  for (A arena : {A::kActivations, A::kScratch, A::kKvCache}) {
+    size_t extent = 0;
+    if (!PlaceBuffers(plan->buffers, plan->num_buffers, arena, &extent)) {
+      return Status(StatusCode::kOutOfMemory, "the memory plan overflows the address space");
     }
-    if (enc_dec) {
-      plan->cross_k = reserve(kv_cache, layers * full_rows * kvd, value_bytes);
-      plan->cross_v = reserve(kv_cache, layers * full_rows * kvd, value_bytes);
-      if (backend.row_scales) {
-        plan->cross_k_scales = reserve(kv_cache, layers * full_rows * kv_heads, f);
-        plan->cross_v_scales = reserve(kv_cache, layers * full_rows * kv_heads, f);
-      }
+    const size_t base = layouts[static_cast<size_t>(arena)]->Reserve(extent);
+    for (size_t i = 0; i < plan->num_buffers; ++i) {
+      PlannedBuffer& b = plan->buffers[i];
+      if (b.arena == arena && b.bytes != 0) b.offset += base;
     }
   }
-  if (!fits) return Status(StatusCode::kOutOfMemory, "the memory plan overflows the address space");
+  for (size_t i = 0; i < plan->num_buffers; ++i) *rows_out[i].offset = plan->buffers[i].offset;
   return Status::Ok();
 }
 

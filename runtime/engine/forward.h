@@ -102,7 +102,37 @@ struct KvRows {
 // itself; the blocks call it without knowing the precision.
 struct AttentionBackend;
 
-// Where the forward pass's buffers sit in the session's arenas (byte offsets).
+// The arena a planned buffer sits in.
+enum class ForwardArena : uint8_t { kActivations, kScratch, kKvCache };
+
+// The phases of a pass, in order; a layer repeats kAttention .. kFeedForward.
+// A buffer that holds data from one phase to a later one (or past the run)
+// lives through every phase between; one that is written and read within a
+// phase (each time it runs) lives in that phase only.
+enum class ForwardPhase : uint8_t {
+  kEmbed,        // embeddings (sinusoids), the embedding norm
+  kAttention,    // self-attention sub-blocks; projecting the cross-attention K, V
+  kCross,        // cross-attention sub-blocks
+  kFeedForward,  // feed-forward sub-blocks
+  kHead,         // the LM head
+};
+
+// One row of the plan's table: PlanForward places each buffer at the lowest
+// offset of its arena where it overlaps no buffer placed before it whose
+// lifetime [first, last] overlaps its own (greedy first-fit, in table order).
+struct PlannedBuffer {
+  const char* name = nullptr;
+  ForwardArena arena = ForwardArena::kScratch;
+  ForwardPhase first = ForwardPhase::kEmbed;
+  ForwardPhase last = ForwardPhase::kHead;
+  size_t bytes = 0;  // 0: this model does not use it (offset 0, nothing reserved)
+  size_t alignment = 0;
+  size_t offset = 0;  // in its arena
+};
+constexpr size_t kMaxPlannedBuffers = 48;
+
+// Where the forward pass's buffers sit in the session's arenas (byte offsets,
+// copied from `buffers`, the table they come from).
 struct ForwardPlan {
   // activations: tables written at prepare time, then the run's outputs
   size_t layer_weights = 0;  // LayerWeights [num_layers + num_decoder_layers]
@@ -116,7 +146,8 @@ struct ForwardPlan {
   size_t chunk_ids = 0;      // i32 [max_batch, chunk]: a prompt chunk's ids (decoder-only)
   size_t chunk_pos0 = 0;     // u32 [max_batch]: its first position
   size_t chunk_real = 0;     // u32 [max_batch]: its real tokens per sequence
-  // scratch: per-layer temporaries, reused by every layer
+  // scratch: per-layer temporaries, reused by every layer; those of different
+  // phases (attention's, the feed-forward's) share memory (PlannedBuffer)
   size_t normed = 0;     // f32 [rows, hidden]: a pre-norm sub-block's input
   size_t delta = 0;      // f32 [rows, hidden]: a sub-block's output before the residual add
   size_t q = 0;          // f32 [rows, heads * head_dim]: queries, then the attention output
@@ -159,6 +190,8 @@ struct ForwardPlan {
   // "rows" above: max_batch * chunk for decoder-only models, max_batch * max_seq else
   ForwardLimits limits;
   ForwardMode mode;
+  PlannedBuffer buffers[kMaxPlannedBuffers];  // the table, in placement order
+  size_t num_buffers = 0;
 };
 
 // Plans the pass of a model into the three arenas' layouts. Layer-free models
