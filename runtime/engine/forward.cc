@@ -820,8 +820,11 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLim
   whole("step_valid", scr, max_batch, sizeof(uint32_t), &plan->step_valid);
 
   // Temporaries: a sub-block's norm and output (delta also holds Embed's sinusoids).
+  const bool sinusoidal = a.position() == fb::PositionKind::SinusoidalSplit ||
+                          a.position() == fb::PositionKind::SinusoidalInterleaved;
   add("normed", scr, layer_rows * h, f, P::kAttention, P::kFeedForward, &plan->normed);
-  add("delta", scr, rows * h, f, P::kEmbed, P::kFeedForward, &plan->delta);
+  add("delta", scr, sinusoidal ? rows * h : layer_rows * h, f, P::kEmbed, P::kFeedForward,
+      &plan->delta);
   // Attention's: queries and output, staged K and V (ProjectCrossKv's too), one
   // scratch per thread; the feed-forward's reuse their memory.
   const AttentionBackend& backend = Backend(mode);
@@ -850,9 +853,12 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLim
       &plan->gate);
   // MatMul's int8 rows and int32 block: every phase with a product.
   if (mode.int8_matrices) {
-    uint64_t widest_in = h > inter ? h : inter, widest_out = widest_in;
-    widest_in = qd > widest_in ? qd : widest_in;
-    widest_out = qd > widest_out ? qd : widest_out;
+    uint64_t widest_in = h, widest_out = 0;  // layer-free: the head's input only
+    if (HasLayers(a)) {
+      widest_in = h > inter ? h : inter;
+      widest_in = qd > widest_in ? qd : widest_in;
+      widest_out = widest_in;
+    }
     add("qin", scr, rows * widest_in, 1, P::kAttention, P::kHead, &plan->qin);
     add("qin_scales", scr, rows, f, P::kAttention, P::kHead, &plan->qin_scales);
     // [kLinearWideRows, widest layer output] (fewer rows when fewer are run),
