@@ -250,63 +250,141 @@ void AddResidualRows(const Forward& f, float* x, const float* delta, size_t rows
   });
 }
 
-// Rows of sequence b's keys and values for one layer: key row p (absolute
-// position p) of sequence b is k + (b * stride + p) * kv_dim. fp32 attention
-// uses k, v; int8 attention k8, v8 and their scales.
-struct KvRows {
-  float* k = nullptr;         // [batch, stride, kv_dim]
-  float* v = nullptr;         // [batch, stride, kv_dim]
-  int8_t* k8 = nullptr;       // [batch, stride, kv_dim]
-  int8_t* v8 = nullptr;       // [batch, stride, kv_dim]
-  float* k_scales = nullptr;  // [batch, stride, kv_heads]
-  float* v_scales = nullptr;  // [batch, stride, kv_heads]
-  size_t stride = 0;          // rows per sequence
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// The attention/KV backends. A call's new keys and values [n, kv_dim] are
+// projected in f32 (KvTargets), then Store puts them in the KV rows; Attend
+// runs attention of a sequence's queries against their KV rows.
+struct AttentionBackend {
+  size_t value_bytes;  // bytes per stored key or value element
+  bool row_scales;     // one f32 scale per (row, kv head) beside K and V
+  // New keys and values are projected into f32 staging rows (f.k, f.v) and
+  // stored from there; encoder stacks then keep their KV rows in scratch of
+  // their own. Not staged: projected straight into the (f32) KV rows.
+  bool staged;
+  size_t query_bytes;  // quantized queries' bytes per element (f.q8 with a scale
+                       // per (row, head)); 0: Attend reads the f32 queries
+  // Prepare: why these parameters cannot run (null: they can).
+  const char* (*params_error)(const AttentionParams& p);
+  // Plan: one thread's scratch for Attend with p's tile and head_dim, rounded to 64 bytes.
+  Status (*scratch_bytes)(const AttentionParams& p, size_t* bytes);
+  // Puts new keys and values k, v [n, kv_dim] (from KvTargets) into the KV
+  // rows p0 .. p0 + n - 1 of sequence b.
+  void (*store)(const Forward& f, const KvRows& kv, uint32_t b, size_t p0, size_t n,
+                const float* k, const float* v);
+  // Sequence b's queries qb [q_len, heads * head_dim] (f32, overwritten with
+  // the output) against its keys and values in kv.
+  void (*attend)(const Forward& f, const AttentionParams& p, const KvRows& kv, uint32_t b,
+                 float* qb);
 };
 
-// Quantizes rows [p0, p0 + n) of sequence b's keys and values from k, v [n, kv_dim].
-void StoreKvInt8(const Forward& f, const KvRows& kv, uint32_t b, size_t p0, size_t n,
-                 const float* k, const float* v) {
+namespace {
+
+size_t RoundUp64(size_t bytes) { return (bytes + 63) & ~static_cast<size_t>(63); }
+
+// fp32: keys and values are projected straight into the f32 KV rows;
+// the table's f32_attention reads them.
+const char* F32ParamsError(const AttentionParams& p) { return AttentionParamsError(p); }
+
+Status F32ScratchBytes(const AttentionParams& p, size_t* bytes) {
+  *bytes = RoundUp64(f32_attention_scratch_floats(p) * sizeof(float));
+  return Status::Ok();
+}
+
+void F32Store(const Forward&, const KvRows&, uint32_t, size_t, size_t, const float*,
+              const float*) {}  // already in place (not staged)
+
+void F32Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uint32_t b,
+               float* qb) {
+  ProfileScope scope(f, OpKind::kAttention);
+  const fb::Attention& att = *f.arch->attention();
+  const size_t heads = att.num_heads(), hd = att.head_dim();
+  const size_t qd = heads * hd, kvd = att.num_kv_heads() * hd;
+  const size_t kv0 = static_cast<size_t>(b) * kv.stride;  // sequence b's first kv row
+  const float* k = static_cast<const float*>(kv.k) + kv0 * kvd;  // [kv_len, kvd]
+  const float* v = static_cast<const float*>(kv.v) + kv0 * kvd;  // [kv_len, kvd]
+  // Threads split the heads; each has its own scratch.
+  const size_t cost = p.q_len * (p.kv_len < 64 ? 64 : p.kv_len) * hd;
+  ParallelRange(f, heads, 1, cost, [&](size_t h0, size_t h1, size_t thread) {
+    AttentionParams ph = p;
+    ph.head_begin = h0;
+    ph.head_end = h1;
+    f.kernels->f32_attention(ph, qb, qd, k, kvd, v, kvd, qb, qd,
+                             reinterpret_cast<float*>(f.attention + thread * f.attention_bytes));
+  });
+}
+
+// int8: keys and values are staged in f32 and quantized per (row, kv head)
+// into the int8 KV rows; queries likewise into f.q8; ops/qs8_attention.h.
+Status Qs8ScratchBytes(const AttentionParams& p, size_t* bytes) {
+  if (p.head_dim > kQs8AttentionMaxHeadDim || AttentionTile(p) > kQs8AttentionMaxTile) {
+    return Status(StatusCode::kUnsupported, "head_dim or the attention tile exceeds the int8 "
+                  "attention's limits (4096)");
+  }
+  *bytes = RoundUp64(qs8_attention_scratch_bytes(p));
+  return Status::Ok();
+}
+
+void Qs8Store(const Forward& f, const KvRows& kv, uint32_t b, size_t p0, size_t n,
+              const float* k, const float* v) {
   ProfileScope scope(f, OpKind::kAttention);
   const fb::Attention& att = *f.arch->attention();
   const size_t kvh = att.num_kv_heads(), hd = att.head_dim(), kvd = kvh * hd;
   const size_t row = static_cast<size_t>(b) * kv.stride + p0;
-  QuantizeHeads(f, k, n, kvh, hd, kv.k8 + row * kvd, kv.k_scales + row * kvh);
-  QuantizeHeads(f, v, n, kvh, hd, kv.v8 + row * kvd, kv.v_scales + row * kvh);
+  QuantizeHeads(f, k, n, kvh, hd, static_cast<int8_t*>(kv.k) + row * kvd,
+                kv.k_scales + row * kvh);
+  QuantizeHeads(f, v, n, kvh, hd, static_cast<int8_t*>(kv.v) + row * kvd,
+                kv.v_scales + row * kvh);
 }
 
-// Attention of sequence b's queries qb [q_len, qd] (f32, overwritten with the
-// output) against its keys and values in kv, in fp32 or int8.
-void Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uint32_t b, float* qb) {
+void Qs8Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uint32_t b,
+               float* qb) {
   ProfileScope scope(f, OpKind::kAttention);
   const fb::Attention& att = *f.arch->attention();
   const size_t heads = att.num_heads(), kvh = att.num_kv_heads(), hd = att.head_dim();
   const size_t qd = heads * hd, kvd = kvh * hd;
   const size_t kv0 = static_cast<size_t>(b) * kv.stride;  // sequence b's first kv row
-  // Threads split the heads; each has its own scratch.
-  const size_t cost = p.q_len * (p.kv_len < 64 ? 64 : p.kv_len) * hd;
-  if (!f.int8_attention) {
-    ParallelRange(f, heads, 1, cost, [&](size_t h0, size_t h1, size_t thread) {
-      AttentionParams ph = p;
-      ph.head_begin = h0;
-      ph.head_end = h1;
-      f.kernels->f32_attention(ph, qb, qd, kv.k + kv0 * kvd, kvd, kv.v + kv0 * kvd, kvd, qb, qd,
-                               reinterpret_cast<float*>(f.attention + thread * f.attention_bytes));
-    });
-    return;
-  }
+  const int8_t* k = static_cast<const int8_t*>(kv.k) + kv0 * kvd;  // [kv_len, kvd]
+  const int8_t* v = static_cast<const int8_t*>(kv.v) + kv0 * kvd;  // [kv_len, kvd]
   int8_t* q8 = f.q8;              // [q_len, qd]
   float* q_scales = f.q8_scales;  // [q_len, heads]
   QuantizeHeads(f, qb, p.q_len, heads, hd, q8, q_scales);
   const Qs8AttentionKernels kernels{f.kernels->qs8_gemm, f.kernels->qu8s8_pv,
                                     f.kernels->qs8_softmax_tile};
+  // Threads split the heads; each has its own scratch.
+  const size_t cost = p.q_len * (p.kv_len < 64 ? 64 : p.kv_len) * hd;
   ParallelRange(f, heads, 1, cost, [&](size_t h0, size_t h1, size_t thread) {
     AttentionParams ph = p;
     ph.head_begin = h0;
     ph.head_end = h1;
-    qs8_attention(kernels, ph, q8, qd, q_scales, kv.k8 + kv0 * kvd, kvd,
-                  kv.k_scales + kv0 * kvh, kv.v8 + kv0 * kvd, kvd, kv.v_scales + kv0 * kvh, qb,
-                  qd, f.attention + thread * f.attention_bytes);
+    qs8_attention(kernels, ph, q8, qd, q_scales, k, kvd, kv.k_scales + kv0 * kvh, v, kvd,
+                  kv.v_scales + kv0 * kvh, qb, qd, f.attention + thread * f.attention_bytes);
   });
+}
+
+constexpr AttentionBackend kF32Attention = {
+    sizeof(float), false, false, 0, F32ParamsError, F32ScratchBytes, F32Store, F32Attend};
+constexpr AttentionBackend kQs8Attention = {
+    1, true, true, 1, Qs8AttentionParamsError, Qs8ScratchBytes, Qs8Store, Qs8Attend};
+
+const AttentionBackend& Backend(const ForwardMode& mode) {
+  return mode.int8_attention ? kQs8Attention : kF32Attention;
+}
+
+// Where new keys and values [n, kv_dim] of rows p0.. of sequence b are
+// projected: the f32 staging rows k_stage, v_stage (staged backends) or the KV
+// rows themselves.
+void KvTargets(const Forward& f, const KvRows& kv, uint32_t b, size_t p0, float* k_stage,
+               float* v_stage, float** k, float** v) {
+  if (f.attention_backend->staged) {
+    *k = k_stage;
+    *v = v_stage;
+    return;
+  }
+  const size_t kvd = KvDim(*f.arch), row = static_cast<size_t>(b) * kv.stride + p0;
+  *k = static_cast<float*>(kv.k) + row * kvd;
+  *v = static_cast<float*>(kv.v) + row * kvd;
 }
 
 // The attention shape of the model and the tile size; the caller sets lengths,
@@ -380,12 +458,12 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
     const size_t p0 = pos0 != nullptr ? pos0[b] : 0;
     const float* xb = in + static_cast<size_t>(b) * seq * h;  // [seq, hidden]
     float* qb = q + static_cast<size_t>(b) * seq * qd;        // [seq, qd]
-    // This call's keys and values [seq, kvd]: straight into the fp32 cache rows
-    // p0.., or staged in f32 scratch and then quantized into the int8 rows.
-    float* kb = f.int8_attention ? f.k + static_cast<size_t>(b) * seq * kvd
-                                 : kv.k + (static_cast<size_t>(b) * kv.stride + p0) * kvd;
-    float* vb = f.int8_attention ? f.v + static_cast<size_t>(b) * seq * kvd
-                                 : kv.v + (static_cast<size_t>(b) * kv.stride + p0) * kvd;
+    // This call's keys and values [seq, kvd], f32: in the KV rows p0.. or staged
+    // in f.k, f.v, as the backend stores them.
+    float* kb = nullptr;
+    float* vb = nullptr;
+    KvTargets(f, kv, b, p0, f.k + static_cast<size_t>(b) * seq * kvd,
+              f.v + static_cast<size_t>(b) * seq * kvd, &kb, &vb);
     Linear(f, w.k, xb, h, seq, kb, kvd);
     Linear(f, w.v, xb, h, seq, vb, kvd);
     if (f.rope_inv_freq != nullptr) {
@@ -406,7 +484,7 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
         f.kernels->f32_rope(part, kb + s0 * kvd, kvd);
       });
     }
-    if (f.int8_attention) StoreKvInt8(f, kv, b, p0, seq, kb, vb);
+    f.attention_backend->store(f, kv, b, p0, seq, kb, vb);
     AttentionParams p = BaseParams(a, f.attention_tile);
     p.q_len = seq;
     p.kv_len = p0 + seq;
@@ -421,7 +499,7 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
       p.t5_max_distance = a.attention()->relative_max_distance();
       p.t5_bidirectional = !causal;
     }
-    Attend(f, p, kv, b, qb);
+    f.attention_backend->attend(f, p, kv, b, qb);
   }
   Linear(f, w.o, q, qd, rows, out, h);
 }
@@ -442,7 +520,7 @@ void CrossAttention(const Forward& f, const AttentionWeights& w, KvRows kv, cons
     p.q_len = seq;
     p.kv_len = enc_seq;
     p.kv_valid = enc_lengths[b];
-    Attend(f, p, kv, b, qb);
+    f.attention_backend->attend(f, p, kv, b, qb);
   }
   Linear(f, w.o, q, qd, rows, out, h);
 }
@@ -497,29 +575,28 @@ struct CrossInput {
   uint32_t enc_seq = 0;                   // source rows per sequence
 };
 
-// Layer l's rows of a KV cache region of `rows` rows per layer (f32 or int8).
-KvRows LayerKv(const Forward& f, void* k, void* v, float* k_scales, float* v_scales, size_t rows,
-               uint32_t l, size_t stride) {
+// Layer l's rows of a KV region of `layer_rows` rows per layer, `stride` rows per sequence.
+KvRows LayerKv(const Forward& f, const KvRows& all, size_t layer_rows, uint32_t l,
+               size_t stride) {
   const fb::Attention& att = *f.arch->attention();
   const size_t kvh = att.num_kv_heads(), kvd = kvh * att.head_dim();
+  const size_t row = l * layer_rows;  // the layer's first row
+  const size_t bytes = row * kvd * f.attention_backend->value_bytes;
   KvRows kv;
-  kv.stride = stride;
-  if (f.int8_attention) {
-    kv.k8 = static_cast<int8_t*>(k) + l * rows * kvd;
-    kv.v8 = static_cast<int8_t*>(v) + l * rows * kvd;
-    kv.k_scales = k_scales + l * rows * kvh;
-    kv.v_scales = v_scales + l * rows * kvh;
-  } else {
-    kv.k = static_cast<float*>(k) + l * rows * kvd;
-    kv.v = static_cast<float*>(v) + l * rows * kvd;
+  kv.k = static_cast<uint8_t*>(all.k) + bytes;
+  kv.v = static_cast<uint8_t*>(all.v) + bytes;
+  if (all.k_scales != nullptr) {
+    kv.k_scales = all.k_scales + row * kvh;
+    kv.v_scales = all.v_scales + row * kvh;
   }
+  kv.stride = stride;
   return kv;
 }
 
 // The cross-attention keys and values of decoder layer l, [max_batch, max_seq, kv_dim].
 KvRows CrossKv(const Forward& f, uint32_t l) {
   const size_t rows = static_cast<size_t>(f.max_batch) * f.max_seq;
-  return LayerKv(f, f.cross_k, f.cross_v, f.cross_k_scales, f.cross_v_scales, rows, l, f.max_seq);
+  return LayerKv(f, f.cross_kv, rows, l, f.max_seq);
 }
 
 // Projects encoder_out [batch * enc_seq, hidden] into every decoder layer's
@@ -533,14 +610,12 @@ void ProjectCrossKv(const Forward& f, const float* encoder_out, uint32_t enc_seq
     const KvRows kv = CrossKv(f, l);
     for (uint32_t b = 0; b < batch; ++b) {
       const float* eb = encoder_out + static_cast<size_t>(b) * enc_seq * h;  // [enc_seq, hidden]
-      if (f.int8_attention) {
-        Linear(f, w.k, eb, h, enc_seq, f.k, kvd);  // [enc_seq, kvd] staged, then quantized
-        Linear(f, w.v, eb, h, enc_seq, f.v, kvd);
-        StoreKvInt8(f, kv, b, 0, enc_seq, f.k, f.v);
-      } else {
-        Linear(f, w.k, eb, h, enc_seq, kv.k + static_cast<size_t>(b) * kv.stride * kvd, kvd);
-        Linear(f, w.v, eb, h, enc_seq, kv.v + static_cast<size_t>(b) * kv.stride * kvd, kvd);
-      }
+      float* kb = nullptr;  // [enc_seq, kvd]: in the KV rows or staged in f.k
+      float* vb = nullptr;  // same, f.v
+      KvTargets(f, kv, b, 0, f.k, f.v, &kb, &vb);
+      Linear(f, w.k, eb, h, enc_seq, kb, kvd);
+      Linear(f, w.v, eb, h, enc_seq, vb, kvd);
+      f.attention_backend->store(f, kv, b, 0, enc_seq, kb, vb);
     }
   }
 }
@@ -554,14 +629,9 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
   const size_t self_rows = static_cast<size_t>(f.max_batch) * f.kv_positions;
   for (uint32_t l = 0; l < stack.num_layers; ++l) {
     const LayerWeights& w = stack.layers[l];
-    // Decoders keep keys and values in the cache; encoders in scratch (f32 in
-    // f.k, f.v; int8 in f.k8, f.v8).
-    const KvRows self =
-        decoder ? LayerKv(f, f.self_k, f.self_v, f.self_k_scales, f.self_v_scales, self_rows, l,
-                          f.kv_positions)
-                : LayerKv(f, f.int8_attention ? static_cast<void*>(f.k8) : f.k,
-                          f.int8_attention ? static_cast<void*>(f.v8) : f.v, f.k8_scales,
-                          f.v8_scales, 0, 0, seq);
+    // Decoders keep keys and values in the cache; encoders in scratch, one layer at a time.
+    const KvRows self = decoder ? LayerKv(f, f.self_kv, self_rows, l, f.kv_positions)
+                                : LayerKv(f, f.encoder_kv, 0, 0, seq);
     Residual(f, w.attn_norm, rows, x, [&](const float* in) {
       SelfAttention(f, w.attn, stack.relative_bias, decoder, self, in, pos0, valid, batch, seq,
                     f.delta);
@@ -619,6 +689,36 @@ void KeepLastRows(const Forward& f, const float* x, const uint32_t* lengths, uin
   }
 }
 
+// Greedy first-fit over lifetimes: each buffer of `arena` in table order goes
+// to the lowest aligned offset where it overlaps (in bytes) no buffer placed
+// before it whose lifetime overlaps its own. *extent: the arena's bytes. False
+// if an offset would pass SIZE_MAX / 2.
+bool PlaceBuffers(PlannedBuffer* buffers, size_t count, ForwardArena arena, size_t* extent) {
+  *extent = 0;
+  for (size_t i = 0; i < count; ++i) {
+    PlannedBuffer& b = buffers[i];
+    if (b.arena != arena || b.bytes == 0) continue;
+    size_t offset = 0;
+    for (bool moved = true; moved;) {  // offsets only grow: this ends
+      moved = false;
+      for (size_t j = 0; j < i; ++j) {
+        const PlannedBuffer& o = buffers[j];
+        if (o.arena != arena || o.bytes == 0) continue;
+        const bool live_together = o.first <= b.last && b.first <= o.last;
+        const bool overlap = o.offset < offset + b.bytes && offset < o.offset + o.bytes;
+        if (live_together && overlap) {
+          offset = (o.offset + o.bytes + b.alignment - 1) / b.alignment * b.alignment;
+          moved = true;
+        }
+      }
+      if (offset > SIZE_MAX / 2 || b.bytes > SIZE_MAX / 2 - offset) return false;
+    }
+    b.offset = offset;
+    if (offset + b.bytes > *extent) *extent = offset + b.bytes;
+  }
+  return true;
+}
+
 }  // namespace
 
 const char* OpKindName(OpKind kind) {
@@ -673,66 +773,100 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLim
     }
   }
 
-  // Reserves rows x cols floats (or bytes); the products are checked, so 32-bit
-  // targets see an error instead of a wrapped size.
+  // The table: every buffer of the pass with its arena, size and lifetime
+  // (phases, ForwardPhase). Sizes are count x width bytes, the products
+  // checked, so 32-bit targets see an error instead of a wrapped size.
   bool fits = true;
-  auto reserve = [&fits](ArenaLayout* layout, uint64_t count, uint64_t width) {
+  struct Row {
+    size_t* offset;  // the ForwardPlan field that receives the buffer's offset
+  } rows_out[kMaxPlannedBuffers];
+  using A = ForwardArena;
+  using P = ForwardPhase;
+  auto add = [&](const char* name, A arena, uint64_t count, uint64_t width, P first, P last,
+                 size_t* offset) {
     uint64_t bytes = 0;
-    if (!CheckedMul(count, width, &bytes) || bytes > SIZE_MAX / 2) {
+    if (!CheckedMul(count, width, &bytes) || bytes > SIZE_MAX / 2 ||
+        plan->num_buffers == kMaxPlannedBuffers) {
       fits = false;
-      return size_t{0};
+      return;
     }
-    return layout->Reserve(static_cast<size_t>(bytes));
+    PlannedBuffer& b = plan->buffers[plan->num_buffers];
+    b.name = name;
+    b.arena = arena;
+    b.first = first;
+    b.last = last;
+    b.bytes = static_cast<size_t>(bytes);
+    b.alignment = kArenaAlignment;
+    rows_out[plan->num_buffers++].offset = offset;
+  };
+  auto whole = [&](const char* name, A arena, uint64_t count, uint64_t width, size_t* offset) {
+    add(name, arena, count, width, P::kEmbed, P::kHead, offset);
   };
   // rows: of the per-layer buffers; full_rows: of whole sequences (encoder
-  // output, cross-attention K/V, every logit row).
+  // output, cross-attention K/V, every logit row). Layer-free models plan no
+  // per-layer buffers (count 0).
   const uint64_t full_rows = static_cast<uint64_t>(max_batch) * max_seq;
   const uint64_t rows = static_cast<uint64_t>(max_batch) * plan->chunk;
-  plan->layer_weights = reserve(activations, LayerWeightsCount(a), sizeof(LayerWeights));
-  plan->model_weights = reserve(activations, 1, sizeof(ModelWeights));
-  plan->rope_inv_freq = reserve(activations, plan->rotary_dim / 2, f);
-  plan->alibi_slopes = reserve(activations, att.num_heads(), f);
-  plan->x = reserve(activations, rows * h, f);
-  if (enc_dec) plan->encoder_out = reserve(activations, full_rows * h, f);
-  if (a.structure() != fb::Structure::EncoderOnly) {
-    plan->logits = reserve(activations, (limits.last_logits_only ? max_batch : full_rows) * vocab,
-                           f);
-    if (limits.last_logits_only) plan->last_x = reserve(activations, max_batch * h, f);
-  }
-  if (decoder_only) {
-    plan->chunk_ids = reserve(scratch, rows, sizeof(int32_t));
-    plan->chunk_pos0 = reserve(scratch, max_batch, sizeof(uint32_t));
-    plan->chunk_real = reserve(scratch, max_batch, sizeof(uint32_t));
-  }
+  const uint64_t layer_rows = HasLayers(a) ? rows : 0;
+  const A act = A::kActivations, scr = A::kScratch, kv = A::kKvCache;
+  // Prepare-time tables and the run's outputs and state: the whole pass.
+  whole("layer_weights", act, LayerWeightsCount(a), sizeof(LayerWeights), &plan->layer_weights);
+  whole("model_weights", act, 1, sizeof(ModelWeights), &plan->model_weights);
+  whole("rope_inv_freq", act, plan->rotary_dim / 2, f, &plan->rope_inv_freq);
+  whole("alibi_slopes", act, att.num_heads(), f, &plan->alibi_slopes);
+  whole("x", act, rows * h, f, &plan->x);
+  whole("encoder_out", act, enc_dec ? full_rows * h : 0, f, &plan->encoder_out);
+  const bool logits = a.structure() != fb::Structure::EncoderOnly;
+  whole("logits", act, logits ? (limits.last_logits_only ? max_batch : full_rows) * vocab : 0, f,
+        &plan->logits);
+  whole("last_x", act, logits && limits.last_logits_only ? max_batch * h : 0, f, &plan->last_x);
+  whole("chunk_ids", scr, decoder_only ? rows : 0, sizeof(int32_t), &plan->chunk_ids);
+  whole("chunk_pos0", scr, decoder_only ? max_batch : 0, sizeof(uint32_t), &plan->chunk_pos0);
+  whole("chunk_real", scr, decoder_only ? max_batch : 0, sizeof(uint32_t), &plan->chunk_real);
+  whole("step_valid", scr, max_batch, sizeof(uint32_t), &plan->step_valid);
 
-  plan->normed = reserve(scratch, rows * h, f);
-  plan->delta = reserve(scratch, rows * h, f);
-  plan->q = reserve(scratch, rows * qd, f);
-  plan->k = reserve(scratch, rows * kvd, f);
-  plan->v = reserve(scratch, rows * kvd, f);
-  plan->up = reserve(scratch, rows * inter, f);
-  if (a.gated_ffn()) plan->gate = reserve(scratch, rows * inter, f);
+  // Temporaries: a sub-block's norm and output (delta also holds Embed's sinusoids).
+  const bool sinusoidal = a.position() == fb::PositionKind::SinusoidalSplit ||
+                          a.position() == fb::PositionKind::SinusoidalInterleaved;
+  add("normed", scr, layer_rows * h, f, P::kAttention, P::kFeedForward, &plan->normed);
+  add("delta", scr, sinusoidal ? rows * h : layer_rows * h, f, P::kEmbed, P::kFeedForward,
+      &plan->delta);
+  // Attention's: queries and output, staged K and V (ProjectCrossKv's too), one
+  // scratch per thread; the feed-forward's reuse their memory.
+  const AttentionBackend& backend = Backend(mode);
   AttentionParams params;
   params.head_dim = att.head_dim();
   params.tile = attention_tile;
-  if (mode.int8_attention) {
-    if (att.head_dim() > kQs8AttentionMaxHeadDim || AttentionTile(params) > kQs8AttentionMaxTile) {
-      return Status(StatusCode::kUnsupported, "head_dim or the attention tile exceeds the int8 "
-                    "attention's limits (4096)");
-    }
-    plan->attention_bytes = qs8_attention_scratch_bytes(params);
-  } else {
-    plan->attention_bytes = f32_attention_scratch_floats(params) * f;
-  }
-  plan->attention_bytes = (plan->attention_bytes + 63) & ~static_cast<size_t>(63);
-  plan->attention = reserve(scratch, threads < 1 ? 1 : threads, plan->attention_bytes);
-  plan->step_valid = reserve(scratch, max_batch, sizeof(uint32_t));
+  OCTET_RETURN_IF_ERROR(backend.scratch_bytes(params, &plan->attention_bytes));
+  add("q", scr, layer_rows * qd, f, P::kAttention, P::kCross, &plan->q);
+  add("k", scr, layer_rows * kvd, f, P::kAttention, P::kAttention, &plan->k);
+  add("v", scr, layer_rows * kvd, f, P::kAttention, P::kAttention, &plan->v);
+  add("attention", scr, HasLayers(a) ? (threads < 1 ? 1 : threads) : 0, plan->attention_bytes,
+      P::kAttention, P::kCross, &plan->attention);
+  const uint64_t heads = att.num_heads(), kv_heads = att.num_kv_heads();
+  const uint64_t query_rows = backend.query_bytes != 0 ? layer_rows : 0;
+  add("q8", scr, query_rows * qd, backend.query_bytes, P::kAttention, P::kCross, &plan->q8);
+  add("q8_scales", scr, query_rows * heads, f, P::kAttention, P::kCross, &plan->q8_scales);
+  // Encoder stacks' KV rows beside the f32 staging in k, v (staged backends).
+  const uint64_t kv_rows = backend.staged ? layer_rows : 0;
+  const uint64_t scale_rows = backend.row_scales ? kv_rows : 0;
+  add("k8", scr, kv_rows * kvd, backend.value_bytes, P::kAttention, P::kAttention, &plan->k8);
+  add("k8_scales", scr, scale_rows * kv_heads, f, P::kAttention, P::kAttention, &plan->k8_scales);
+  add("v8", scr, kv_rows * kvd, backend.value_bytes, P::kAttention, P::kAttention, &plan->v8);
+  add("v8_scales", scr, scale_rows * kv_heads, f, P::kAttention, P::kAttention, &plan->v8_scales);
+  add("up", scr, layer_rows * inter, f, P::kFeedForward, P::kFeedForward, &plan->up);
+  add("gate", scr, a.gated_ffn() ? layer_rows * inter : 0, f, P::kFeedForward, P::kFeedForward,
+      &plan->gate);
+  // MatMul's int8 rows and int32 block: every phase with a product.
   if (mode.int8_matrices) {
-    uint64_t widest_in = h > inter ? h : inter, widest_out = widest_in;
-    widest_in = qd > widest_in ? qd : widest_in;
-    widest_out = qd > widest_out ? qd : widest_out;
-    plan->qin = reserve(scratch, rows * widest_in, 1);
-    plan->qin_scales = reserve(scratch, rows, f);
+    uint64_t widest_in = h, widest_out = 0;  // layer-free: the head's input only
+    if (HasLayers(a)) {
+      widest_in = h > inter ? h : inter;
+      widest_in = qd > widest_in ? qd : widest_in;
+      widest_out = widest_in;
+    }
+    add("qin", scr, rows * widest_in, 1, P::kAttention, P::kHead, &plan->qin);
+    add("qin_scales", scr, rows, f, P::kAttention, P::kHead, &plan->qin_scales);
     // [kLinearWideRows, widest layer output] (fewer rows when fewer are run),
     // and at least [kLinearRows, vocab] for the head.
     const uint64_t wide_rows = rows < kLinearWideRows ? (rows < kLinearRows ? kLinearRows : rows)
@@ -742,39 +876,39 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLim
       acc = kLinearRows * vocab;
     }
     plan->acc_elements = static_cast<size_t>(acc);
-    plan->acc = reserve(scratch, acc, sizeof(int32_t));
-  }
-  const uint64_t heads = att.num_heads(), kv_heads = att.num_kv_heads();
-  if (mode.int8_attention) {
-    plan->q8 = reserve(scratch, rows * qd, 1);
-    plan->q8_scales = reserve(scratch, rows * heads, f);
-    plan->k8 = reserve(scratch, rows * kvd, 1);
-    plan->k8_scales = reserve(scratch, rows * kv_heads, f);
-    plan->v8 = reserve(scratch, rows * kvd, 1);
-    plan->v8_scales = reserve(scratch, rows * kv_heads, f);
+    add("acc", scr, acc, sizeof(int32_t), P::kAttention, P::kHead, &plan->acc);
   }
 
-  // The KV cache of the decoder layers: f32, or int8 with a scale per (position, kv head).
+  // The KV cache of the decoder layers, in the backend's layout: its values,
+  // and with row_scales a scale per (position, kv head).
   const uint64_t layers = DecoderLayers(a);
-  if (layers > 0) {
-    const uint64_t self_rows = layers * max_batch * plan->kv_positions;
-    const uint64_t value_bytes = mode.int8_attention ? 1 : f;
-    plan->self_k = reserve(kv_cache, self_rows * kvd, value_bytes);
-    plan->self_v = reserve(kv_cache, self_rows * kvd, value_bytes);
-    if (mode.int8_attention) {
-      plan->self_k_scales = reserve(kv_cache, self_rows * kv_heads, f);
-      plan->self_v_scales = reserve(kv_cache, self_rows * kv_heads, f);
+  const uint64_t self_rows = layers * max_batch * plan->kv_positions;
+  const uint64_t cross_rows = enc_dec ? layers * full_rows : 0;
+  const uint64_t value_bytes = backend.value_bytes, scale_bytes = backend.row_scales ? f : 0;
+  whole("self_k", kv, self_rows * kvd, value_bytes, &plan->self_k);
+  whole("self_v", kv, self_rows * kvd, value_bytes, &plan->self_v);
+  whole("self_k_scales", kv, self_rows * kv_heads, scale_bytes, &plan->self_k_scales);
+  whole("self_v_scales", kv, self_rows * kv_heads, scale_bytes, &plan->self_v_scales);
+  whole("cross_k", kv, cross_rows * kvd, value_bytes, &plan->cross_k);
+  whole("cross_v", kv, cross_rows * kvd, value_bytes, &plan->cross_v);
+  whole("cross_k_scales", kv, cross_rows * kv_heads, scale_bytes, &plan->cross_k_scales);
+  whole("cross_v_scales", kv, cross_rows * kv_heads, scale_bytes, &plan->cross_v_scales);
+  if (!fits) return Status(StatusCode::kOutOfMemory, "the memory plan overflows the address space");
+
+  // Offsets from the table, arena by arena.
+  ArenaLayout* layouts[] = {activations, scratch, kv_cache};
+  for (A arena : {A::kActivations, A::kScratch, A::kKvCache}) {
+    size_t extent = 0;
+    if (!PlaceBuffers(plan->buffers, plan->num_buffers, arena, &extent)) {
+      return Status(StatusCode::kOutOfMemory, "the memory plan overflows the address space");
     }
-    if (enc_dec) {
-      plan->cross_k = reserve(kv_cache, layers * full_rows * kvd, value_bytes);
-      plan->cross_v = reserve(kv_cache, layers * full_rows * kvd, value_bytes);
-      if (mode.int8_attention) {
-        plan->cross_k_scales = reserve(kv_cache, layers * full_rows * kv_heads, f);
-        plan->cross_v_scales = reserve(kv_cache, layers * full_rows * kv_heads, f);
-      }
+    const size_t base = layouts[static_cast<size_t>(arena)]->Reserve(extent);
+    for (size_t i = 0; i < plan->num_buffers; ++i) {
+      PlannedBuffer& b = plan->buffers[i];
+      if (b.arena == arena && b.bytes != 0) b.offset += base;
     }
   }
-  if (!fits) return Status(StatusCode::kOutOfMemory, "the memory plan overflows the address space");
+  for (size_t i = 0; i < plan->num_buffers; ++i) *rows_out[i].offset = plan->buffers[i].offset;
   return Status::Ok();
 }
 
@@ -786,7 +920,8 @@ Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool
   f.arch = &a;
   f.kernels = &kernels;
   f.pool = pool;
-  f.int8_attention = plan.mode.int8_attention;
+  const AttentionBackend& backend = Backend(plan.mode);
+  f.attention_backend = &backend;
   LayerWeights* layers = activations.At<LayerWeights>(plan.layer_weights);
   ModelWeights* weights = activations.At<ModelWeights>(plan.model_weights);
   OCTET_RETURN_IF_ERROR(ResolveWeights(model, layers, weights));
@@ -796,8 +931,7 @@ Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool
   }
   f.weights = weights;
   AttentionParams params = BaseParams(a, plan.attention_tile);
-  if (const char* error = plan.mode.int8_attention ? Qs8AttentionParamsError(params)
-                                                   : AttentionParamsError(params)) {
+  if (const char* error = backend.params_error(params)) {
     return Status::Error(StatusCode::kInvalidModel, "attention: %s", error);
   }
   if (a.position() == fb::PositionKind::Rope) {
@@ -868,27 +1002,30 @@ Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool
     f.acc = scratch.At<int32_t>(plan.acc);
     f.acc_elements = plan.acc_elements;
   }
-  if (plan.mode.int8_attention) {
+  if (backend.query_bytes != 0) {
     f.q8 = scratch.At<int8_t>(plan.q8);
     f.q8_scales = scratch.At<float>(plan.q8_scales);
-    f.k8 = scratch.At<int8_t>(plan.k8);
-    f.k8_scales = scratch.At<float>(plan.k8_scales);
-    f.v8 = scratch.At<int8_t>(plan.v8);
-    f.v8_scales = scratch.At<float>(plan.v8_scales);
+  }
+  // Encoder stacks' keys and values: their own rows (staged backends) or k, v.
+  f.encoder_kv.k = backend.staged ? scratch.At<uint8_t>(plan.k8) : scratch.At<uint8_t>(plan.k);
+  f.encoder_kv.v = backend.staged ? scratch.At<uint8_t>(plan.v8) : scratch.At<uint8_t>(plan.v);
+  if (backend.row_scales) {
+    f.encoder_kv.k_scales = scratch.At<float>(plan.k8_scales);
+    f.encoder_kv.v_scales = scratch.At<float>(plan.v8_scales);
   }
   if (DecoderLayers(a) > 0) {
-    f.self_k = kv_cache.At<uint8_t>(plan.self_k);
-    f.self_v = kv_cache.At<uint8_t>(plan.self_v);
-    if (plan.mode.int8_attention) {
-      f.self_k_scales = kv_cache.At<float>(plan.self_k_scales);
-      f.self_v_scales = kv_cache.At<float>(plan.self_v_scales);
+    f.self_kv.k = kv_cache.At<uint8_t>(plan.self_k);
+    f.self_kv.v = kv_cache.At<uint8_t>(plan.self_v);
+    if (backend.row_scales) {
+      f.self_kv.k_scales = kv_cache.At<float>(plan.self_k_scales);
+      f.self_kv.v_scales = kv_cache.At<float>(plan.self_v_scales);
     }
     if (a.structure() == fb::Structure::EncoderDecoder) {
-      f.cross_k = kv_cache.At<uint8_t>(plan.cross_k);
-      f.cross_v = kv_cache.At<uint8_t>(plan.cross_v);
-      if (plan.mode.int8_attention) {
-        f.cross_k_scales = kv_cache.At<float>(plan.cross_k_scales);
-        f.cross_v_scales = kv_cache.At<float>(plan.cross_v_scales);
+      f.cross_kv.k = kv_cache.At<uint8_t>(plan.cross_k);
+      f.cross_kv.v = kv_cache.At<uint8_t>(plan.cross_v);
+      if (backend.row_scales) {
+        f.cross_kv.k_scales = kv_cache.At<float>(plan.cross_k_scales);
+        f.cross_kv.v_scales = kv_cache.At<float>(plan.cross_v_scales);
       }
     }
   }

@@ -84,7 +84,55 @@ struct ForwardLimits {
   bool last_logits_only = false;
 };
 
-// Where the forward pass's buffers sit in the session's arenas (byte offsets).
+// Keys and values of one attention: key row p of sequence b is row b * stride
+// + p of k [batch, stride, kv_dim], in the element type of the pass's attention
+// backend (AttentionBackend: f32, or int8 with one f32 scale per (row, kv head)
+// in k_scales [batch, stride, kv_heads]; null without scales). v the same.
+struct KvRows {
+  void* k = nullptr;
+  void* v = nullptr;
+  float* k_scales = nullptr;
+  float* v_scales = nullptr;
+  size_t stride = 0;  // rows per sequence
+};
+
+// The attention/KV backend of a pass (forward.cc: fp32 or int8), chosen once at
+// prepare time from ForwardMode::int8_attention. It owns the KV layout (bytes
+// per element, scales), the storing of new key and value rows, and attention
+// itself; the blocks call it without knowing the precision.
+struct AttentionBackend;
+
+// The arena a planned buffer sits in.
+enum class ForwardArena : uint8_t { kActivations, kScratch, kKvCache };
+
+// The phases of a pass, in order; a layer repeats kAttention .. kFeedForward.
+// A buffer that holds data from one phase to a later one (or past the run)
+// lives through every phase between; one that is written and read within a
+// phase (each time it runs) lives in that phase only.
+enum class ForwardPhase : uint8_t {
+  kEmbed,        // embeddings (sinusoids), the embedding norm
+  kAttention,    // self-attention sub-blocks; projecting the cross-attention K, V
+  kCross,        // cross-attention sub-blocks
+  kFeedForward,  // feed-forward sub-blocks
+  kHead,         // the LM head
+};
+
+// One row of the plan's table: PlanForward places each buffer at the lowest
+// offset of its arena where it overlaps no buffer placed before it whose
+// lifetime [first, last] overlaps its own (greedy first-fit, in table order).
+struct PlannedBuffer {
+  const char* name = nullptr;
+  ForwardArena arena = ForwardArena::kScratch;
+  ForwardPhase first = ForwardPhase::kEmbed;
+  ForwardPhase last = ForwardPhase::kHead;
+  size_t bytes = 0;  // 0: this model does not use it (offset 0, nothing reserved)
+  size_t alignment = 0;
+  size_t offset = 0;  // in its arena
+};
+constexpr size_t kMaxPlannedBuffers = 48;
+
+// Where the forward pass's buffers sit in the session's arenas (byte offsets,
+// copied from `buffers`, the table they come from).
 struct ForwardPlan {
   // activations: tables written at prepare time, then the run's outputs
   size_t layer_weights = 0;  // LayerWeights [num_layers + num_decoder_layers]
@@ -98,7 +146,8 @@ struct ForwardPlan {
   size_t chunk_ids = 0;      // i32 [max_batch, chunk]: a prompt chunk's ids (decoder-only)
   size_t chunk_pos0 = 0;     // u32 [max_batch]: its first position
   size_t chunk_real = 0;     // u32 [max_batch]: its real tokens per sequence
-  // scratch: per-layer temporaries, reused by every layer
+  // scratch: per-layer temporaries, reused by every layer; those of different
+  // phases (attention's, the feed-forward's) share memory (PlannedBuffer)
   size_t normed = 0;     // f32 [rows, hidden]: a pre-norm sub-block's input
   size_t delta = 0;      // f32 [rows, hidden]: a sub-block's output before the residual add
   size_t q = 0;          // f32 [rows, heads * head_dim]: queries, then the attention output
@@ -115,6 +164,7 @@ struct ForwardPlan {
   size_t acc = 0;         // int32 [acc_elements]: MatMul's output block (forward.cc RowBlock)
   size_t acc_elements = 0;
   // scratch of int8 attention: the quantized queries, and encoder stacks' K, V
+  // (fp32 attention keeps those in k and v)
   size_t q8 = 0;          // int8 [rows, heads * head_dim]
   size_t q8_scales = 0;   // f32 [rows, heads]
   size_t k8 = 0;          // int8 [rows, kv_heads * head_dim]
@@ -140,9 +190,13 @@ struct ForwardPlan {
   // "rows" above: max_batch * chunk for decoder-only models, max_batch * max_seq else
   ForwardLimits limits;
   ForwardMode mode;
+  PlannedBuffer buffers[kMaxPlannedBuffers];  // the table, in placement order
+  size_t num_buffers = 0;
 };
 
-// Plans the pass of a model with layers into the three arenas' layouts.
+// Plans the pass of a model into the three arenas' layouts. Layer-free models
+// (0 layers: embedding -> norm (-> LM head)) run through the same pass, except
+// encoder-decoders, which need layers (the session refuses them).
 // attention_tile: keys per attention tile (0 = the kernel's default).
 // Per-thread scratch is planned for each of limits.threads.
 Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLimits& limits,
@@ -157,7 +211,7 @@ struct Forward {
   const ModelWeights* weights = nullptr;
   const KernelTable* kernels = nullptr;
   ThreadPool* pool = nullptr;  // null: one thread
-  bool int8_attention = false;
+  const AttentionBackend* attention_backend = nullptr;  // fp32 or int8, for the whole pass
   LayerObserverFn observer = nullptr;  // optional
   ForwardProfile* profile = nullptr;   // optional: time per operation kind
   void* observer_ctx = nullptr;
@@ -191,20 +245,12 @@ struct Forward {
   float* qin_scales = nullptr;
   int32_t* acc = nullptr;
   size_t acc_elements = 0;
-  int8_t* q8 = nullptr;
-  float* q8_scales = nullptr;
-  int8_t* k8 = nullptr;
-  float* k8_scales = nullptr;
-  int8_t* v8 = nullptr;
-  float* v8_scales = nullptr;
-  void* self_k = nullptr;  // f32 or int8 (int8_attention)
-  void* self_v = nullptr;
-  void* cross_k = nullptr;
-  void* cross_v = nullptr;
-  float* self_k_scales = nullptr;  // int8_attention only
-  float* self_v_scales = nullptr;
-  float* cross_k_scales = nullptr;
-  float* cross_v_scales = nullptr;
+  int8_t* q8 = nullptr;          // [rows, heads * head_dim]: int8 attention's queries
+  float* q8_scales = nullptr;     // [rows, heads]
+  // Keys and values, in the backend's element type (stride: set per call):
+  KvRows encoder_kv;  // encoder stacks' self-attention, in scratch [max_batch, seq, kv_dim]
+  KvRows self_kv;     // decoder layers' KV cache [decoder_layers, max_batch, kv_positions, kv_dim]
+  KvRows cross_kv;    // enc-dec cross-attention [decoder_layers, max_batch, max_seq, kv_dim]
 };
 
 // Prepare: resolves and checks the weights (engine/weights.h) into the

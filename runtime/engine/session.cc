@@ -1,140 +1,20 @@
 // Session: plan at creation, compute in Run.
 //
-// Models with transformer layers run the forward pass of engine/forward.h (fp32
-// or int8, as the file's tensors are); its buffers are planned here with
-// everything else. Layer-free models (embedding -> norm -> LM head) keep their
-// own short path: int8 weights through the dispatch table's qs8_gemm with
-// dynamic per-row activation scales (core/quant.h), fp32 weights through f32_gemm.
+// Every model runs the forward pass of engine/forward.h (fp32 or int8, as the
+// file's tensors are), layer-free ones (embedding -> norm -> LM head) included;
+// its buffers are planned here with everything else.
 #include "engine/session.h"
 
-#include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <new>
 #include <utility>
 
 #include "core/checked_math.h"
-#include "core/quant.h"
-#include "kernels/f32_elementwise.h"
-#include "kernels/f32_gemm.h"
 
 namespace octet {
 namespace {
 
 constexpr uint32_t kMaxBatch = 4096;
 constexpr uint64_t kMaxRows = 1u << 24;  // batch x seq
-constexpr uint32_t kRowBlock = 16;       // rows per LM-head GEMM call
-
-bool IsDecoder(const fb::Architecture& a) { return a.structure() == fb::Structure::DecoderOnly; }
-
-// The weight that a row-gather or a GEMM reads: F32, or I8 with per-tensor or
-// per-row (axis 0) scales.
-Status CheckMatrix(const TensorView* t, const char* role) {
-  if (t == nullptr) return Status::Error(StatusCode::kInvalidModel, "%s is missing", role);
-  if (t->rank != 2) {
-    return Status::Error(StatusCode::kInvalidModel, "%s '%s' must be a matrix", role, t->name);
-  }
-  if (t->dtype == fb::DType::F32) return Status::Ok();
-  if (t->layout != fb::TensorLayout::RowMajor) {
-    return Status::Error(StatusCode::kUnsupported, "%s '%s' is packed; models without layers "
-                         "read row-major matrices", role, t->name);
-  }
-  if (t->dtype == fb::DType::I8 && t->quant != nullptr &&
-      (t->quant->scheme() == fb::QuantScheme::PerTensor ||
-       (t->quant->scheme() == fb::QuantScheme::PerChannel && t->quant->axis() == 0))) {
-    if (t->quant->zero_points() != nullptr && t->quant->zero_points()->size() != 0) {
-      for (uint32_t i = 0; i < t->quant->zero_points()->size(); ++i) {
-        if (t->quant->zero_points()->Get(i) != 0) {
-          return Status::Error(StatusCode::kUnsupported, "%s '%s' has a non-zero zero point; "
-                               "octet weights are symmetric", role, t->name);
-        }
-      }
-    }
-    return Status::Ok();
-  }
-  return Status::Error(StatusCode::kUnsupported, "%s '%s' is %s%s; this runtime reads F32 or "
-                       "int8 with per-tensor or per-row scales", role, t->name,
-                       DTypeName(t->dtype), t->quant ? " with an unsupported scheme" : "");
-}
-
-Status CheckVector(const TensorView* t, uint32_t n, bool required, const char* name) {
-  if (t == nullptr) {
-    if (!required) return Status::Ok();
-    return Status::Error(StatusCode::kInvalidModel, "tensor '%s' is missing", name);
-  }
-  if (t->dtype != fb::DType::F32 || t->rank != 1 || t->shape[0] != n) {
-    return Status::Error(StatusCode::kInvalidModel, "tensor '%s' must be F32 [%u]", name, n);
-  }
-  return Status::Ok();
-}
-
-float RowScale(const TensorView& t, uint32_t row) {
-  if (t.quant == nullptr) return 1.0f;
-  return t.quant->scheme() == fb::QuantScheme::PerTensor ? t.quant->scales()->Get(0)
-                                                         : t.quant->scales()->Get(row);
-}
-
-// out[0..n) += scale_multiplier * row `row` of t (F32 or I8).
-void AddRow(const TensorView& t, uint32_t row, float multiplier, float* out) {
-  const uint32_t n = t.shape[1];
-  if (t.dtype == fb::DType::F32) {
-    const float* src = static_cast<const float*>(t.data) + static_cast<size_t>(row) * n;
-    for (uint32_t i = 0; i < n; ++i) out[i] += multiplier * src[i];
-  } else {
-    const int8_t* src = static_cast<const int8_t*>(t.data) + static_cast<size_t>(row) * n;
-    const float scale = multiplier * RowScale(t, row);
-    for (uint32_t i = 0; i < n; ++i) out[i] += scale * static_cast<float>(src[i]);
-  }
-}
-
-// In place over x[0..n): LayerNorm (weight, optional bias) or RMSNorm (weight).
-void Normalize(fb::NormKind kind, float eps, const TensorView& weight, const TensorView* bias,
-               float* x, uint32_t n) {
-  const float* w = static_cast<const float*>(weight.data);
-  if (kind == fb::NormKind::LayerNorm) {
-    f32_layernorm__ref(1, n, x, n, w, bias ? static_cast<const float*>(bias->data) : nullptr, eps,
-                       x, n);
-  } else {
-    f32_rmsnorm__ref(1, n, x, n, w, eps, x, n);
-  }
-}
-
-// Prepare for models without layers: every weight RunWithoutLayers reads.
-Status CheckLayerFree(const Model& model) {
-  const fb::Architecture& a = model.architecture();
-  if (a.structure() == fb::Structure::EncoderDecoder) {
-    return Status(StatusCode::kUnsupported, "encoder-decoder models need transformer layers");
-  }
-  OCTET_RETURN_IF_ERROR(CheckMatrix(model.Find("token_embedding"), "token_embedding"));
-  if (a.position() == fb::PositionKind::Learned) {
-    OCTET_RETURN_IF_ERROR(CheckMatrix(model.Find("position_embedding"), "position_embedding"));
-  } else if (a.position() != fb::PositionKind::None && a.position() != fb::PositionKind::Rope) {
-    return Status::Error(StatusCode::kUnsupported, "position encoding %s lands with the engine",
-                         fb::EnumNamePositionKind(a.position()));
-  }
-  if (a.type_vocab_size() > 0) {
-    OCTET_RETURN_IF_ERROR(CheckMatrix(model.Find("token_type_embedding"), "token_type_embedding"));
-  }
-  const char* norm = IsDecoder(a) ? "final_norm" : "embedding_norm";
-  char norm_weight[64], norm_bias[64];
-  std::snprintf(norm_weight, sizeof(norm_weight), "%s.weight", norm);
-  std::snprintf(norm_bias, sizeof(norm_bias), "%s.bias", norm);
-  OCTET_RETURN_IF_ERROR(CheckVector(model.Find(norm_weight), a.hidden_size(), false, norm_weight));
-  OCTET_RETURN_IF_ERROR(CheckVector(model.Find(norm_bias), a.hidden_size(), false, norm_bias));
-  if (model.Find(norm_bias) != nullptr && model.Find(norm_weight) == nullptr) {
-    return Status::Error(StatusCode::kInvalidModel, "'%s' without '%s'", norm_bias, norm_weight);
-  }
-  if (IsDecoder(a)) {
-    const TensorView* head = a.tied_embeddings() ? model.Find("token_embedding")
-                                                 : model.Find("lm_head");
-    OCTET_RETURN_IF_ERROR(CheckMatrix(head, a.tied_embeddings() ? "tied head" : "lm_head"));
-    if (head->dtype == fb::DType::I8 && a.hidden_size() > kQs8GemmMaxK) {
-      return Status(StatusCode::kUnsupported, "hidden size exceeds the int8 GEMM's K limit");
-    }
-  }
-
-  return Status::Ok();
-}
 
 // SessionLimits::threads with 0 resolved to the machine's fast cores.
 uint32_t ResolveThreads(const SessionLimits& limits) {
@@ -149,12 +29,7 @@ uint32_t ResolveThreads(const SessionLimits& limits) {
 // Plan() and Create(), so the plan is the allocation.
 struct Session::Layout {
   SessionPlan plan;
-  size_t hidden = 0;   // activations: f32 [rows, hidden]
-  size_t output = 0;   // activations: f32 [rows, vocab] (decoders; encoders output `hidden`)
-  size_t qrows = 0;    // scratch: int8 [rows, hidden]
-  size_t qscales = 0;  // scratch: f32 [rows]
-  size_t acc = 0;      // scratch: int32 [kRowBlock, vocab]
-  ForwardPlan forward;  // models with layers
+  ForwardPlan forward;
   size_t positions = 0; // activations: u32 [max_batch] (Step)
   size_t sample_rows = 0;     // activations: u32 [max_batch] (decoders: Sample)
   size_t sample_scratch = 0;  // scratch: SamplingScratchBytes(vocab) (decoders: Sample)
@@ -181,45 +56,36 @@ struct Session::Layout {
       return Status::Error(StatusCode::kInvalidArgument, "threads %u exceeds %u", limits.threads,
                            kMaxSessionThreads);
     }
-    const size_t h = a.hidden_size();
-    const size_t v = a.vocab_size();
-    ArenaLayout activations, scratch, kv;
-    if (HasLayers(a)) {
-      // The forward pass, with its KV cache: K and V per decoder layer for
-      // max_seq + max_new_tokens positions (bounded here as if f32, the larger).
-      const fb::Attention& att = *a.attention();
-      const uint64_t positions = static_cast<uint64_t>(limits.max_seq) + limits.max_new_tokens;
-      uint64_t bytes = 0;
-      if (!CheckedMul(static_cast<uint64_t>(a.num_layers()) + a.num_decoder_layers(),
-                      limits.max_batch, &bytes) ||
-          !CheckedMul(bytes, positions, &bytes) ||
-          !CheckedMul(bytes, 2ull * att.num_kv_heads() * att.head_dim() * sizeof(float), &bytes) ||
-          bytes > (1ull << 40) || positions > kMaxRows) {
-        return Status(StatusCode::kInvalidArgument, "the KV cache for these limits is too large");
-      }
-      ForwardLimits fl;
-      fl.max_batch = limits.max_batch;
-      fl.max_seq = limits.max_seq;
-      fl.max_new_tokens = limits.max_new_tokens;
-      fl.attention_tile = limits.attention_tile;
-      fl.threads = ResolveThreads(limits);
-      fl.last_logits_only = limits.last_logits_only && a.structure() != fb::Structure::EncoderOnly;
-      fl.prefill_chunk = limits.prefill_chunk != 0 ? limits.prefill_chunk
-                         : fl.last_logits_only     ? kDefaultPrefillChunk
-                                                   : 0;
-      OCTET_RETURN_IF_ERROR(PlanForward(a, GetForwardMode(model), fl, &activations, &scratch, &kv,
-                                        &out->forward));
-      // Step positions, then (encoder-decoders) the source lengths: u32 [max_batch] each.
-      out->positions = activations.Reserve(2 * limits.max_batch * sizeof(uint32_t));
-    } else {
-      out->hidden = activations.Reserve(rows * h * sizeof(float));
-      if (IsDecoder(a)) {
-        out->output = activations.Reserve(rows * v * sizeof(float));
-        out->qrows = scratch.Reserve(rows * h);
-        out->qscales = scratch.Reserve(rows * sizeof(float));
-        out->acc = scratch.Reserve(static_cast<size_t>(kRowBlock) * v * sizeof(int32_t));
-      }
+    if (a.structure() == fb::Structure::EncoderDecoder && !HasLayers(a)) {
+      return Status(StatusCode::kUnsupported, "encoder-decoder models need transformer layers");
     }
+    // The forward pass, with its KV cache: K and V per decoder layer for
+    // max_seq + max_new_tokens positions (bounded here as if f32, the larger).
+    const fb::Attention& att = *a.attention();
+    const uint64_t positions = static_cast<uint64_t>(limits.max_seq) + limits.max_new_tokens;
+    uint64_t bytes = 0;
+    if (!CheckedMul(static_cast<uint64_t>(a.num_layers()) + a.num_decoder_layers(),
+                    limits.max_batch, &bytes) ||
+        !CheckedMul(bytes, positions, &bytes) ||
+        !CheckedMul(bytes, 2ull * att.num_kv_heads() * att.head_dim() * sizeof(float), &bytes) ||
+        bytes > (1ull << 40) || positions > kMaxRows) {
+      return Status(StatusCode::kInvalidArgument, "the KV cache for these limits is too large");
+    }
+    ForwardLimits fl;
+    fl.max_batch = limits.max_batch;
+    fl.max_seq = limits.max_seq;
+    fl.max_new_tokens = limits.max_new_tokens;
+    fl.attention_tile = limits.attention_tile;
+    fl.threads = ResolveThreads(limits);
+    fl.last_logits_only = limits.last_logits_only && a.structure() != fb::Structure::EncoderOnly;
+    fl.prefill_chunk = limits.prefill_chunk != 0 ? limits.prefill_chunk
+                       : fl.last_logits_only     ? kDefaultPrefillChunk
+                                                 : 0;
+    ArenaLayout activations, scratch, kv;
+    OCTET_RETURN_IF_ERROR(PlanForward(a, GetForwardMode(model), fl, &activations, &scratch, &kv,
+                                      &out->forward));
+    // Step positions, then (encoder-decoders) the source lengths: u32 [max_batch] each.
+    out->positions = activations.Reserve(2 * limits.max_batch * sizeof(uint32_t));
     if (a.structure() != fb::Structure::EncoderOnly) {
       out->sample_rows = activations.Reserve(limits.max_batch * sizeof(uint32_t));
       out->sample_scratch = scratch.Reserve(SamplingScratchBytes(a.vocab_size()));
@@ -251,8 +117,6 @@ Result<Session> Session::CreateWithMemory(const Model& model, const SessionLimit
 
 Result<Session> Session::Build(const Model& model, const SessionLimits& limits,
                                const SessionMemory* memory) {
-  const bool layered = HasLayers(model.architecture());
-  if (!layered) OCTET_RETURN_IF_ERROR(CheckLayerFree(model));
   Layout layout;
   OCTET_RETURN_IF_ERROR(Layout::Compute(model, limits, &layout));
   Session session;
@@ -275,29 +139,21 @@ Result<Session> Session::Build(const Model& model, const SessionLimits& limits,
     OCTET_RETURN_IF_ERROR(session.scratch_.Wrap(memory->scratch, layout.plan.scratch_bytes));
     OCTET_RETURN_IF_ERROR(session.kv_cache_.Wrap(memory->kv_cache, layout.plan.kv_cache_bytes));
   }
-  session.hidden_offset_ = layout.hidden;
-  session.output_offset_ = layout.output;
-  session.qrows_offset_ = layout.qrows;
-  session.qscales_offset_ = layout.qscales;
-  session.acc_offset_ = layout.acc;
   if (model.architecture().structure() != fb::Structure::EncoderOnly) {
     session.sample_rows_ = session.activations_.At<uint32_t>(layout.sample_rows);
     session.sample_scratch_ = session.scratch_.At<uint8_t>(layout.sample_scratch);
   }
-  if (layered) {
-    // Prepare the forward pass: weights resolved and checked, position tables filled.
-    session.layered_ = true;
-    session.f32_products_.reset(new (std::nothrow) F32FullyConnectedSet());
-    if (session.f32_products_ == nullptr) {
-      return Status(StatusCode::kOutOfMemory, "no memory for the session's fp32 products");
-    }
-    OCTET_RETURN_IF_ERROR(PrepareForward(model, *session.kernels_, session.pool_.get(),
-                                         layout.forward, session.activations_, session.scratch_,
-                                         session.kv_cache_, session.f32_products_.get(),
-                                         &session.forward_));
-    session.positions_ = session.activations_.At<uint32_t>(layout.positions);
-    session.source_lengths_ = session.positions_ + limits.max_batch;
+  // Prepare the forward pass: weights resolved and checked, position tables filled.
+  session.f32_products_.reset(new (std::nothrow) F32FullyConnectedSet());
+  if (session.f32_products_ == nullptr) {
+    return Status(StatusCode::kOutOfMemory, "no memory for the session's fp32 products");
   }
+  OCTET_RETURN_IF_ERROR(PrepareForward(model, *session.kernels_, session.pool_.get(),
+                                       layout.forward, session.activations_, session.scratch_,
+                                       session.kv_cache_, session.f32_products_.get(),
+                                       &session.forward_));
+  session.positions_ = session.activations_.At<uint32_t>(layout.positions);
+  session.source_lengths_ = session.positions_ + limits.max_batch;
   return session;
 }
 
@@ -346,7 +202,6 @@ Status Session::Run(const int32_t* ids, const uint32_t* lengths, uint32_t batch,
   }
   OCTET_RETURN_IF_ERROR(CheckBatch(ids, lengths, batch, seq, "input"));
   SetSampleRows(lengths, batch, seq);
-  if (!layered_) return RunWithoutLayers(ids, lengths, batch, seq);
   const uint32_t dim = structure == fb::Structure::EncoderOnly
                            ? model_->architecture().hidden_size()
                            : model_->architecture().vocab_size();
@@ -369,7 +224,7 @@ Status Session::Run(const int32_t* ids, const uint32_t* lengths, uint32_t batch,
 
 Status Session::Step(const int32_t* ids, uint32_t batch) {
   const fb::Architecture& a = model_->architecture();
-  if (!layered_ || a.structure() != fb::Structure::DecoderOnly) {
+  if (!HasLayers(a) || a.structure() != fb::Structure::DecoderOnly) {
     return Status(StatusCode::kInvalidArgument, "Step needs a decoder-only model with layers");
   }
   OCTET_RETURN_IF_ERROR(CheckStep(ids, batch, "Step", "Run"));
@@ -382,7 +237,7 @@ Status Session::Step(const int32_t* ids, uint32_t batch) {
 
 Status Session::StepEncoderDecoder(const int32_t* ids, uint32_t batch) {
   const fb::Architecture& a = model_->architecture();
-  if (!layered_ || a.structure() != fb::Structure::EncoderDecoder) {
+  if (a.structure() != fb::Structure::EncoderDecoder) {
     return Status(StatusCode::kInvalidArgument,
                   "StepEncoderDecoder needs an encoder-decoder model");
   }
@@ -459,7 +314,7 @@ Status Session::RunEncoderDecoder(const int32_t* enc_ids, const uint32_t* enc_le
                                   uint32_t enc_seq, const int32_t* dec_ids,
                                   const uint32_t* dec_lengths, uint32_t dec_seq, uint32_t batch) {
   const fb::Architecture& a = model_->architecture();
-  if (!layered_ || a.structure() != fb::Structure::EncoderDecoder) {
+  if (a.structure() != fb::Structure::EncoderDecoder) {
     return Status(StatusCode::kInvalidArgument, "RunEncoderDecoder needs an encoder-decoder model");
   }
   OCTET_RETURN_IF_ERROR(CheckBatch(enc_ids, enc_lengths, batch, enc_seq, "encoder"));
@@ -482,70 +337,6 @@ Status Session::RunEncoderDecoder(const int32_t* enc_ids, const uint32_t* enc_le
     return Status::Ok();
   }
   output_ = OutputView{out, batch, dec_seq, a.vocab_size()};
-  return Status::Ok();
-}
-
-// Embedding -> norm (-> LM head), the models without layers.
-Status Session::RunWithoutLayers(const int32_t* ids, const uint32_t* lengths, uint32_t batch,
-                                 uint32_t seq) {
-  const fb::Architecture& a = model_->architecture();
-  const uint32_t h = a.hidden_size();
-  const size_t rows = static_cast<size_t>(batch) * seq;
-  float* hidden = activations_.At<float>(hidden_offset_);  // [rows, h]
-  std::memset(hidden, 0, rows * h * sizeof(float));
-  const TensorView& tokens = *model_->Find("token_embedding");
-  const TensorView* positions =
-      a.position() == fb::PositionKind::Learned ? model_->Find("position_embedding") : nullptr;
-  const TensorView* types = a.type_vocab_size() > 0 ? model_->Find("token_type_embedding") : nullptr;
-  const bool decoder = IsDecoder(a);
-  const TensorView* norm_w = model_->Find(decoder ? "final_norm.weight" : "embedding_norm.weight");
-  const TensorView* norm_b = model_->Find(decoder ? "final_norm.bias" : "embedding_norm.bias");
-  for (uint32_t b = 0; b < batch; ++b) {
-    for (uint32_t s = 0; s < lengths[b]; ++s) {
-      const size_t row = static_cast<size_t>(b) * seq + s;
-      float* x = hidden + row * h;  // [h]
-      AddRow(tokens, static_cast<uint32_t>(ids[row]), a.embedding_scale(), x);
-      if (positions != nullptr) AddRow(*positions, s, 1.0f, x);
-      if (types != nullptr) AddRow(*types, 0, 1.0f, x);
-      if (norm_w != nullptr) Normalize(a.norm(), a.norm_eps(), *norm_w, norm_b, x, h);
-    }
-  }
-  if (!decoder) {
-    output_ = OutputView{hidden, batch, seq, h};
-    return Status::Ok();
-  }
-
-  // LM head: logits[rows, vocab] = hidden[rows, h] x head[vocab, h]^T.
-  const uint32_t vocab = a.vocab_size();
-  const TensorView& head = a.tied_embeddings() ? tokens : *model_->Find("lm_head");
-  float* logits = activations_.At<float>(output_offset_);  // [rows, vocab]
-  if (head.dtype == fb::DType::F32) {
-    f32_gemm__ref(rows, vocab, h, hidden, h, static_cast<const float*>(head.data), h, logits,
-                  vocab);
-  } else {
-    int8_t* qrows = scratch_.At<int8_t>(qrows_offset_);    // [rows, h]
-    float* qscales = scratch_.At<float>(qscales_offset_);  // [rows]
-    int32_t* acc = scratch_.At<int32_t>(acc_offset_);      // [kRowBlock, vocab]
-    for (size_t r = 0; r < rows; ++r) {
-      qscales[r] = QuantizeRowSymmetric(hidden + r * h, h, qrows + r * h);
-    }
-    const int8_t* weights = static_cast<const int8_t*>(head.data);
-    for (size_t r0 = 0; r0 < rows; r0 += kRowBlock) {
-      const size_t m = rows - r0 < kRowBlock ? rows - r0 : kRowBlock;
-      kernels_->qs8_gemm(m, vocab, h, qrows + r0 * h, h, weights, h, acc, vocab);
-      for (size_t i = 0; i < m; ++i) {
-        float* out = logits + (r0 + i) * vocab;
-        const int32_t* in = acc + i * vocab;
-        for (uint32_t n = 0; n < vocab; ++n) {
-          out[n] = DequantizeAcc(in[n], qscales[r0 + i], RowScale(head, n));
-        }
-      }
-    }
-  }
-  if (a.logits_scale() != 1.0f) {
-    for (size_t i = 0; i < rows * vocab; ++i) logits[i] *= a.logits_scale();
-  }
-  output_ = OutputView{logits, batch, seq, vocab};
   return Status::Ok();
 }
 

@@ -155,8 +155,6 @@ class Session {
                     const char* what) const;
   Status CheckStep(const int32_t* ids, uint32_t batch, const char* what, const char* first) const;
   void SetSampleRows(const uint32_t* lengths, uint32_t batch, uint32_t seq);
-  Status RunWithoutLayers(const int32_t* ids, const uint32_t* lengths, uint32_t batch,
-                          uint32_t seq);
 
   const Model* model_ = nullptr;
   const KernelTable* kernels_ = nullptr;
@@ -171,14 +169,7 @@ class Session {
   Arena activations_;
   Arena scratch_;
   Arena kv_cache_;
-  // Planned offsets (see session.cc).
-  size_t hidden_offset_ = 0;    // f32 [max_batch * max_seq, hidden]
-  size_t output_offset_ = 0;    // f32 [max_batch * max_seq, output_dim]
-  size_t qrows_offset_ = 0;     // int8 [max_batch * max_seq, hidden] (scratch)
-  size_t qscales_offset_ = 0;   // f32 [max_batch * max_seq] (scratch)
-  size_t acc_offset_ = 0;       // int32 [kRowBlock, output_dim] (scratch)
-  // Models with layers: the fp32 forward pass (engine/forward.h).
-  bool layered_ = false;
+  // The forward pass (engine/forward.h), layer-free models included.
   Forward forward_;
   uint32_t* positions_ = nullptr;  // [max_batch]: next position per sequence (Step)
   uint32_t step_batch_ = 0;        // sequences in the KV cache; 0 = none yet

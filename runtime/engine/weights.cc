@@ -208,8 +208,9 @@ Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* ou
     OCTET_RETURN_IF_ERROR(r.GetMatrix("token_type_embedding", a.type_vocab_size(), h, true,
                                       &out->token_type_embedding, true));
   }
-  OCTET_RETURN_IF_ERROR(
-      r.Norm("embedding_norm", a, a.family() == fb::Family::Bert, &out->embedding_norm));
+  // BERT's embedding norm; layer-free BERT files (embeddings only) may leave it out.
+  OCTET_RETURN_IF_ERROR(r.Norm("embedding_norm", a, a.family() == fb::Family::Bert && HasLayers(a),
+                               &out->embedding_norm));
 
   const uint32_t buckets = att.relative_buckets(), heads = att.num_heads();
   switch (a.structure()) {

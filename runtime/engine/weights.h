@@ -89,8 +89,8 @@ struct ModelWeights {
   const F32FullyConnected* head_fc = nullptr;   // F32 head: as LinearWeights::fc (no bias)
 };
 
-// True when the model has transformer layers (the forward pass runs it); false
-// for layer-free models.
+// True when the model has transformer layers; false for layer-free models
+// (embedding -> norm (-> LM head)), which the forward pass runs too.
 bool HasLayers(const fb::Architecture& a);
 
 // Layer structs ResolveWeights fills: num_layers + num_decoder_layers.

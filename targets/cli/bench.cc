@@ -54,8 +54,8 @@ Options:
 
 JSON fields: prefill_ms (median), prefill_ms_min, prefill_ms_max,
 prefill_tokens_per_s, decode_tokens_per_s (null when not measured), arena_bytes
-(the session plan: activation_bytes + scratch_bytes + kv_cache_bytes),
-weights_bytes, decode_weight_bytes_per_step and decode_weight_gb_per_s (the weights a
+(the session plan: activation_bytes + scratch_bytes + kv_cache_bytes, each also
+given), weights_bytes, decode_weight_bytes_per_step and decode_weight_gb_per_s (the weights a
 decode step reads, and at what rate), load_ms (mapping and verifying the file), peak_rss_bytes, heap_allocs_during_run (heap allocations made
 during the timed runs; 0 is the contract), notes, and the settings used. With
 --profile, "profile": {"prefill_ms": {kind: ms per prefill}, "decode_ms": {kind:
@@ -328,9 +328,12 @@ JsonValue Report(const BenchSettings& s, const Model& model, const Session& sess
   json.Set("decode_weight_gb_per_s",
            r.decoded ? JsonValue(step_bytes * r.decode_tokens_per_s / s.batch / 1e9) : JsonValue());
   json.Set("arena_bytes", plan.total());
-  json.Set("activation_bytes", plan.activation_bytes);
-  json.Set("scratch_bytes", plan.scratch_bytes);
-  json.Set("kv_cache_bytes", plan.kv_cache_bytes);
+  json.Set("activation_bytes", static_cast<uint64_t>(plan.activation_bytes));
+  json.Set("scratch_bytes", static_cast<uint64_t>(plan.scratch_bytes));
+  json.Set("kv_cache_bytes", static_cast<uint64_t>(plan.kv_cache_bytes));
+  json.Set("activation_bytes", static_cast<uint64_t>(plan.activation_bytes));
+  json.Set("scratch_bytes", static_cast<uint64_t>(plan.scratch_bytes));
+  json.Set("kv_cache_bytes", static_cast<uint64_t>(plan.kv_cache_bytes));
   json.Set("weights_bytes", WeightBytes(model));
   json.Set("peak_rss_bytes", r.peak_rss_bytes);
   json.Set("heap_allocs_during_run",

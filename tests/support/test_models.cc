@@ -120,7 +120,7 @@ ModelWriter MakeTinyModelWriter(const TinyModelOptions& o) {
   writer.SetArchitecture(arch);
   std::mt19937 rng(o.seed);
   const uint32_t h = o.hidden;
-  const bool packed = o.packed && o.layers > 0;  // layer-free models read row-major heads
+  const bool packed = o.packed && o.layers > 0;  // layer-free tests read the head row-major
   AddMatrix(writer, "token_embedding", o.vocab, h, o.int8, rng);
   if (!o.tied) AddMatrix(writer, "lm_head", o.vocab, h, o.int8, rng, 0.02f, packed);
   if (arch.position == fb::PositionKind::Learned) {
