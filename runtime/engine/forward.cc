@@ -2,8 +2,10 @@
 // files: products on XNNPACK (ops/f32_fully_connected.h) or f32_gemm__ref,
 // attention and the rest through the dispatch table. int8 files: MatMul
 // quantizes its input rows and calls the dispatch table's packed GEMM (with the
-// dequantization fused where the table has qs8_packed_gemm_f32); attention quantizes Q, K and V per (token, head) and calls
-// ops/qs8_attention.h, with K and V stored in int8 in the KV cache.
+// dequantization fused where the table has qs8_packed_gemm_f32). Attention runs
+// behind one backend chosen at prepare time (AttentionBackend): fp32, or int8,
+// which quantizes Q, K and V per (token, head) and calls ops/qs8_attention.h,
+// with K and V stored in int8 in the KV cache.
 //
 //   Embed              token × embedding_scale (+ token type 0) (+ learned or
 //                      sinusoidal position) (→ embedding norm)
