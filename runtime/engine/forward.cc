@@ -140,9 +140,19 @@ void ParallelRange(const Forward& f, size_t count, size_t align, size_t cost, Fn
 // the dispatch table, each bit-exact with its reference. f32 m: on its XNNPACK
 // operators fc (ops/f32_fully_connected.h; they hold m and bias) when the
 // session made them, else on f32_gemm__ref.
+//
+// pre (int8 m only): in's rows already quantized, as this function quantizes
+// them (rows of k values, row stride k): the projections that read the same
+// input (Q, K and V; gate and up) quantize it once. Bit-identical: each row is
+// quantized on its own.
+struct QuantizedRows {
+  const int8_t* q;       // [rows, k]
+  const float* scales;   // [rows]
+};
+
 void MatMul(const Forward& f, const Matrix& m, const F32FullyConnected* fc, size_t n, size_t k,
             const float* in, size_t ldi, size_t rows, float* out, size_t ldo,
-            const float* bias = nullptr) {
+            const float* bias = nullptr, const QuantizedRows* pre = nullptr) {
   if (fc != nullptr && ldi == k && ldo == n) {  // one task per column piece
     ParallelFor(f, fc->pieces(), [&](size_t p, size_t) { fc->RunPiece(p, rows, in, out); });
     return;
@@ -155,12 +165,17 @@ void MatMul(const Forward& f, const Matrix& m, const F32FullyConnected* fc, size
     });
     return;
   }
-  int8_t* qin = f.qin;               // [rows, k]
-  float* row_scales = f.qin_scales;  // [rows]
-  ParallelRange(f, rows, 1, k, [&](size_t r0, size_t r1, size_t) {
-    f.kernels->qs8_quantize_rows(r1 - r0, k, in + r0 * ldi, ldi, qin + r0 * k, k,
-                                 row_scales + r0);
-  });
+  const int8_t* qin = f.qin;               // [rows, k]
+  const float* row_scales = f.qin_scales;  // [rows]
+  if (pre != nullptr) {
+    qin = pre->q;
+    row_scales = pre->scales;
+  } else {
+    ParallelRange(f, rows, 1, k, [&](size_t r0, size_t r1, size_t) {
+      f.kernels->qs8_quantize_rows(r1 - r0, k, in + r0 * ldi, ldi, f.qin + r0 * k, k,
+                                   f.qin_scales + r0);
+    });
+  }
   int32_t* acc = f.acc;  // [block, n]: each piece of columns uses its own columns
   const size_t block = RowBlock(f, n);
   if (m.packed != nullptr) {  // pieces of whole 16-channel tiles
@@ -195,11 +210,21 @@ void MatMul(const Forward& f, const Matrix& m, const F32FullyConnected* fc, size
 }
 
 // out[rows, w.out] (row stride ldo) = in[rows, w.in] (row stride ldi) · w.weightᵀ + w.bias.
+// pre: see MatMul.
 void Linear(const Forward& f, const LinearWeights& w, const float* in, size_t ldi, size_t rows,
-            float* out, size_t ldo) {
+            float* out, size_t ldo, const QuantizedRows* pre = nullptr) {
   ProfileScope scope(f, OpKind::kLinear);
   if (f.profile != nullptr) f.profile->linear_ops += 2.0 * rows * w.out * w.in;
-  MatMul(f, w.weight, w.fc, w.out, w.in, in, ldi, rows, out, ldo, w.bias);
+  MatMul(f, w.weight, w.fc, w.out, w.in, in, ldi, rows, out, ldo, w.bias, pre);
+}
+
+// True when Linear(w) quantizes its input into f.qin (an int8 product).
+bool QuantizesInput(const LinearWeights& w) { return w.fc == nullptr && w.weight.f32 == nullptr; }
+
+// Rows [row0, row0 + rows) of the input the last int8 Linear quantized (in
+// rows of k values): for the next projections of the same input.
+QuantizedRows LastQuantized(const Forward& f, size_t k, size_t row0) {
+  return {f.qin + row0 * k, f.qin_scales + row0};
 }
 
 // out[0..cols) += multiplier * row `row` of m (int8 rows dequantized first).
@@ -456,6 +481,9 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
   const size_t rows = static_cast<size_t>(batch) * seq;
   float* q = f.q;  // [rows, qd]: queries, then the attention output in place
   Linear(f, w.q, in, h, rows, q, qd);
+  // Q's quantized rows of `in` stay in f.qin until the next Linear: Attend
+  // quantizes into f.q8, the backend's store into the KV rows.
+  const bool shared_input = QuantizesInput(w.q) && QuantizesInput(w.k) && QuantizesInput(w.v);
   for (uint32_t b = 0; b < batch; ++b) {
     const size_t p0 = pos0 != nullptr ? pos0[b] : 0;
     const float* xb = in + static_cast<size_t>(b) * seq * h;  // [seq, hidden]
@@ -466,8 +494,10 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
     float* vb = nullptr;
     KvTargets(f, kv, b, p0, f.k + static_cast<size_t>(b) * seq * kvd,
               f.v + static_cast<size_t>(b) * seq * kvd, &kb, &vb);
-    Linear(f, w.k, xb, h, seq, kb, kvd);
-    Linear(f, w.v, xb, h, seq, vb, kvd);
+    // K and V read the rows of `in` that Q's projection quantized.
+    const QuantizedRows pre = LastQuantized(f, h, static_cast<size_t>(b) * seq);
+    Linear(f, w.k, xb, h, seq, kb, kvd, shared_input ? &pre : nullptr);
+    Linear(f, w.v, xb, h, seq, vb, kvd, shared_input ? &pre : nullptr);
     if (f.rope_inv_freq != nullptr) {
       F32RopeParams rp;
       rp.len = seq;
@@ -538,7 +568,9 @@ void FeedForward(const Forward& f, const LayerWeights& w, const float* in, size_
   float* hidden = up;  // [rows, intermediate]: the down projection's input
   if (a.gated_ffn()) {
     hidden = f.gate;  // [rows, intermediate]
-    Linear(f, w.gate, in, h, rows, hidden, inter);
+    const QuantizedRows pre = LastQuantized(f, h, 0);  // up's quantized rows of `in`
+    const bool shared_input = QuantizesInput(w.up) && QuantizesInput(w.gate);
+    Linear(f, w.gate, in, h, rows, hidden, inter, shared_input ? &pre : nullptr);
     ProfileScope scope(f, OpKind::kActivation);
     ParallelRange(f, rows, 1, inter, [&](size_t r0, size_t r1, size_t) {
       f.kernels->f32_gated_activation(act, r1 - r0, inter, hidden + r0 * inter, inter, up + r0 * inter,
