@@ -960,7 +960,7 @@ Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool
   ModelWeights* weights = activations.At<ModelWeights>(plan.model_weights);
   OCTET_RETURN_IF_ERROR(ResolveWeights(model, layers, weights));
   if (f32_products != nullptr) {
-    OCTET_RETURN_IF_ERROR(PrepareF32Products(a, pool != nullptr ? pool->threads() : 1, layers,
+    OCTET_RETURN_IF_ERROR(PrepareF32Products(model, pool != nullptr ? pool->threads() : 1, layers,
                                              weights, f32_products));
   }
   f.weights = weights;

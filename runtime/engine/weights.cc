@@ -258,8 +258,9 @@ Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* ou
   return Status::Ok();
 }
 
-Status PrepareF32Products(const fb::Architecture& a, size_t threads, LayerWeights* layers,
+Status PrepareF32Products(const Model& model, size_t threads, LayerWeights* layers,
                           ModelWeights* weights, F32FullyConnectedSet* set) {
+  const fb::Architecture& a = model.architecture();
   // Calls fn(weight, bias, n, k, &fc) for every F32 product: each linear layer
   // (absent ones have no weight), then the head.
   auto for_each_product = [&](auto&& fn) -> Status {
@@ -289,6 +290,7 @@ Status PrepareF32Products(const fb::Architecture& a, size_t threads, LayerWeight
   return for_each_product([&](const float* weight, const float* bias, size_t n, size_t k,
                               const F32FullyConnected** out) {
     OCTET_ASSIGN_OR_RETURN(*out, set->Add(n, k, weight, bias, threads));
+    model.ReleasePages(weight, n * k * sizeof(float));
     return Status::Ok();
   });
 }

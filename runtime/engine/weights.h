@@ -113,7 +113,11 @@ Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* ou
 // threads, and points LinearWeights::fc and ModelWeights::head_fc at them. Does
 // nothing (the products stay on f32_gemm__ref) when the op is unavailable or
 // the model has no F32 product. *set must outlive every use of the weights.
-Status PrepareF32Products(const fb::Architecture& a, size_t threads, LayerWeights* layers,
+// Memory: once XNNPACK has packed a matrix, its pages of the file mapping are
+// released (Model::ReleasePages), so the packed copies replace the weights in
+// the resident set instead of doubling them; whatever reads a matrix later (the
+// reference path, the embedding lookup of a tied head) faults its pages in again.
+Status PrepareF32Products(const Model& model, size_t threads, LayerWeights* layers,
                           ModelWeights* weights, F32FullyConnectedSet* set);
 
 }  // namespace octet

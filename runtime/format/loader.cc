@@ -12,7 +12,7 @@
 
 #include "core/checked_math.h"
 #include "format/model.h"
-#include "kernels/qs8_packed_gemm.h"  // the packed layout's constants (header only)
+#include "kernels/kernel_table.h"  // qs8_packed_check and the packed layout's constants
 
 namespace octet {
 namespace {
@@ -235,54 +235,35 @@ uint64_t PackedQs8Bytes(uint64_t n, uint64_t k) {
 // corr[c] is -128 x the sum of its channel's weights, and the padding (k past
 // K, channels past N) is zero. A wrong corr would not endanger memory, but it
 // would make the kernels that use it disagree with the ones that do not.
-Status CheckPackedQs8(const TensorView& v) {
-  const size_t n = v.shape[0], k = v.shape[1];
+// qs8_packed_check (kernels/qs8_packed_check.h) finds the first bad tile in one
+// vectorized pass over the weights; this describes it.
+Status DescribeBadPackedTile(const TensorView& v, size_t j) {
+  const size_t k = v.shape[1];
   const size_t groups = (k + kQs8PackedKGroup - 1) / kQs8PackedKGroup;
-  const size_t tile_bytes = kQs8PackedCorrBytes + kQs8PackedNr * groups * kQs8PackedKGroup;
-  const uint8_t* base = static_cast<const uint8_t*>(v.data);
-  for (size_t j = 0; j * kQs8PackedNr < n; ++j) {
-    const uint8_t* tile = base + j * tile_bytes;
-    const int8_t* w = reinterpret_cast<const int8_t*>(tile + kQs8PackedCorrBytes);
-    const size_t valid = n - j * kQs8PackedNr < kQs8PackedNr ? n - j * kQs8PackedNr : kQs8PackedNr;
-    // Per byte position of a group (channel c, k offset t at c * 4 + t): a
-    // plain loop over 64 contiguous bytes, which compilers vectorize.
-    int32_t lanes[kQs8PackedNr * kQs8PackedKGroup] = {0};
-    int32_t padding = 0;  // OR of the bytes that must be zero
-    const size_t group_bytes = kQs8PackedNr * kQs8PackedKGroup;
+  const size_t group_bytes = kQs8PackedNr * kQs8PackedKGroup;
+  const uint8_t* tile = static_cast<const uint8_t*>(v.data) + j * qs8_packed_tile_bytes(k);
+  const int8_t* w = reinterpret_cast<const int8_t*>(tile + kQs8PackedCorrBytes);  // [g][16][4]
+  for (size_t c = 0; c < kQs8PackedNr; ++c) {
+    int32_t sum = 0;
     for (size_t g = 0; g < groups; ++g) {
-      const int8_t* row = w + g * group_bytes;  // [16][4]
-      for (size_t i = 0; i < group_bytes; ++i) lanes[i] += row[i];
+      const int8_t* channel = w + g * group_bytes + c * kQs8PackedKGroup;  // [4]
+      for (size_t t = 0; t < kQs8PackedKGroup; ++t) sum += channel[t];
     }
-    const int8_t* last = w + (groups - 1) * group_bytes;  // k past K: the last group's tail
-    for (size_t c = 0; c < kQs8PackedNr; ++c) {
-      for (size_t t = k - (groups - 1) * kQs8PackedKGroup; t < kQs8PackedKGroup; ++t) {
-        padding |= last[c * kQs8PackedKGroup + t];
-      }
-    }
-    int32_t sums[kQs8PackedNr];
-    for (size_t c = 0; c < kQs8PackedNr; ++c) {
-      sums[c] = lanes[c * 4] + lanes[c * 4 + 1] + lanes[c * 4 + 2] + lanes[c * 4 + 3];
-    }
-    for (size_t c = valid; c < kQs8PackedNr; ++c) {  // channels past N: all zero
-      for (size_t g = 0; g < groups; ++g) {
-        for (size_t t = 0; t < kQs8PackedKGroup; ++t) {
-          padding |= w[g * group_bytes + c * kQs8PackedKGroup + t];
-        }
-      }
-    }
-    for (size_t c = 0; c < kQs8PackedNr; ++c) {
-      int32_t corr;
-      std::memcpy(&corr, tile + c * sizeof(int32_t), sizeof(corr));
-      if (corr != -128 * sums[c]) {
-        return Status::Error(kBad, "tensor '%s': packed tile %zu, channel %zu: row sum "
-                             "correction %d, expected %d", v.name, j, c, corr, -128 * sums[c]);
-      }
-    }
-    if (padding != 0) {
-      return Status::Error(kBad, "tensor '%s': packed tile %zu has non-zero padding", v.name, j);
+    int32_t corr;
+    std::memcpy(&corr, tile + c * sizeof(int32_t), sizeof(corr));
+    if (corr != -128 * sum) {
+      return Status::Error(kBad, "tensor '%s': packed tile %zu, channel %zu: row sum "
+                           "correction %d, expected %d", v.name, j, c, corr, -128 * sum);
     }
   }
-  return Status::Ok();
+  return Status::Error(kBad, "tensor '%s': packed tile %zu has non-zero padding", v.name, j);
+}
+
+Status CheckPackedQs8(const TensorView& v) {
+  const size_t n = v.shape[0], k = v.shape[1];
+  const size_t tiles = (n + kQs8PackedNr - 1) / kQs8PackedNr;
+  const size_t bad = GetKernelTable().qs8_packed_check(n, k, static_cast<const int8_t*>(v.data));
+  return bad < tiles ? DescribeBadPackedTile(v, bad) : Status::Ok();
 }
 
 Status BuildTensorView(const fb::Tensor& t, size_t index, const uint8_t* data_segment,

@@ -85,6 +85,13 @@ class Model {
   uint64_t data_size() const { return root_->data_size(); }
   bool is_mapped() const { return file_.is_mapped(); }
 
+  // Hints that the bytes [data, data + bytes) of a tensor will not be read for a
+  // while (e.g. weights a session has copied into its own layout): when the
+  // model is a file mapping, the whole pages among them leave the resident set
+  // (MappedFile::ReleasePages); a later read faults them in again, unchanged.
+  // Does nothing for a model in a caller's buffer.
+  void ReleasePages(const void* data, size_t bytes) const { file_.ReleasePages(data, bytes); }
+
   // Bytes of a tokenizer blob; fills *size. nullptr when `index` is out of range.
   const uint8_t* blob(size_t index, uint64_t* size) const;
 

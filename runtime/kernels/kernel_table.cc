@@ -52,6 +52,17 @@ const KernelVariant<Qs8PackedGemmF32Fn> kQs8PackedGemmF32Variants[] = {
     {"qs8_packed_gemm_f32__ref", qs8_packed_gemm_f32__ref, 0},
 };
 
+const KernelVariant<Qs8PackedCheckFn> kQs8PackedCheckVariants[] = {
+#if defined(OCTET_KERNELS_X86)
+    {"qs8_packed_check__avx512vnni", qs8_packed_check__avx512vnni, kCpuX86Avx512Vnni | kCpuX86Avx2},
+    {"qs8_packed_check__avx2", qs8_packed_check__avx2, kCpuX86Avx2},
+#endif
+#if defined(OCTET_KERNELS_NEON)
+    {"qs8_packed_check__neon", qs8_packed_check__neon, kCpuArmNeon},
+#endif
+    {"qs8_packed_check__ref", qs8_packed_check__ref, 0},
+};
+
 // No dotprod variant: sdot is signed x signed and P is 0..255 (kernels/qu8s8_pv.h).
 const KernelVariant<Qu8s8PvFn> kQu8s8PvVariants[] = {
 #if defined(OCTET_KERNELS_X86)
@@ -246,6 +257,11 @@ const KernelVariant<Qs8PackedGemmFn>* Qs8PackedGemmVariants(size_t* count) {
   return kQs8PackedGemmVariants;
 }
 
+const KernelVariant<Qs8PackedCheckFn>* Qs8PackedCheckVariants(size_t* count) {
+  *count = sizeof(kQs8PackedCheckVariants) / sizeof(kQs8PackedCheckVariants[0]);
+  return kQs8PackedCheckVariants;
+}
+
 const KernelVariant<F32LayerNormFn>* F32LayerNormVariants(size_t* count) {
   *count = sizeof(kF32LayerNormVariants) / sizeof(kF32LayerNormVariants[0]);
   return kF32LayerNormVariants;
@@ -302,6 +318,8 @@ KernelTable SelectKernels(uint32_t cpu_features) {
     table.qs8_packed_gemm_f32 = nullptr;
     table.qs8_packed_gemm_f32_name = "none";
   }
+  Choose(Qs8PackedCheckVariants, cpu_features, &table.qs8_packed_check,
+         &table.qs8_packed_check_name);
   Choose(Qu8s8PvVariants, cpu_features, &table.qu8s8_pv, &table.qu8s8_pv_name);
   Choose(Qs8QuantizeRowsVariants, cpu_features, &table.qs8_quantize_rows,
          &table.qs8_quantize_rows_name);

@@ -11,6 +11,7 @@
 #include "kernels/position.h"
 #include "kernels/qs8_dequantize_rows.h"
 #include "kernels/qs8_gemm.h"
+#include "kernels/qs8_packed_check.h"
 #include "kernels/qs8_packed_gemm.h"
 #include "kernels/qs8_quantize_rows.h"
 #include "kernels/qs8_softmax_tile.h"
@@ -36,6 +37,9 @@ struct KernelTable {
   // null where no variant fuses them (then call the two).
   Qs8PackedGemmF32Fn qs8_packed_gemm_f32;
   const char* qs8_packed_gemm_f32_name;
+  // The loader's check of packed weights (format/loader.cc).
+  Qs8PackedCheckFn qs8_packed_check;
+  const char* qs8_packed_check_name;
   Qu8s8PvFn qu8s8_pv;
   const char* qu8s8_pv_name;
   Qs8QuantizeRowsFn qs8_quantize_rows;
@@ -79,6 +83,8 @@ const KernelVariant<Qs8PackedGemmFn>* Qs8PackedGemmVariants(size_t* count);
 
 // Every qs8_packed_gemm_f32 variant compiled into this build, fastest first, the reference last.
 const KernelVariant<Qs8PackedGemmF32Fn>* Qs8PackedGemmF32Variants(size_t* count);
+// Every qs8_packed_check variant compiled into this build, fastest first, the reference last.
+const KernelVariant<Qs8PackedCheckFn>* Qs8PackedCheckVariants(size_t* count);
 
 // Every qu8s8_pv variant compiled into this build, fastest first, the reference last.
 const KernelVariant<Qu8s8PvFn>* Qu8s8PvVariants(size_t* count);

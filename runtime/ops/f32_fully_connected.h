@@ -43,10 +43,12 @@
 // is 1e-5).
 //
 // Memory: the packed copies are as large as the fp32 matrices (plus the biases,
-// columns padded to XNNPACK's 8- or 16-column tiles), per session and on top of
-// the file's mapping, which products no longer read: for W2 (Llama 768 x 12
-// layers, 32000-token untied head) 85 M + 24.6 M floats = 440 MB; a tied head
-// packs the embedding a second time. Sharing the packed weights between the
+// columns padded to XNNPACK's 8- or 16-column tiles), per session: for W2 (Llama
+// 768 x 12 layers, 32000-token untied head) 85 M + 24.6 M floats = 440 MB; a
+// tied head packs the embedding a second time. Products no longer read the
+// file's copies, so PrepareF32Products (engine/weights.cc) releases each
+// matrix's pages of a file mapping once it is packed: with one session the
+// resident set stays about the file's size, not 1.6x it. Sharing the packed weights between the
 // sessions of one Model is future work: this XNNPACK has no weights cache, and
 // an operator holds per-call state (xnn_setup), so two sessions cannot run one
 // operator at once.

@@ -36,6 +36,20 @@ void MappedFile::Release() {
   mapped_ = false;
 }
 
+void MappedFile::ReleasePages(const void* begin, size_t bytes) const {
+  if (!mapped_ || data_ == nullptr) return;
+  const uintptr_t map_begin = reinterpret_cast<uintptr_t>(data_);
+  const uintptr_t p = reinterpret_cast<uintptr_t>(begin);
+  if (p < map_begin || p - map_begin > size_ || bytes > size_ - (p - map_begin)) return;
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (page_size <= 0) return;
+  const uintptr_t page = static_cast<uintptr_t>(page_size);
+  const uintptr_t first = (p + page - 1) / page * page;  // whole pages only: the
+  const uintptr_t end = (p + bytes) / page * page;       // neighbours' bytes stay
+  if (end <= first) return;
+  madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
+}
+
 MappedFile MappedFile::Borrow(const void* data, size_t size) {
   MappedFile file;
   file.data_ = static_cast<const uint8_t*>(data);

@@ -27,6 +27,14 @@ class MappedFile {
   size_t size() const { return size_; }
   bool is_mapped() const { return mapped_; }
 
+  // Drops this process's copies of the whole pages inside [begin, begin + bytes)
+  // (madvise MADV_DONTNEED): they leave the resident set, and a later read of
+  // them faults them in again from the file (the kernel's page cache), with the
+  // same bytes: the mapping is read-only, so its pages are never private copies.
+  // For a file mapping only; a borrowed buffer is the caller's memory and is
+  // left alone, as are ranges outside the mapping. A hint: failures are ignored.
+  void ReleasePages(const void* begin, size_t bytes) const;
+
  private:
   void Release();
 

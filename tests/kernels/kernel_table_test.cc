@@ -88,6 +88,14 @@ TEST_CASE("qs8_quantize_rows and qs8_dequantize_rows variant lists end with the 
   CHECK((all.qs8_dequantize_rows == Qs8DequantizeRowsVariants(&count)[0].fn));
 }
 
+TEST_CASE("qs8_packed_check variant list ends with the reference") {
+  size_t count = 0;
+  const KernelVariant<Qs8PackedCheckFn>* variants = Qs8PackedCheckVariants(&count);
+  CheckVariantList(variants, count, "qs8_packed_check_", &qs8_packed_check__ref);
+  CHECK((SelectKernels(0).qs8_packed_check == &qs8_packed_check__ref));
+  CHECK((SelectKernels(kAllCpuFeatures).qs8_packed_check == variants[0].fn));
+}
+
 // A float family's list (named prefix + "_<isa>", the reference last) and the
 // table's choice of it without features (the reference) and with all (the first).
 template <typename Fn>

@@ -1,8 +1,13 @@
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "core/arena.h"
 #include "core/checked_math.h"
@@ -146,6 +151,41 @@ TEST_CASE("MappedFile reports missing, empty and non-regular files") {
   CHECK(missing.status().code() == StatusCode::kIo);
   Result<MappedFile> directory = MappedFile::Open("/");
   CHECK(directory.status().code() == StatusCode::kIo);
+}
+
+// ReleasePages only drops this process's copies of a read-only file mapping:
+// the bytes read back unchanged, in the released pages and around them, and a
+// borrowed buffer (anonymous memory, which MADV_DONTNEED would zero) is never touched.
+TEST_CASE("MappedFile::ReleasePages: file bytes read back unchanged, borrowed memory untouched") {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t size = 8 * page + 100;
+  std::vector<uint8_t> pattern(size);
+  for (size_t i = 0; i < size; ++i) pattern[i] = static_cast<uint8_t>(i * 7 + i / 251);
+  const char* dir = std::getenv("TMPDIR");
+  std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/octet-release-XXXXXX";
+  const int fd = mkstemp(&path[0]);
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, pattern.data(), size) == static_cast<ssize_t>(size));
+  close(fd);
+  {
+    Result<MappedFile> file = MappedFile::Open(path.c_str());
+    REQUIRE(file.ok());
+    const MappedFile& map = file.value();
+    CHECK(std::memcmp(map.data(), pattern.data(), size) == 0);  // every page resident
+    map.ReleasePages(map.data() + 100, 5 * page);                // pages 1..4 (whole ones)
+    map.ReleasePages(map.data(), size);                          // all of it
+    map.ReleasePages(map.data() + size - 10, 1000);              // past the end: ignored
+    map.ReleasePages(pattern.data(), page);                      // outside the mapping: ignored
+    CHECK(std::memcmp(map.data(), pattern.data(), size) == 0);
+  }
+  unlink(path.c_str());
+
+  std::vector<uint8_t> memory(4 * page + page);  // aligned to a page inside
+  uint8_t* aligned = memory.data() + (page - reinterpret_cast<uintptr_t>(memory.data()) % page);
+  std::memcpy(aligned, pattern.data(), 4 * page);
+  const MappedFile borrowed = MappedFile::Borrow(aligned, 4 * page);
+  borrowed.ReleasePages(aligned, 4 * page);
+  CHECK(std::memcmp(aligned, pattern.data(), 4 * page) == 0);
 }
 
 }  // namespace
