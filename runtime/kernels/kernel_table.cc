@@ -32,6 +32,10 @@ const KernelVariant<Qs8PackedGemmFn> kQs8PackedGemmVariants[] = {
      kCpuX86Avx512Vnni | kCpuX86Avx2},
     {"qs8_packed_gemm_4x8c4__avx2", qs8_packed_gemm_4x8c4__avx2, kCpuX86Avx2},
 #endif
+#if defined(OCTET_KERNELS_I8MM)
+    {"qs8_packed_gemm_4x16c8__neoni8mm", qs8_packed_gemm_4x16c8__neoni8mm,
+     kCpuArmNeon | kCpuArmI8mm},
+#endif
 #if defined(OCTET_KERNELS_NEONDOT)
     {"qs8_packed_gemm_4x16c4__neondot", qs8_packed_gemm_4x16c4__neondot,
      kCpuArmNeon | kCpuArmDotProd},

@@ -90,9 +90,10 @@ typedef void (*Qs8PackedGemmFn)(size_t M, size_t N, size_t K, const int8_t* A, s
 void qs8_packed_gemm__ref(size_t M, size_t N, size_t K, const int8_t* A, size_t lda,
                           const int8_t* packed, int32_t* C, size_t ldc);
 
-// Optimized variants, named <op>_<MR>x<NR>c4__<isa>: each computes MR x NR tiles
-// of C (MR rows of A, NR channels) from groups of 4 k (the NEON ones 2 x NR on
-// AArch32, which has half the registers). For M = 1..4 (decoding, where the
+// Optimized variants, named <op>_<MR>x<NR>c<k per step>__<isa>: each computes MR
+// x NR tiles of C (MR rows of A, NR channels) from groups of 4 k (the NEON ones 2
+// x NR on AArch32, which has half the registers; i8mm's smmla takes two groups
+// at once, zipped into its 2x8 blocks in registers). For M = 1..4 (decoding, where the
 // weights stream from memory) the VNNI variant switches to tiles of one packed
 // tile, so it reads the weights in one sequential pass; the others' tiles already
 // are one (half) packed tile wide. Only the
@@ -103,6 +104,8 @@ void qs8_packed_gemm_8x32c4__avx512vnni(size_t M, size_t N, size_t K, const int8
                                         const int8_t* packed, int32_t* C, size_t ldc);
 void qs8_packed_gemm_4x8c4__avx2(size_t M, size_t N, size_t K, const int8_t* A, size_t lda,
                                  const int8_t* packed, int32_t* C, size_t ldc);
+void qs8_packed_gemm_4x16c8__neoni8mm(size_t M, size_t N, size_t K, const int8_t* A, size_t lda,
+                                      const int8_t* packed, int32_t* C, size_t ldc);
 void qs8_packed_gemm_4x16c4__neondot(size_t M, size_t N, size_t K, const int8_t* A, size_t lda,
                                      const int8_t* packed, int32_t* C, size_t ldc);
 void qs8_packed_gemm_4x8c4__neon(size_t M, size_t N, size_t K, const int8_t* A, size_t lda,
