@@ -15,10 +15,10 @@ void qs8_packed_gemm_f32_8x32c4__avx512vnni(size_t M, size_t N, size_t K, const 
   const Dequant dq{row_scales, col_scales, bias};
   if (M > 4 && K % kQs8PackedKGroup == 0) {
     InPlaceGemm<true>(M, N, K, A, lda, packed, C, ldo, dq);
-  } else if (M <= 4) {
-    Gemm<1, 4, true>(M, N, K, A, lda, packed, C, ldo, dq);
   } else {
-    Gemm<2, kMr, true>(M, N, K, A, lda, packed, C, ldo, dq);
+    // M <= 4 (decoding), or a K that is not a multiple of 4 (no model's): row
+    // tiles of up to 4 rows and one packed tile, the copy path's streaming tile.
+    Gemm<1, 4, true>(M, N, K, A, lda, packed, C, ldo, dq);
   }
 }
 
