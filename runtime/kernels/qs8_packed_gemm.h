@@ -52,8 +52,9 @@
 //   - Memory: 16 Kp + 64 bytes per 16 channels against 16 K unpacked: +0.5% at
 //     K = 768 (+ 64 / (16 K) per tile, + up to 3 zero k, + up to 15 zero channels).
 //
-// Calls: no state, no allocation; the VNNI variant keeps a 32 KB block of A on
-// the stack, the others read A in place. Calls writing disjoint parts of C (e.g.
+// Calls: no state, no allocation; the VNNI variants keep a 33 KB block of A on
+// the stack where they copy it (M <= 4, or K % 4 != 0), the others read A in
+// place. Calls writing disjoint parts of C (e.g.
 // ranges of tiles) may run concurrently.
 //
 // Kernel files include only compiler headers (see qs8_gemm.h).

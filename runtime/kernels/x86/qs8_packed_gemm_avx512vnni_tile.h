@@ -30,8 +30,8 @@
 // "Prefill with K % 4 == 0" below. The rest (M <= 4, decoding, and any K) is
 // the copy path described here.
 //
-// Blocking: A is copied, +128, into a stack block of up to 8 rows x kKc k (32
-// KB); k is cut into blocks of kKc = 4096 (one for every K of BERT-base and
+// Blocking: A is copied, +128, into a stack block of up to 8 rows x kKc k (33
+// KB: rows kKc + 64 bytes apart, so they do not share L1 sets); k is cut into blocks of kKc = 4096 (one for every K of BERT-base and
 // Llama-class small models), the later blocks adding to C. Loops: k block, then
 // column blocks of kNc = 64 packed tiles (1024 channels: 0.8 MB of weights at
 // K = 768, which stay in the L2 cache of most x86 cores while every row tile of
