@@ -223,7 +223,9 @@ bool QuantizesInput(const LinearWeights& w) { return w.fc == nullptr && w.weight
 
 // Rows [row0, row0 + rows) of the input the last int8 Linear quantized (in
 // rows of k values): for the next projections of the same input.
+// None (nulls) when the pass has no int8 products (f.qin is not planned).
 QuantizedRows LastQuantized(const Forward& f, size_t k, size_t row0) {
+  if (f.qin == nullptr) return {nullptr, nullptr};
   return {f.qin + row0 * k, f.qin_scales + row0};
 }
 
