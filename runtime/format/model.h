@@ -24,7 +24,7 @@ namespace octet {
 
 // The format this build writes and reads. Readers reject a newer major.
 constexpr uint16_t kFormatMajor = 1;
-constexpr uint16_t kFormatMinor = 1;  // 1.1: packed int8 matrices (Tensor.layout)
+constexpr uint16_t kFormatMinor = 2;  // 1.1: packed int8 matrices (Tensor.layout); 1.2: compiled tokenizer
 constexpr uint64_t kDataAlignment = 64;
 constexpr int kMaxTensorRank = 8;
 
