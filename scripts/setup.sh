@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# scripts/setup.sh: everything octet needs on a fresh Debian 12 (bookworm) machine.
+# scripts/setup.sh [--demo]: what octet needs on a fresh Debian 12 (bookworm) machine.
 #
-#   1. Debian packages (apt-get, --no-install-recommends): compilers (host gcc,
-#      clang-14 + libFuzzer + llvm tools, aarch64 and armhf cross g++), cmake, ninja,
-#      qemu-user, the libraries (XNNPACK, pthreadpool, cpuinfo, FlatBuffers,
-#      doctest, nlohmann-json), tools (valgrind, hyperfine, perf) and
-#      python3-numpy. Skipped when every package is already installed.
-#   2. The arm64 and armhf target libraries, unpacked into .deps/arm64 and
-#      .deps/armhf by scripts/fetch-target-debs.sh (skipped when present).
+#   --demo  only what the host build of the library and the command-line tools
+#           needs (scripts/demo.sh): compilers, cmake, ninja, XNNPACK, pthreadpool,
+#           cpuinfo, FlatBuffers, nlohmann-json.
+#   (none)  everything the tests need too (scripts/test-all.sh, CI):
+#     1. Debian packages (apt-get, --no-install-recommends): the demo's, plus
+#        clang-14 + libFuzzer + llvm tools, aarch64 and armhf cross g++, qemu-user,
+#        doctest, cairo (attention heatmaps), tools (valgrind, hyperfine, perf)
+#        and python3-numpy. Skipped when every package is already installed.
+#     2. The arm64 and armhf target libraries, unpacked into .deps/arm64 and
+#        .deps/armhf by scripts/fetch-target-debs.sh (skipped when present).
 #
 # Idempotent: a second run does no network access and takes about a second.
 # Runs as root (CI) or through sudo when it is available.
@@ -19,16 +22,29 @@ ROOT=$(pwd)
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
-PACKAGES=(
+PROFILE=all
+case "${1:-}" in
+  "") ;;
+  --demo) PROFILE=demo ;;
+  *) die "unknown option '$1' (usage: scripts/setup.sh [--demo])" ;;
+esac
+
+DEMO_PACKAGES=(
   build-essential cmake ninja-build
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
-  libflatbuffers-dev flatbuffers-compiler doctest-dev nlohmann-json3-dev
-  g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user
-  clang-14 libclang-rt-14-dev lld-14 llvm-14
-  valgrind hyperfine linux-perf
-  python3-numpy
-  ca-certificates debian-archive-keyring
+  libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev
 )
+PACKAGES=("${DEMO_PACKAGES[@]}")
+if [ "$PROFILE" = all ]; then
+  PACKAGES+=(
+    doctest-dev libcairo2-dev
+    g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user
+    clang-14 libclang-rt-14-dev lld-14 llvm-14
+    valgrind hyperfine linux-perf
+    python3-numpy
+    ca-certificates debian-archive-keyring
+  )
+fi
 
 # shellcheck disable=SC1091
 [ -r /etc/os-release ] && . /etc/os-release
@@ -64,6 +80,10 @@ else
 fi
 
 # --- 2. target libraries for the cross builds ---------------------------------------
+if [ "$PROFILE" = demo ]; then
+  say "done (demo profile: the host build only)"
+  exit 0
+fi
 for arch in arm64 armhf; do
   say "target libraries for $arch -> .deps/$arch"
   bash "$ROOT/scripts/fetch-target-debs.sh" "$arch" "$ROOT/.deps/$arch"
