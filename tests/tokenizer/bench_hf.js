@@ -4,7 +4,9 @@
 // without special tokens, as an app hands a tokenizer its text. All paragraphs go in one
 // encodeBatch call, so the time is Rust's, not one N-API call and promise per paragraph; with
 // RAYON_NUM_THREADS=1 and TOKENIZERS_PARALLELISM=false that batch runs on one thread, which the
-// printed cpu_per_wall (CPU time / wall time of the timed call, ~1.0 for one thread) shows.
+// printed cpu_per_wall (CPU time / wall time of the timed call, ~1.0 for one thread on an idle
+// machine, lower on a busy one) shows; with them the process also has no rayon pool (2 threads
+// fewer than with TOKENIZERS_PARALLELISM=true on a 2-core machine).
 // bytes_per_s = UTF-8 bytes of all paragraphs / the best wall time of ROUNDS rounds (default 3).
 //
 // usage: NODE_PATH=SCRATCH/node_modules RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false \
