@@ -24,6 +24,7 @@ namespace {
 constexpr uint32_t kRamp[] = {0x440154, 0x482878, 0x3e4989, 0x31688e, 0x26828e,
                               0x1f9e89, 0x35b779, 0x6ece58, 0xfde725};
 constexpr int kRampStops = sizeof(kRamp) / sizeof(kRamp[0]);
+constexpr int kColorLevels = 8 * (kRampStops - 1) + 1;  // 65
 
 constexpr int kMargin = 16;
 constexpr int kGap = 24;             // between panels
@@ -105,9 +106,14 @@ void Check(bool ok, const std::string& what) {
 
 uint32_t AttentionColor(float p) {
   if (!(p > 0.0f)) return kEmptyColor;
-  const double t = std::sqrt(std::min(1.0, static_cast<double>(p))) * (kRampStops - 1);
-  const int i = std::min(static_cast<int>(t), kRampStops - 2);
-  const double f = t - i;
+  // kColorLevels levels of t: eight per segment of the ramp, so each level is
+  // at least 2 luminance units brighter than the one below, more than the
+  // per-channel rounding can take back (at most 1): brightness never reverses.
+  const double t = std::sqrt(std::min(1.0, static_cast<double>(p)));
+  const int level = static_cast<int>(std::lround(t * (kColorLevels - 1)));
+  const int per_stop = (kColorLevels - 1) / (kRampStops - 1);
+  const int i = std::min(level / per_stop, kRampStops - 2);
+  const double f = static_cast<double>(level - i * per_stop) / per_stop;
   uint32_t rgb = 0;
   for (int shift = 16; shift >= 0; shift -= 8) {
     const double a = (kRamp[i] >> shift) & 0xFF, b = (kRamp[i + 1] >> shift) & 0xFF;
@@ -157,7 +163,6 @@ class Measure {
   Measure() {
     surface_ = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1);
     cr_ = cairo_create(surface_);
-    cairo_select_font_face(cr_, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
   }
   ~Measure() {
     cairo_destroy(cr_);
@@ -165,7 +170,9 @@ class Measure {
   }
   Measure(const Measure&) = delete;
   Measure& operator=(const Measure&) = delete;
-  double Width(const std::string& text, double size) {
+  double Width(const std::string& text, double size, bool bold = false) {
+    cairo_select_font_face(cr_, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
+                           bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_font_size(cr_, size);
     cairo_text_extents_t e;
     cairo_text_extents(cr_, text.c_str(), &e);
@@ -250,7 +257,7 @@ AttentionMapGeometry LayoutAttentionMap(const AttentionMapSpec& s) {
   const int block_h = panel_title_h + g.panel_h + label_px + kGap;
   const int title_h = static_cast<int>(kTitleSize * 2.6);
   const int grid_w = static_cast<int>(g.columns) * block_w;
-  const int title_w = static_cast<int>(measure.Width(s.title, kTitleSize) + 2 * kMargin);
+  const int title_w = static_cast<int>(measure.Width(s.title, kTitleSize, true) + 2 * kMargin);
   g.width = std::max(title_w, kMargin + grid_w + kBarWidth + kBarLabelWidth + kMargin);
   g.height = kMargin + title_h + static_cast<int>(g.rows) * block_h + kMargin;
   for (uint32_t p = 0; p < s.panels; ++p) {

@@ -3,10 +3,12 @@
 // title and a color bar. Drawn with cairo (text and PNG); a build without
 // cairo has the geometry and colors but no PNG (HaveAttentionMaps()).
 //
-// Colors: a cell's probability p in [0, 1] maps to t = sqrt(p) on a
-// viridis-like ramp (dark purple -> teal -> yellow, lightness increasing), so
-// a row's brightest cell is its largest weight and weights of a few percent
-// stay visible; the scale is absolute (the same for every head and layer).
+// Colors: a cell's probability p in [0, 1] maps to t = sqrt(p), rounded to one
+// of 65 levels, on a viridis-like ramp (dark purple -> teal -> yellow,
+// luminance strictly increasing from level to level), so a row's brightest
+// cell is its largest weight (ties: weights within a level share a color) and
+// weights of a few percent stay visible; the scale is absolute (the same for
+// every head and layer).
 // p == 0 (masked keys: the future of a causal row, padding, outside a window)
 // is the empty color, darker than any ramp color.
 //
