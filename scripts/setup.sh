@@ -27,6 +27,7 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev lld-14 llvm-14
   valgrind hyperfine linux-perf
   python3-numpy
+  libcairo2-dev
   ca-certificates debian-archive-keyring
 )
 
