@@ -7,8 +7,8 @@
 namespace octet {
 
 void qs8_attention_probs(const AttentionParams& p, size_t head, const int8_t* q, size_t ldq,
-                         const float* q_scales, const int8_t* k, size_t ldk,
-                         const float* k_scales, float* probs, size_t ldp) {
+                         const float* q_scales, const int8_t* k, size_t ldk, const float* k_scales,
+                         float* probs, size_t ldp) {
   constexpr float kMasked = -__builtin_inff();
   const size_t kv_head = head / AttentionGroup(p);
   const size_t kv_offset = kv_head * p.head_dim;

@@ -27,7 +27,7 @@ constexpr int kRampStops = sizeof(kRamp) / sizeof(kRamp[0]);
 constexpr int kColorLevels = 8 * (kRampStops - 1) + 1;  // 65
 
 constexpr int kMargin = 16;
-constexpr int kGap = 24;             // between panels
+constexpr int kGap = 24;  // between panels
 constexpr double kTitleSize = 16;
 constexpr double kPanelTitleSize = 12;
 constexpr double kMaxLabelSize = 11;
@@ -126,11 +126,16 @@ std::string VisibleLabel(const std::string& text, size_t max_chars) {
   std::vector<uint32_t> cps;
   for (size_t at = 0; at < text.size();) {
     uint32_t cp = NextCodePoint(text, &at);
-    if (cp == ' ') cp = 0x2423;                     // OPEN BOX
-    else if (cp == '\n') cp = 0x2424;               // SYMBOL FOR NEWLINE
-    else if (cp < 0x20) cp = 0x2400 + cp;           // SYMBOL FOR NULL ..
-    else if (cp == 0x7F) cp = 0x2421;               // SYMBOL FOR DELETE
-    else if (cp >= 0x80 && cp < 0xA0) cp = 0xFFFD;  // C1 controls
+    if (cp == ' ')
+      cp = 0x2423;  // OPEN BOX
+    else if (cp == '\n')
+      cp = 0x2424;  // SYMBOL FOR NEWLINE
+    else if (cp < 0x20)
+      cp = 0x2400 + cp;  // SYMBOL FOR NULL ..
+    else if (cp == 0x7F)
+      cp = 0x2421;  // SYMBOL FOR DELETE
+    else if (cp >= 0x80 && cp < 0xA0)
+      cp = 0xFFFD;  // C1 controls
     cps.push_back(cp);
   }
   if (max_chars > 0 && cps.size() > max_chars) {
@@ -247,8 +252,8 @@ AttentionMapGeometry LayoutAttentionMap(const AttentionMapSpec& s) {
   double label_w = 0;
   for (const auto* labels : {&s.query_labels, &s.key_labels}) {
     for (size_t t = 0; t < labels->size(); t += g.label_step) {
-      label_w = std::max(label_w, measure.Width(VisibleLabel((*labels)[t], kMaxLabelChars),
-                                                g.font_size));
+      label_w =
+          std::max(label_w, measure.Width(VisibleLabel((*labels)[t], kMaxLabelChars), g.font_size));
     }
   }
   const int label_px = static_cast<int>(std::ceil(label_w)) + 6;
@@ -294,7 +299,8 @@ AttentionMapGeometry WriteAttentionMap(const AttentionMapSpec& s, const std::str
     for (int y = 0; y < g.panel_h; ++y) {
       uint32_t q0, q1;
       AttentionMapGeometry::TokensOfPixel(y, g.panel_h, s.q_len, &q0, &q1);
-      uint32_t* line = reinterpret_cast<uint32_t*>(data + (g.panel_y[p] + y) * stride) + g.panel_x[p];
+      uint32_t* line =
+          reinterpret_cast<uint32_t*>(data + (g.panel_y[p] + y) * stride) + g.panel_x[p];
       for (int x = 0; x < g.panel_w; ++x) {
         uint32_t k0, k1;
         AttentionMapGeometry::TokensOfPixel(x, g.panel_w, s.k_len, &k0, &k1);

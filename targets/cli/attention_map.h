@@ -62,8 +62,8 @@ struct AttentionMapGeometry {
   static void TokensOfPixel(int at, int extent, uint32_t n, uint32_t* first, uint32_t* last);
 };
 
-constexpr int kMaxPanelPixels = 1024;  // one head alone
-constexpr int kMaxTiledPanelPixels = 512;  // each of several heads
+constexpr int kMaxPanelPixels = 1024;       // one head alone
+constexpr int kMaxTiledPanelPixels = 512;   // each of several heads
 constexpr uint32_t kEmptyColor = 0x000000;  // p == 0
 
 // 0xRRGGBB of probability p (clamped to [0, 1]; NaN and 0 give kEmptyColor).

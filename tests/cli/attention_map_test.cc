@@ -78,7 +78,8 @@ AttentionMapSpec SpecOf(const AttentionCapture& c, const std::vector<float>& pro
   for (uint32_t h = 0; h < c.heads; ++h) {
     spec.heads.push_back(h);
     for (uint32_t i = 0; i < q_n; ++i) {
-      const float* row = probs.data() + ((static_cast<size_t>(b) * c.heads + h) * c.q_len + i) * c.k_len;
+      const float* row =
+          probs.data() + ((static_cast<size_t>(b) * c.heads + h) * c.q_len + i) * c.k_len;
       panels->insert(panels->end(), row, row + k_n);
     }
   }
@@ -210,8 +211,8 @@ void CheckCrossMap(const Model& model, const std::vector<int32_t>& src,
   c.probs = probs.data();
   c.capacity = probs.size();
   REQUIRE(session->SetAttentionCapture(&c).ok());
-  const Status s = session->RunEncoderDecoder(src_ids.data(), src_len, sn + 3, dec_ids.data(),
-                                              dec_len, dn, 2);
+  const Status s =
+      session->RunEncoderDecoder(src_ids.data(), src_len, sn + 3, dec_ids.data(), dec_len, dn, 2);
   REQUIRE_MESSAGE(s.ok(), std::string(s.message()));
   std::vector<float> panels;
   const AttentionMapSpec spec = SpecOf(c, probs, 1, dn, sn, &panels);

@@ -57,7 +57,8 @@ Batch MakeBatch(const std::vector<uint32_t>& lengths, uint32_t vocab, uint32_t s
 }
 
 std::vector<float> Capture(Session& session, AttentionCapture c, const Batch& in,
-                           AttentionCapture* shape = nullptr, std::vector<float>* output = nullptr) {
+                           AttentionCapture* shape = nullptr,
+                           std::vector<float>* output = nullptr) {
   constexpr uint32_t kHeads = 64;  // more than any test model has: the run sets c.heads
   std::vector<float> probs(static_cast<size_t>(in.batch()) * kHeads * in.seq * in.seq, -1.0f);
   c.probs = probs.data();
@@ -92,7 +93,8 @@ double At(const Model& m, const std::string& name, size_t r, size_t c) {
 std::vector<double> NaiveBertProbs(const Model& m, uint32_t l, const std::vector<double>& x,
                                    size_t n) {
   const fb::Architecture& a = m.architecture();
-  const size_t h = a.hidden_size(), heads = a.attention()->num_heads(), d = a.attention()->head_dim();
+  const size_t h = a.hidden_size(), heads = a.attention()->num_heads(),
+               d = a.attention()->head_dim();
   const std::string p = "layers." + std::to_string(l) + ".attn.";
   auto project = [&](const std::string& w) {
     std::vector<double> y(n * heads * d);
@@ -113,7 +115,8 @@ std::vector<double> NaiveBertProbs(const Model& m, uint32_t l, const std::vector
       double max = -INFINITY, sum = 0;
       for (size_t j = 0; j < n; ++j) {
         double dot = 0;
-        for (size_t e = 0; e < d; ++e) dot += q[i * heads * d + hd * d + e] * k[j * heads * d + hd * d + e];
+        for (size_t e = 0; e < d; ++e)
+          dot += q[i * heads * d + hd * d + e] * k[j * heads * d + hd * d + e];
         row[j] = dot / std::sqrt(static_cast<double>(d));
         max = std::fmax(max, row[j]);
       }
@@ -139,8 +142,9 @@ std::vector<double> BertEmbeddings(const Model& m, const Batch& in, uint32_t b) 
     }
     for (size_t i = 0; i < h; ++i) var += (row[i] - mean) * (row[i] - mean) / h;
     for (size_t i = 0; i < h; ++i) {
-      row[i] = (row[i] - mean) / std::sqrt(var + a.norm_eps()) * At(m, "embedding_norm.weight", 0, i) +
-               At(m, "embedding_norm.bias", 0, i);
+      row[i] =
+          (row[i] - mean) / std::sqrt(var + a.norm_eps()) * At(m, "embedding_norm.weight", 0, i) +
+          At(m, "embedding_norm.bias", 0, i);
     }
   }
   return x;
@@ -165,7 +169,9 @@ void CheckStructure(const std::vector<float>& probs, const AttentionCapture& c,
         for (uint32_t j = 0; j < c.k_len; ++j) {
           const bool seen = i < q_lengths[b] && visible(b, i, j);
           if (!seen) {
-            if (row[j] != 0.0f) FAIL_CHECK("b " << b << " h " << h << " row " << i << " key " << j << " = " << row[j]);
+            if (row[j] != 0.0f)
+              FAIL_CHECK("b " << b << " h " << h << " row " << i << " key " << j << " = "
+                              << row[j]);
             continue;
           }
           CHECK(row[j] >= 0.0f);
@@ -370,8 +376,9 @@ TEST_CASE("encoder-decoder: encoder and decoder self-attention, and cross-attent
                        [&](uint32_t b, uint32_t, uint32_t j) { return j < src.lengths[b]; });
         CHECK(Row(probs, c, 0, 0, 0)[1] > 0.0f);  // not causal
       } else {
-        CheckStructure(probs, c, dec.lengths,
-                       [&](uint32_t b, uint32_t i, uint32_t j) { return j < dec.lengths[b] && j <= i; });
+        CheckStructure(probs, c, dec.lengths, [&](uint32_t b, uint32_t i, uint32_t j) {
+          return j < dec.lengths[b] && j <= i;
+        });
       }
     }
     // Steps do not capture.

@@ -11,13 +11,13 @@ namespace {
 
 TEST_CASE("PoolHidden: cls and mean over the real tokens") {
   // [2, 3, 2]: sequence 0 has 3 real rows, sequence 1 has 1 (rows 1, 2 padding).
-  const std::vector<float> hidden = {1, 2, 3, 4, 5, 9,  //
+  const std::vector<float> hidden = {1, 2, 3,    4,     5,    9,  //
                                      7, 8, 1e6f, -1e6f, 1e6f, 1e6f};
   const OutputView view{hidden.data(), 2, 3, 2};
   const uint32_t lengths[2] = {3, 1};
   float out[4] = {};
   REQUIRE(PoolHidden(view, lengths, Pooling::kMean, out).ok());
-  CHECK(out[0] == 3.0f);                 // (1 + 3 + 5) / 3
+  CHECK(out[0] == 3.0f);                  // (1 + 3 + 5) / 3
   CHECK(out[1] == doctest::Approx(5.0));  // (2 + 4 + 9) / 3
   CHECK(out[2] == 7.0f);
   CHECK(out[3] == 8.0f);
