@@ -281,6 +281,17 @@ void AddResidualRows(const Forward& f, float* x, const float* delta, size_t rows
 
 }  // namespace
 
+// Where a backend's Attend writes the probabilities of a captured call
+// (engine/forward.h AttentionCapture) for one sequence: query row i (position
+// q_pos0 + i) of head h at probs + h * head_stride + i * ld, columns [0, kv_len)
+// (the session zeroed the rest).
+struct CaptureTarget {
+  float* probs;        // [heads, q_len, ld] from the call's first query row
+  size_t ld;           // floats per row: the capture's k_len
+  size_t head_stride;  // floats per head: q_len * k_len
+  size_t q_real;       // queries at positions >= q_real are padding: zero rows
+};
+
 // ---------------------------------------------------------------------------
 // The attention/KV backends. A call's new keys and values [n, kv_dim] are
 // projected in f32 (KvTargets), then Store puts them in the KV rows; Attend
@@ -303,9 +314,10 @@ struct AttentionBackend {
   void (*store)(const Forward& f, const KvRows& kv, uint32_t b, size_t p0, size_t n,
                 const float* k, const float* v);
   // Sequence b's queries qb [q_len, heads * head_dim] (f32, overwritten with
-  // the output) against its keys and values in kv.
+  // the output) against its keys and values in kv. capture (null: none) gets
+  // the probabilities as the backend defines them (AttentionCapture).
   void (*attend)(const Forward& f, const AttentionParams& p, const KvRows& kv, uint32_t b,
-                 float* qb);
+                 float* qb, const CaptureTarget* capture);
 };
 
 namespace {
@@ -324,8 +336,24 @@ Status F32ScratchBytes(const AttentionParams& p, size_t* bytes) {
 void F32Store(const Forward&, const KvRows&, uint32_t, size_t, size_t, const float*,
               const float*) {}  // already in place (not staged)
 
+// Calls probs(h, rows of head h) for every head on the session's threads, then
+// zeroes the rows of padded queries.
+template <typename Fn>
+void CaptureHeads(const Forward& f, const AttentionParams& p, const CaptureTarget& c, Fn&& probs) {
+  const size_t heads = p.num_heads;
+  ParallelRange(f, heads, 1, p.q_len * p.kv_len * p.head_dim, [&](size_t h0, size_t h1, size_t) {
+    for (size_t h = h0; h < h1; ++h) {
+      float* rows = c.probs + h * c.head_stride;  // [q_len, ld]
+      probs(h, rows);
+      for (size_t i = 0; i < p.q_len; ++i) {
+        if (p.q_pos0 + i >= c.q_real) std::memset(rows + i * c.ld, 0, p.kv_len * sizeof(float));
+      }
+    }
+  });
+}
+
 void F32Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uint32_t b,
-               float* qb) {
+               float* qb, const CaptureTarget* capture) {
   ProfileScope scope(f, OpKind::kAttention);
   const fb::Attention& att = *f.arch->attention();
   const size_t heads = att.num_heads(), hd = att.head_dim();
@@ -333,6 +361,11 @@ void F32Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uin
   const size_t kv0 = static_cast<size_t>(b) * kv.stride;  // sequence b's first kv row
   const float* k = static_cast<const float*>(kv.k) + kv0 * kvd;  // [kv_len, kvd]
   const float* v = static_cast<const float*>(kv.v) + kv0 * kvd;  // [kv_len, kvd]
+  if (capture != nullptr) {  // before the kernel overwrites the queries
+    CaptureHeads(f, p, *capture, [&](size_t h, float* rows) {
+      f32_attention_probs__ref(p, h, qb, qd, k, kvd, rows, capture->ld);
+    });
+  }
   // Threads split the heads; each has its own scratch.
   const size_t cost = p.q_len * (p.kv_len < 64 ? 64 : p.kv_len) * hd;
   ParallelRange(f, heads, 1, cost, [&](size_t h0, size_t h1, size_t thread) {
@@ -368,7 +401,7 @@ void Qs8Store(const Forward& f, const KvRows& kv, uint32_t b, size_t p0, size_t 
 }
 
 void Qs8Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uint32_t b,
-               float* qb) {
+               float* qb, const CaptureTarget* capture) {
   ProfileScope scope(f, OpKind::kAttention);
   const fb::Attention& att = *f.arch->attention();
   const size_t heads = att.num_heads(), kvh = att.num_kv_heads(), hd = att.head_dim();
@@ -379,6 +412,12 @@ void Qs8Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uin
   int8_t* q8 = f.q8;              // [q_len, qd]
   float* q_scales = f.q8_scales;  // [q_len, heads]
   QuantizeHeads(f, qb, p.q_len, heads, hd, q8, q_scales);
+  if (capture != nullptr) {
+    CaptureHeads(f, p, *capture, [&](size_t h, float* rows) {
+      qs8_attention_probs(p, h, q8, qd, q_scales, k, kvd, kv.k_scales + kv0 * kvh, rows,
+                          capture->ld);
+    });
+  }
   const Qs8AttentionKernels kernels{f.kernels->qs8_gemm, f.kernels->qu8s8_pv,
                                     f.kernels->qs8_softmax_tile};
   // Threads split the heads; each has its own scratch.
@@ -471,13 +510,28 @@ void Embed(const Forward& f, const int32_t* ids, const uint32_t* lengths, const 
 }
 
 // ---------------------------------------------------------------------------
+// Where sequence b's probabilities go in capture's [batch, heads, q_len, k_len]
+// when its call's first query sits at position q_pos0 and its first q_real
+// queries are real (capture null: an unused target).
+CaptureTarget Target(const AttentionCapture* capture, uint32_t b, size_t q_pos0, size_t q_real) {
+  CaptureTarget t{nullptr, 0, 0, q_real};
+  if (capture == nullptr) return t;
+  t.ld = capture->k_len;
+  t.head_stride = static_cast<size_t>(capture->q_len) * capture->k_len;
+  t.probs = capture->probs + (static_cast<size_t>(b) * capture->heads * capture->q_len + q_pos0) *
+                                 capture->k_len;
+  return t;
+}
+
 // Self-attention of `batch` sequences of `seq` rows: in, out [batch * seq, hidden].
 // Row s of sequence b sits at position pos0[b] + s (pos0 null: 0); its keys and
 // values go to kv rows pos0[b] + s, and it attends to kv rows [0, pos0[b] + seq)
 // of which the first valid[b] are real.
+// The probabilities of sequence b's call go to capture (null: not captured).
 void SelfAttention(const Forward& f, const AttentionWeights& w, const float* relative_bias,
                    bool causal, KvRows kv, const float* in, const uint32_t* pos0,
-                   const uint32_t* valid, uint32_t batch, uint32_t seq, float* out) {
+                   const uint32_t* valid, uint32_t batch, uint32_t seq, float* out,
+                   const AttentionCapture* capture) {
   const fb::Architecture& a = *f.arch;
   const size_t h = a.hidden_size(), qd = QDim(a), kvd = KvDim(a);
   const size_t rows = static_cast<size_t>(batch) * seq;
@@ -533,16 +587,18 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
       p.t5_max_distance = a.attention()->relative_max_distance();
       p.t5_bidirectional = !causal;
     }
-    f.attention_backend->attend(f, p, kv, b, qb);
+    const CaptureTarget target = Target(capture, b, p0, valid[b]);
+    f.attention_backend->attend(f, p, kv, b, qb, capture != nullptr ? &target : nullptr);
   }
   Linear(f, w.o, q, qd, rows, out, h);
 }
 
 // Cross-attention: queries from in [batch * seq, hidden], keys and values already
 // projected from the encoder output into kv (ProjectCrossKv; enc_lengths[b] real).
+// Queries from q_valid[b] on are padding (for the capture).
 void CrossAttention(const Forward& f, const AttentionWeights& w, KvRows kv, const float* in,
-                    const uint32_t* enc_lengths, uint32_t enc_seq, uint32_t batch, uint32_t seq,
-                    float* out) {
+                    const uint32_t* enc_lengths, uint32_t enc_seq, const uint32_t* q_valid,
+                    uint32_t batch, uint32_t seq, float* out, const AttentionCapture* capture) {
   const fb::Architecture& a = *f.arch;
   const size_t h = a.hidden_size(), qd = QDim(a);
   const size_t rows = static_cast<size_t>(batch) * seq;
@@ -554,7 +610,8 @@ void CrossAttention(const Forward& f, const AttentionWeights& w, KvRows kv, cons
     p.q_len = seq;
     p.kv_len = enc_seq;
     p.kv_valid = enc_lengths[b];
-    f.attention_backend->attend(f, p, kv, b, qb);
+    const CaptureTarget target = Target(capture, b, 0, q_valid[b]);
+    f.attention_backend->attend(f, p, kv, b, qb, capture != nullptr ? &target : nullptr);
   }
   Linear(f, w.o, q, qd, rows, out, h);
 }
@@ -663,28 +720,32 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
               float* x) {
   const size_t rows = static_cast<size_t>(batch) * seq;
   const size_t self_rows = static_cast<size_t>(f.max_batch) * f.kv_positions;
+  const bool enc_dec = f.arch->structure() == fb::Structure::EncoderDecoder;
+  const LayerStack id = !enc_dec ? LayerStack::kSingle
+                        : decoder ? LayerStack::kDecoder
+                                  : LayerStack::kEncoder;
   for (uint32_t l = 0; l < stack.num_layers; ++l) {
     const LayerWeights& w = stack.layers[l];
+    const AttentionCapture* capture =
+        f.capture != nullptr && f.capture->stack == id && f.capture->layer == l ? f.capture
+                                                                                 : nullptr;
+    const bool capture_cross = capture != nullptr && capture->site == AttentionSite::kCross;
     // Decoders keep keys and values in the cache; encoders in scratch, one layer at a time.
     const KvRows self = decoder ? LayerKv(f, f.self_kv, self_rows, l, f.kv_positions)
                                 : LayerKv(f, f.encoder_kv, 0, 0, seq);
     Residual(f, w.attn_norm, rows, x, [&](const float* in) {
       SelfAttention(f, w.attn, stack.relative_bias, decoder, self, in, pos0, valid, batch, seq,
-                    f.delta);
+                    f.delta, capture_cross ? nullptr : capture);
     });
     if (cross != nullptr) {
       Residual(f, w.cross_attn_norm, rows, x, [&](const float* in) {
         CrossAttention(f, w.cross_attn, CrossKv(f, l), in, cross->enc_lengths, cross->enc_seq,
-                       batch, seq, f.delta);
+                       valid, batch, seq, f.delta, capture_cross ? capture : nullptr);
       });
     }
     Residual(f, w.ffn_norm, rows, x,
              [&](const float* in) { FeedForward(f, w, in, rows, f.delta); });
     if (f.observer != nullptr) {
-      const bool enc_dec = f.arch->structure() == fb::Structure::EncoderDecoder;
-      const LayerStack id = !enc_dec  ? LayerStack::kSingle
-                            : decoder ? LayerStack::kDecoder
-                                      : LayerStack::kEncoder;
       f.observer(f.observer_ctx, id, l, x, rows, f.arch->hidden_size());
     }
   }

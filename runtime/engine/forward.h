@@ -36,6 +36,36 @@ namespace octet {
 typedef void (*LayerObserverFn)(void* ctx, LayerStack stack, uint32_t layer, const float* x,
                                 size_t rows, size_t hidden);
 
+// Which attention a pass captures the probabilities of (Session::SetAttentionCapture):
+// the self-attention of a stack's layer, or a decoder layer's cross-attention.
+enum class AttentionSite : uint8_t { kSelf, kCross };
+
+// A capture request and its result. The caller owns probs; the pass writes
+// [batch, heads, q_len, k_len] floats there (q_len, k_len: the run's padded
+// query and key lengths) for the one layer named, and nothing else: a pass
+// without a request (Forward::capture null) does no extra work.
+//
+// What is written, per sequence b, head h, query row i, key j:
+//   softmax_j(logit(i, h, j)) for the keys row i sees (kernels/attention_params.h:
+//   padding, causal, window), exactly as the pass's attention backend defines its
+//   logits (fp32: f32_attention's; int8: qs8_attention's, from the int8 Q·Kᵀ and
+//   the per-token scales, before P's 8-bit quantization, ops/qs8_attention.h);
+//   the maximum is the row's final running maximum and the sum is taken in key
+//   order (the kernels' online sum differs from it by rounding only);
+//   0 for masked keys, and an all-zero row for a padded query (i >= lengths[b]).
+struct AttentionCapture {
+  LayerStack stack = LayerStack::kSingle;  // kSingle: encoder-only and decoder-only models
+  AttentionSite site = AttentionSite::kSelf;  // kCross: the decoder stack of an encoder-decoder
+  uint32_t layer = 0;
+  float* probs = nullptr;  // caller-owned, `capacity` floats
+  size_t capacity = 0;
+  // Set by the run that wrote probs (0 before):
+  uint32_t batch = 0;
+  uint32_t heads = 0;
+  uint32_t q_len = 0;
+  uint32_t k_len = 0;
+};
+
 // Where a pass spends its time, by kind of operation (`octet bench --profile`).
 // Filled when Forward::profile is set; adds two clock reads per operation.
 enum class OpKind : uint32_t {
@@ -215,6 +245,7 @@ struct Forward {
   LayerObserverFn observer = nullptr;  // optional
   ForwardProfile* profile = nullptr;   // optional: time per operation kind
   void* observer_ctx = nullptr;
+  AttentionCapture* capture = nullptr;  // optional: set for one run by the Session
   const float* rope_inv_freq = nullptr;  // [rotary_dim / 2] or null
   const float* alibi_slopes = nullptr;   // [heads] or null
   uint32_t rotary_dim = 0;

@@ -5,6 +5,7 @@
 // its buffers are planned here with everything else.
 #include "engine/session.h"
 
+#include <cstring>
 #include <new>
 #include <utility>
 
@@ -201,6 +202,7 @@ Status Session::Run(const int32_t* ids, const uint32_t* lengths, uint32_t batch,
                   "encoder-decoder models run with RunEncoderDecoder (encoder and decoder ids)");
   }
   OCTET_RETURN_IF_ERROR(CheckBatch(ids, lengths, batch, seq, "input"));
+  OCTET_RETURN_IF_ERROR(ArmCapture(batch, seq, seq));
   SetSampleRows(lengths, batch, seq);
   const uint32_t dim = structure == fb::Structure::EncoderOnly
                            ? model_->architecture().hidden_size()
@@ -208,8 +210,10 @@ Status Session::Run(const int32_t* ids, const uint32_t* lengths, uint32_t batch,
   const float* out = nullptr;
   if (structure == fb::Structure::EncoderOnly) {
     out = RunEncoder(forward_, ids, lengths, batch, seq);
+    forward_.capture = nullptr;
   } else {
     out = RunDecoderPrefill(forward_, ids, lengths, batch, seq);
+    forward_.capture = nullptr;
     for (uint32_t b = 0; b < batch; ++b) positions_[b] = lengths[b];
     step_batch_ = batch;
     if (forward_.last_logits_only) {
@@ -319,6 +323,12 @@ Status Session::RunEncoderDecoder(const int32_t* enc_ids, const uint32_t* enc_le
   }
   OCTET_RETURN_IF_ERROR(CheckBatch(enc_ids, enc_lengths, batch, enc_seq, "encoder"));
   OCTET_RETURN_IF_ERROR(CheckBatch(dec_ids, dec_lengths, batch, dec_seq, "decoder"));
+  if (capture_ != nullptr) {
+    const bool encoder = capture_->stack == LayerStack::kEncoder;
+    const bool cross = capture_->site == AttentionSite::kCross;
+    OCTET_RETURN_IF_ERROR(ArmCapture(batch, encoder ? enc_seq : dec_seq,
+                                     encoder || cross ? enc_seq : dec_seq));
+  }
   SetSampleRows(dec_lengths, batch, dec_seq);
   // The source once: encoder and cross-attention keys and values, kept for
   // StepEncoderDecoder; then the decoder, whose keys and values stay cached.
@@ -331,12 +341,71 @@ Status Session::RunEncoderDecoder(const int32_t* enc_ids, const uint32_t* enc_le
   step_batch_ = batch;
   const float* out = RunDecoderOnSource(forward_, source_lengths_, source_seq_, dec_ids,
                                         dec_lengths, dec_seq, batch);
+  forward_.capture = nullptr;
   if (forward_.last_logits_only) {
     output_ = OutputView{out, batch, 1, a.vocab_size()};
     SetSampleRows(nullptr, batch, 1);
     return Status::Ok();
   }
   output_ = OutputView{out, batch, dec_seq, a.vocab_size()};
+  return Status::Ok();
+}
+
+Status Session::SetAttentionCapture(AttentionCapture* capture) {
+  if (capture == nullptr) {
+    capture_ = nullptr;
+    return Status::Ok();
+  }
+  const fb::Architecture& a = model_->architecture();
+  const bool enc_dec = a.structure() == fb::Structure::EncoderDecoder;
+  uint32_t layers = 0;
+  if (enc_dec) {
+    if (capture->stack == LayerStack::kEncoder) layers = a.num_layers();
+    if (capture->stack == LayerStack::kDecoder) layers = a.num_decoder_layers();
+  } else if (capture->stack == LayerStack::kSingle) {
+    layers = a.num_layers();
+  }
+  if (layers == 0) {
+    return Status(StatusCode::kInvalidArgument, enc_dec
+                      ? "an encoder-decoder model captures from its encoder or decoder stack"
+                      : "this model has a single stack of layers (LayerStack::kSingle)");
+  }
+  if (capture->layer >= layers) {
+    return Status::Error(StatusCode::kInvalidArgument, "layer %u is out of range (the stack has "
+                         "%u layers)", capture->layer, layers);
+  }
+  if (capture->site == AttentionSite::kCross &&
+      !(enc_dec && capture->stack == LayerStack::kDecoder)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "cross-attention exists only in the decoder of an encoder-decoder model");
+  }
+  if (capture->probs == nullptr && capture->capacity != 0) {
+    return Status(StatusCode::kInvalidArgument, "the capture has a capacity but no buffer");
+  }
+  capture->batch = capture->heads = capture->q_len = capture->k_len = 0;
+  capture_ = capture;
+  return Status::Ok();
+}
+
+Status Session::ArmCapture(uint32_t batch, uint32_t q_len, uint32_t k_len) {
+  forward_.capture = nullptr;
+  if (capture_ == nullptr) return Status::Ok();
+  const uint32_t heads = model_->architecture().attention()->num_heads();
+  uint64_t floats = 0;
+  if (!CheckedMul(static_cast<uint64_t>(batch) * heads, static_cast<uint64_t>(q_len) * k_len,
+                  &floats) ||
+      floats > capture_->capacity) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "the attention capture needs [%u, %u, %u, %u] floats; its buffer holds "
+                         "%llu", batch, heads, q_len, k_len,
+                         static_cast<unsigned long long>(capture_->capacity));
+  }
+  capture_->batch = batch;
+  capture_->heads = heads;
+  capture_->q_len = q_len;
+  capture_->k_len = k_len;
+  std::memset(capture_->probs, 0, static_cast<size_t>(floats) * sizeof(float));
+  forward_.capture = capture_;
   return Status::Ok();
 }
 

@@ -132,6 +132,17 @@ class Session {
     forward_.observer_ctx = ctx;
   }
 
+  // Captures the attention probabilities of one layer (engine/forward.h,
+  // AttentionCapture) in each following Run and RunEncoderDecoder (not in the
+  // steps) into the caller's capture->probs, and sets its batch, heads, q_len
+  // and k_len; null stops it. *capture must outlive its use. Checked here: the
+  // stack, site and layer exist in this model (kInvalidArgument otherwise).
+  // A run whose [batch, heads, q_len, k_len] exceeds capture->capacity fails
+  // with kInvalidArgument before computing anything. Costs nothing when unset;
+  // when set, the captured layer's probabilities are recomputed beside its
+  // attention (no allocation, no planned bytes: the buffer is the caller's).
+  Status SetAttentionCapture(AttentionCapture* capture);
+
   // Adds the time of the following runs and steps per operation kind to
   // *profile (engine/forward.h); null stops it. For `octet bench --profile`.
   void SetProfile(ForwardProfile* profile) { forward_.profile = profile; }
@@ -155,6 +166,9 @@ class Session {
                     const char* what) const;
   Status CheckStep(const int32_t* ids, uint32_t batch, const char* what, const char* first) const;
   void SetSampleRows(const uint32_t* lengths, uint32_t batch, uint32_t seq);
+  // Before a run: checks the capture's capacity for [batch, heads, q_len,
+  // k_len], sets its shape, zeroes it and hands it to the forward pass.
+  Status ArmCapture(uint32_t batch, uint32_t q_len, uint32_t k_len);
 
   const Model* model_ = nullptr;
   const KernelTable* kernels_ = nullptr;
@@ -176,6 +190,7 @@ class Session {
   uint32_t* source_lengths_ = nullptr;  // [max_batch]: enc_lengths of the cached source
   uint32_t source_seq_ = 0;             // enc_seq of the cached source
   OutputView output_;
+  AttentionCapture* capture_ = nullptr;  // SetAttentionCapture; forward_.capture during a run
   // Decoders: the output row that Sample reads per sequence, and its scratch.
   uint32_t* sample_rows_ = nullptr;  // [max_batch] (activations)
   void* sample_scratch_ = nullptr;   // SamplingScratchBytes(vocab) (scratch)

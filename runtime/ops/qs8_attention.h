@@ -87,4 +87,25 @@ void qs8_attention(const Qs8AttentionKernels& kernels, const AttentionParams& pa
                    const float* k_scales, const int8_t* v, size_t ldv, const float* v_scales,
                    float* out, size_t ldo, void* scratch);
 
+// The attention probabilities of one head, for inspection (`octet run
+// --attention-map`, engine/forward.h AttentionCapture), not for the forward
+// pass: probs [q_len, kv_len], row i at probs + i * ldp (ldp >= kv_len), gets
+// the softmax that qs8_attention computes before P's 8-bit quantization:
+//   s_j = float(S[j]) * ((q_scales[i, head] * scale) * k_scales[j, g]) + bias(head, p, j)
+// (S the int32 Q·Kᵀ, the same float operations in the same order as the
+// softmax kernel), p_j = exp(s_j - m) / sum_j' exp(s_j' - m) over the visible
+// keys, m their maximum (the kernel's final running maximum), exp from
+// kernels/scalar_math.h rounded to float, the sum in key order (the kernel's
+// online sum differs from it by rounding only). 0 for masked keys, an all-zero
+// row for a query that sees no key. Operands as qs8_attention's; the caller's
+// buffer is the only memory used.
+//
+// Why before the quantization: P's levels are relative to each tile's largest
+// w_j = e_j v_scale[j], so they mix V's per-token scales into the weights and
+// differ from tile to tile; the fp32 p_j are the probabilities the kernel's
+// output approximates (within one step of P per tile) and sum to 1.
+void qs8_attention_probs(const AttentionParams& params, size_t head, const int8_t* q,
+                         size_t ldq, const float* q_scales, const int8_t* k, size_t ldk,
+                         const float* k_scales, float* probs, size_t ldp);
+
 }  // namespace octet

@@ -1,6 +1,6 @@
 // octet run: one forward pass over a padded batch of token ids, or generation
-// with the KV cache (DESIGN.md §5). Attention maps are parsed and validated
-// here; they run once the engine supports them (issue #3).
+// with the KV cache (DESIGN.md §5); sentence embeddings of encoder-only models
+// (--pooling) and heatmaps of one layer's attention (--attention-map).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "cli/args.h"
+#include "cli/attention_map.h"
 #include "cli/commands.h"
 #include "cli/model_util.h"
 #include "cli/npy.h"
 #include "cli/tool_main.h"
+#include "engine/pooling.h"
 #include "engine/session.h"
 #include "format/model.h"
 
@@ -24,7 +26,9 @@ constexpr char kUsage[] =
                  [--dump OUT.npy] [--threads N]
        octet run MODEL (--ids IDS | --prompt TEXT) --generate N [--temperature T]
                  [--top-k K] [--top-p P] [--seed S]
+       octet run BERT_MODEL --ids IDS ... --pooling cls|mean [--dump OUT.npy]
        octet run MODEL --ids IDS ... --attention-map OUT.png [--layer L] [--head H]
+                 [--cross] [--stack encoder|decoder] [--sequence N]
 
 One forward pass over a batch: one --ids per sequence. Shorter sequences are
 padded and masked; padded positions of the output may hold anything finite.
@@ -45,6 +49,10 @@ Output:
                          encoder-decoder (marian, t5): decoder logits [batch, decoder_seq, vocab]
                        without --dump: the output shape and, for decoders, the most
                        likely next token of each sequence
+  --pooling cls|mean   encoder-only models: one sentence embedding per sequence,
+                       [batch, hidden] with --dump: cls = the first token's hidden
+                       state, mean = the mean over the real tokens (padding masked,
+                       as sentence-transformers' mean pooling)
 
 Generation (decoders with layers: decoder-only, and encoder-decoder (marian, t5)):
   --generate N         generate up to N tokens (1 to 1000000) per sequence with the
@@ -70,10 +78,19 @@ Generation (decoders with layers: decoder-only, and encoder-decoder (marian, t5)
                        source ids as PROMPT_IDS, and GENERATED_IDS leaves out the
                        decoder start token.
 
-Attention maps (not implemented yet: it lands with the engine, issue #3):
-  --attention-map OUT.png   write a heatmap of the attention weights
-  --layer L            layer to draw (default 0)
-  --head H             head to draw (default: all heads, tiled)
+Attention maps (one forward pass; not with --generate):
+  --attention-map OUT.png   write a PNG heatmap of one layer's attention weights:
+                       rows are queries, columns keys, labelled with the token ids;
+                       masked keys (the future of a causal row, padding, outside
+                       a sliding window) are black
+  --layer L            layer to draw, from 0 (default: the last layer of the stack)
+  --head H             head to draw, from 0 (default: all heads, tiled)
+  --cross              encoder-decoder models: the decoder's cross-attention
+                       (queries: --decoder-ids, keys: --ids)
+  --stack S            encoder-decoder models: the self-attention of the encoder
+                       or the decoder (default: decoder)
+  --sequence N         the sequence of the batch to draw, from 0; needed when
+                       there are several --ids (default: 0 for one)
 
   -h, --help           show this help
 
@@ -81,7 +98,6 @@ Exit status: 0 on success, 2 for a wrong command line, 1 for any other failure
 (one line on stderr).
 )";
 
-constexpr char kNotYet[] = " is not implemented yet (it lands with the engine, issue #3)";
 constexpr uint64_t kMaxThreads = kMaxSessionThreads;
 constexpr uint64_t kMaxGenerate = 1000000;
 
@@ -99,10 +115,16 @@ struct RunRequest {
   uint64_t top_k = 0;  // 0 = no limit
   double top_p = 1.0;
   uint64_t seed = 0;
+  // Sentence embeddings (encoder-only).
+  bool pooled = false;
+  Pooling pooling = Pooling::kMean;
   // Attention map.
   std::string attention_map_path;  // empty = none
-  uint32_t layer = 0;
-  int64_t head = -1;  // -1 = all heads
+  int64_t layer = -1;     // -1 = the stack's last layer
+  int64_t head = -1;      // -1 = all heads
+  bool cross = false;     // the decoder's cross-attention (encoder-decoder)
+  bool encoder_stack = false;  // encoder-decoder: the encoder's self-attention
+  int64_t sequence = -1;  // -1 = not given (sequence 0 of a batch of one)
 };
 
 const std::vector<OptionSpec>& Options() {
@@ -111,7 +133,8 @@ const std::vector<OptionSpec>& Options() {
       ValueOption("--threads"),     ValueOption("--prompt"),         ValueOption("--generate"),
       ValueOption("--temperature"), ValueOption("--top-k"),          ValueOption("--top-p"),
       ValueOption("--seed"),        ValueOption("--attention-map"),  ValueOption("--layer"),
-      ValueOption("--head"),
+      ValueOption("--head"),        ValueOption("--pooling"),        SwitchOption("--cross"),
+      ValueOption("--stack"),       ValueOption("--sequence"),
   };
   return kOptions;
 }
@@ -173,19 +196,53 @@ RunRequest ParseRequest(const ParsedArgs& args) {
                      "the model's decoder start token)");
   }
 
+  // Sentence embeddings.
+  if (args.Has("--pooling")) {
+    const std::string& kind = args.Value("--pooling");
+    if (kind != "cls" && kind != "mean") {
+      throw UsageError("--pooling " + kind + ": give cls or mean");
+    }
+    r.pooled = true;
+    r.pooling = kind == "cls" ? Pooling::kCls : Pooling::kMean;
+    if (r.generate != 0) throw UsageError("--pooling does not combine with --generate");
+  }
+
   // Attention map.
   if (args.Has("--attention-map")) {
     r.attention_map_path = args.Value("--attention-map");
     if (r.attention_map_path.empty()) throw UsageError("--attention-map needs a file name");
+    if (r.generate != 0) {
+      throw UsageError("--attention-map draws one forward pass; it does not combine with "
+                       "--generate");
+    }
     if (args.Has("--layer")) {
-      r.layer =
-          static_cast<uint32_t>(ParseUint("--layer", args.Value("--layer"), 0, kMaxLayers - 1));
+      r.layer = static_cast<int64_t>(ParseUint("--layer", args.Value("--layer"), 0, kMaxLayers - 1));
     }
     if (args.Has("--head")) {
       r.head = static_cast<int64_t>(ParseUint("--head", args.Value("--head"), 0, kMaxHeads - 1));
     }
+    r.cross = args.Switch("--cross");
+    if (args.Has("--stack")) {
+      const std::string& stack = args.Value("--stack");
+      if (stack != "encoder" && stack != "decoder") {
+        throw UsageError("--stack " + stack + ": give encoder or decoder");
+      }
+      r.encoder_stack = stack == "encoder";
+      if (r.encoder_stack && r.cross) {
+        throw UsageError("--cross is the decoder's cross-attention; it does not combine with "
+                         "--stack encoder");
+      }
+    }
+    if (args.Has("--sequence")) {
+      r.sequence = static_cast<int64_t>(
+          ParseUint("--sequence", args.Value("--sequence"), 0, std::max<size_t>(r.ids.size(), 1) - 1));
+    } else if (r.ids.size() > 1) {
+      throw UsageError("--attention-map draws one sequence: give --sequence N (0 to " +
+                       std::to_string(r.ids.size() - 1) + ") for a batch of " +
+                       std::to_string(r.ids.size()));
+    }
   } else {
-    for (const char* flag : {"--layer", "--head"}) {
+    for (const char* flag : {"--layer", "--head", "--cross", "--stack", "--sequence"}) {
       if (args.Has(flag)) throw UsageError(std::string(flag) + " needs --attention-map OUT.png");
     }
   }
@@ -252,16 +309,39 @@ void CheckAgainstModel(const RunRequest& r, const Model& model) {
   if (r.has_prompt && (tokenizer == nullptr || tokenizer->kind() == fb::TokenizerKind::None)) {
     throw UsageError("--prompt needs a model with a tokenizer; this one has none (use --ids)");
   }
+  if (r.pooled && structure != fb::Structure::EncoderOnly) {
+    throw UsageError("--pooling gives sentence embeddings of encoder-only models; this one is " +
+                     StructureText(structure));
+  }
   if (!r.attention_map_path.empty()) {
-    const uint32_t layers = std::max(arch.num_layers(), arch.num_decoder_layers());
-    if (r.layer >= layers) {
-      throw UsageError("--layer " + std::to_string(r.layer) + " is out of range (the model has " +
-                       std::to_string(layers) + " layers)");
+    const bool enc_dec = structure == fb::Structure::EncoderDecoder;
+    if (r.cross && !enc_dec) {
+      throw UsageError("--cross needs an encoder-decoder model (cross-attention); this one is " +
+                       StructureText(structure));
+    }
+    if (r.encoder_stack && !enc_dec) {
+      throw UsageError("--stack is for encoder-decoder models; this one is " +
+                       StructureText(structure));
+    }
+    const uint32_t layers = enc_dec && !r.encoder_stack ? arch.num_decoder_layers()
+                                                        : arch.num_layers();
+    const std::string stack = !enc_dec ? "" : r.encoder_stack ? " encoder" : " decoder";
+    if (layers == 0) {
+      throw UsageError("--attention-map needs attention layers; this model has none");
+    }
+    if (r.layer >= static_cast<int64_t>(layers)) {
+      throw UsageError("--layer " + std::to_string(r.layer) + " is out of range (the model's" +
+                       stack + " stack has " + std::to_string(layers) + " layers: 0 to " +
+                       std::to_string(layers - 1) + ")");
     }
     const uint32_t heads = arch.attention()->num_heads();
     if (r.head >= 0 && static_cast<uint64_t>(r.head) >= heads) {
       throw UsageError("--head " + std::to_string(r.head) + " is out of range (the model has " +
-                       std::to_string(heads) + " heads)");
+                       std::to_string(heads) + " heads: 0 to " + std::to_string(heads - 1) + ")");
+    }
+    if (!HaveAttentionMaps()) {
+      throw Failure("--attention-map: this build has no PNG support (cairo was not found when "
+                    "it was built: install libcairo2-dev and rebuild)");
     }
   }
 }
@@ -281,9 +361,6 @@ void RejectUnimplemented(const RunRequest& r, const Model& model) {
       throw Failure("--generate needs a model with transformer layers (the KV cache); this one "
                     "has none");
     }
-  }
-  if (!r.attention_map_path.empty()) {
-    throw Failure("writing attention maps (--attention-map)" + std::string(kNotYet));
   }
 }
 
@@ -325,6 +402,80 @@ void PrintSummary(const RunRequest& r, const Model& model, const OutputView& out
   }
 }
 
+// Sentence embeddings without --dump: their shape, and per sequence its norm
+// and first values.
+void PrintEmbeddings(const RunRequest& r, const float* pooled, uint32_t batch, uint32_t dim) {
+  std::printf("output: sentence embeddings (%s pooling) float32 [%u, %u]\n",
+              r.pooling == Pooling::kCls ? "cls" : "mean", batch, dim);
+  for (uint32_t b = 0; b < batch; ++b) {
+    const float* e = pooled + static_cast<size_t>(b) * dim;
+    double norm = 0.0;
+    for (uint32_t i = 0; i < dim; ++i) norm += static_cast<double>(e[i]) * e[i];
+    std::printf("sequence %u: L2 norm %.6g; first values", b, std::sqrt(norm));
+    for (uint32_t i = 0; i < dim && i < 4; ++i) std::printf(" %.6g", static_cast<double>(e[i]));
+    std::printf("\n");
+  }
+}
+
+// The engine's capture for the request (CheckAgainstModel checked the layer).
+AttentionCapture CaptureRequest(const RunRequest& r, const Model& model) {
+  const fb::Architecture& arch = model.architecture();
+  const bool enc_dec = arch.structure() == fb::Structure::EncoderDecoder;
+  AttentionCapture c;
+  c.stack = !enc_dec ? LayerStack::kSingle : r.encoder_stack ? LayerStack::kEncoder
+                                                             : LayerStack::kDecoder;
+  c.site = r.cross ? AttentionSite::kCross : AttentionSite::kSelf;
+  const uint32_t layers = enc_dec && !r.encoder_stack ? arch.num_decoder_layers()
+                                                      : arch.num_layers();
+  c.layer = r.layer >= 0 ? static_cast<uint32_t>(r.layer) : layers - 1;
+  return c;
+}
+
+// Token labels: the ids as text until the tokenizer gives their strings.
+std::vector<std::string> TokenLabels(const std::vector<int32_t>& ids) {
+  std::vector<std::string> labels;
+  for (int32_t id : ids) labels.push_back(std::to_string(id));
+  return labels;
+}
+
+// The heatmap of the captured probabilities: the chosen sequence, its real
+// tokens only, the chosen head or all of them.
+void DrawAttention(const RunRequest& r, const Model& model, const AttentionCapture& c) {
+  const bool enc_dec = model.architecture().structure() == fb::Structure::EncoderDecoder;
+  const uint32_t b = r.sequence >= 0 ? static_cast<uint32_t>(r.sequence) : 0;
+  const std::vector<int32_t>& sources = r.ids[b];
+  const std::vector<int32_t>& queries = enc_dec && !r.encoder_stack ? r.decoder_ids[b] : sources;
+  const std::vector<int32_t>& keys = enc_dec && !r.encoder_stack && !r.cross ? queries : sources;
+  AttentionMapSpec spec;
+  spec.q_len = static_cast<uint32_t>(queries.size());
+  spec.k_len = static_cast<uint32_t>(keys.size());
+  spec.query_labels = TokenLabels(queries);
+  spec.key_labels = TokenLabels(keys);
+  const uint32_t first = r.head >= 0 ? static_cast<uint32_t>(r.head) : 0;
+  const uint32_t last = r.head >= 0 ? first + 1 : c.heads;
+  std::vector<float> panels;  // [heads drawn, q_len, k_len]: the real tokens of sequence b
+  for (uint32_t h = first; h < last; ++h) {
+    spec.heads.push_back(h);
+    for (uint32_t i = 0; i < spec.q_len; ++i) {
+      const float* row = c.probs + ((static_cast<size_t>(b) * c.heads + h) * c.q_len + i) * c.k_len;
+      panels.insert(panels.end(), row, row + spec.k_len);
+    }
+  }
+  spec.probs = panels.data();
+  spec.panels = last - first;
+  const std::string what = r.cross ? "cross-attention"
+                           : !enc_dec ? "self-attention"
+                           : r.encoder_stack ? "encoder self-attention"
+                                             : "decoder self-attention";
+  spec.title = "layer " + std::to_string(c.layer) + " " + what + ", " +
+               (r.head >= 0 ? "head " + std::to_string(r.head)
+                            : "all " + std::to_string(c.heads) + " heads") +
+               (r.ids.size() > 1 ? ", sequence " + std::to_string(b) : "");
+  WriteAttentionMap(spec, r.attention_map_path);
+  std::printf("wrote %s: %s [%u heads, %u queries, %u keys]\n", r.attention_map_path.c_str(),
+              spec.title.c_str(), spec.panels, spec.q_len, spec.k_len);
+}
+
 // ids [batch, seq] row-major, padded with `pad`, and the lengths of the sequences.
 uint32_t Pad(const std::vector<std::vector<int32_t>>& batch, int32_t pad,
              std::vector<int32_t>* ids, std::vector<uint32_t>* lengths) {
@@ -354,6 +505,19 @@ void Forward(const RunRequest& r, const Model& model) {
   limits.max_new_tokens = 0;
   limits.threads = r.threads;
   Session session = CreateSession(model, limits);
+  std::vector<float> probs;  // the attention capture's [batch, heads, q_len, k_len]
+  AttentionCapture capture;
+  if (!r.attention_map_path.empty()) {
+    capture = CaptureRequest(r, model);
+    const uint32_t q_len = enc_dec && !r.encoder_stack ? dec_seq : seq;
+    const uint32_t k_len = enc_dec && !r.encoder_stack && !r.cross ? dec_seq : seq;
+    probs.resize(static_cast<size_t>(batch) * model.architecture().attention()->num_heads() *
+                 q_len * k_len);
+    capture.probs = probs.data();
+    capture.capacity = probs.size();
+    const Status armed = session.SetAttentionCapture(&capture);
+    if (!armed.ok()) throw Failure("--attention-map: " + DescribeStatus(armed));
+  }
 
   const Status status =
       enc_dec ? session.RunEncoderDecoder(ids.data(), lengths.data(), seq, dec_ids.data(),
@@ -369,6 +533,19 @@ void Forward(const RunRequest& r, const Model& model) {
                   std::to_string(out_seq) + "]");
   }
 
+  if (!r.attention_map_path.empty()) DrawAttention(r, model, capture);
+  if (r.pooled) {
+    std::vector<float> pooled(static_cast<size_t>(out.batch) * out.dim);  // [batch, hidden]
+    const Status pooled_status = PoolHidden(out, lengths.data(), r.pooling, pooled.data());
+    if (!pooled_status.ok()) throw Failure("pooling failed: " + DescribeStatus(pooled_status));
+    if (r.dump_path.empty()) {
+      PrintEmbeddings(r, pooled.data(), out.batch, out.dim);
+      return;
+    }
+    WriteNpyFloat32(r.dump_path, pooled.data(), {out.batch, out.dim});
+    std::printf("wrote %s: float32 [%u, %u]\n", r.dump_path.c_str(), out.batch, out.dim);
+    return;
+  }
   if (r.dump_path.empty()) {
     PrintSummary(r, model, out);
     return;

@@ -5,6 +5,8 @@
 #         -DOUT=out.npy (-DREL=1e-5 | -DMIN_COSINE=0.998) -P golden_case.cmake
 # REL bounds max abs error / max abs reference (fp32 files); MIN_COSINE the
 # lowest cosine similarity per position (int8 files against the fp32 golden).
+# -DPOOLING=mean|cls (BERT cases): runs with --pooling and compares the
+# [batch, hidden] dump with pooled_<POOLING>.npy (tests/golden/pool_goldens.py).
 cmake_minimum_required(VERSION 3.25)
 
 string(REPLACE "|" ";" EMULATOR "${EMULATOR}")
@@ -36,6 +38,12 @@ foreach(b RANGE ${last})
   list(APPEND lengths ${len})
 endforeach()
 list(JOIN lengths "," lengths)
+set(expected "${CASE_DIR}/expected.npy")
+if(DEFINED POOLING)
+  list(APPEND args --pooling ${POOLING})
+  set(expected "${CASE_DIR}/pooled_${POOLING}.npy")
+  string(REGEX REPLACE "[0-9]+" "1" lengths "${lengths}")  # one row per sequence
+endif()
 
 file(REMOVE "${OUT}")
 execute_process(COMMAND ${EMULATOR} ${OCTET} run "${MODEL}" ${args} --dump "${OUT}"
@@ -48,7 +56,7 @@ if(DEFINED MIN_COSINE)
 else()
   set(criterion --rel ${REL})
 endif()
-execute_process(COMMAND ${EMULATOR} ${COMPARE} "${OUT}" "${CASE_DIR}/expected.npy"
+execute_process(COMMAND ${EMULATOR} ${COMPARE} "${OUT}" "${expected}"
                         --lengths ${lengths} ${criterion}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 string(STRIP "${out}" out)

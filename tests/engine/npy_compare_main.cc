@@ -1,6 +1,7 @@
 // octet_npy_compare GOT.npy EXPECTED.npy --lengths 5,9 [--rel 1e-5] [--min-cosine 0.998]
 //
-// Compares two float32 C-order .npy arrays of shape [batch, seq, dim] over the
+// Compares two float32 C-order .npy arrays of shape [batch, seq, dim] (or
+// [batch, dim], e.g. sentence embeddings: compared as [batch, 1, dim]) over the
 // real positions only: positions 0..lengths[b]-1 of sequence b (padded
 // positions are 0 in the golden files and anything finite in octet's output).
 // Prints max abs error, max abs reference and their ratio, and the lowest
@@ -109,6 +110,9 @@ int main(int argc, char** argv) {
   }
   Npy got, expected;
   if (!ReadNpy(argv[1], &got) || !ReadNpy(argv[2], &expected)) return 2;
+  for (Npy* a : {&got, &expected}) {
+    if (a->shape.size() == 2) a->shape.insert(a->shape.begin() + 1, 1);
+  }
   if (got.shape != expected.shape || got.shape.size() != 3) {
     std::fprintf(stderr, "octet_npy_compare: shapes differ or are not [batch, seq, dim]\n");
     return 1;

@@ -164,5 +164,53 @@ TEST_CASE("zero heap allocations while generating: Sample then Step") {
   CHECK(allocations == 0);
 }
 
+TEST_CASE("zero heap allocations while capturing attention probabilities") {
+  REQUIRE(HeapAllocationCounterActive());
+  for (uint32_t threads : {1u, 3u})
+  for (bool int8 : {false, true})
+  for (fb::Family family : {fb::Family::Llama, fb::Family::Bert, fb::Family::T5}) {
+    CAPTURE(threads);
+    CAPTURE(int8);
+    CAPTURE(static_cast<int>(family));
+    TinyModelOptions options;
+    options.family = family;
+    options.layers = 2;
+    options.int8 = int8;
+    options.packed = int8;
+    AlignedBytes bytes(MakeTinyModelBytes(options));
+    Result<Model> model = Model::FromBuffer(bytes.data(), bytes.size());
+    REQUIRE(model.ok());
+    SessionLimits limits{4, 16, 0};
+    limits.threads = threads;
+    limits.prefill_chunk = 5;  // decoders: the capture spans chunks
+    Result<Session> session = Session::Create(*model, limits);
+    REQUIRE_MESSAGE(session.ok(), std::string(session.status().message()));
+    std::vector<int32_t> ids(4 * 16);
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 7 + 3) % 32);
+    const uint32_t lengths[4] = {16, 9, 1, 12};
+    std::vector<float> probs(4 * 2 * 16 * 16);
+    AttentionCapture capture;
+    capture.stack = family == fb::Family::T5 ? LayerStack::kDecoder : LayerStack::kSingle;
+    capture.site = family == fb::Family::T5 ? AttentionSite::kCross : AttentionSite::kSelf;
+    capture.layer = 1;
+    capture.probs = probs.data();
+    capture.capacity = probs.size();
+    REQUIRE(session->SetAttentionCapture(&capture).ok());
+
+    const uint64_t before = HeapAllocationCount();
+    for (int run = 0; run < 5; ++run) {
+      const Status s =
+          family == fb::Family::T5
+              ? session->RunEncoderDecoder(ids.data(), lengths, 16, ids.data(), lengths, 16, 4)
+              : session->Run(ids.data(), lengths, 4, 16);
+      if (!s.ok()) FAIL(std::string(s.message()));
+    }
+    const uint64_t allocations = HeapAllocationCount() - before;
+    CHECK(allocations == 0);
+    CHECK(capture.q_len == 16);
+    CHECK(probs[0] > 0.0f);  // written: query 0 sees key 0
+  }
+}
+
 }  // namespace
 }  // namespace octet

@@ -19,6 +19,7 @@
 // Buffers are sized exactly, so with ASan a read past the last row of q, k, v
 // or their scales, or a write past out, is an error.
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -419,6 +420,104 @@ TEST_CASE("keys a query cannot see change nothing") {
     }
     CHECK(SameBits(RunQs8(kernels, changed, changed.p), want));
   }
+}
+
+// The probabilities of qs8_attention_probs, recomputed in double from the int8
+// operands as ops/qs8_attention.h defines them: [heads, q_len, kv_len].
+std::vector<double> NaiveQs8Probs(const Data& d) {
+  const AttentionParams& p = d.p;
+  const size_t group = p.num_heads / p.num_kv_heads;
+  const size_t qd = p.num_heads * p.head_dim, kvd = p.num_kv_heads * p.head_dim;
+  std::vector<double> probs(p.num_heads * p.q_len * p.kv_len, 0.0);
+  for (size_t h = 0; h < p.num_heads; ++h) {
+    const size_t g = h / group;
+    for (size_t i = 0; i < p.q_len; ++i) {
+      const size_t pos = p.q_pos0 + i;
+      double* row = probs.data() + (h * p.q_len + i) * p.kv_len;
+      std::vector<double> logit(p.kv_len, -INFINITY);
+      double max = -INFINITY;
+      for (size_t j = 0; j < p.kv_len; ++j) {
+        const bool visible = j < p.kv_valid && (!p.causal || j <= pos) &&
+                             (p.window == 0 || j + p.window > pos) &&
+                             (p.key_mask == nullptr || p.key_mask[j] != 0);
+        if (!visible) continue;
+        int64_t dot = 0;
+        for (size_t e = 0; e < p.head_dim; ++e) {
+          dot += d.q8[i * qd + h * p.head_dim + e] * d.k8[j * kvd + g * p.head_dim + e];
+        }
+        logit[j] = static_cast<double>(dot) * d.q_scales[i * p.num_heads + h] * p.scale *
+                       d.k_scales[j * p.num_kv_heads + g] +
+                   AttentionBias(p, h, pos, j);
+        max = std::max(max, logit[j]);
+      }
+      if (max == -INFINITY) continue;
+      double sum = 0;
+      for (size_t j = 0; j < p.kv_len; ++j) {
+        if (logit[j] != -INFINITY) sum += row[j] = std::exp(logit[j] - max);
+      }
+      for (size_t j = 0; j < p.kv_len; ++j) row[j] /= sum;
+    }
+  }
+  return probs;
+}
+
+TEST_CASE("qs8_attention_probs: the softmax qs8_attention computes, before P's quantization") {
+  const Qs8AttentionKernels kernels = TableKernels();
+  double worst_naive = 0, worst_output = 0;
+  for (const Case& c : Cases()) {
+    CAPTURE(Describe(c));
+    const Data d = Make(c);
+    const AttentionParams& p = d.p;
+    const size_t qd = p.num_heads * p.head_dim, kvd = p.num_kv_heads * p.head_dim;
+    const size_t ldp = p.kv_len + 3;  // a row stride wider than the row
+    std::vector<float> probs(p.num_heads * p.q_len * ldp, -7.0f);
+    for (size_t h = 0; h < p.num_heads; ++h) {
+      qs8_attention_probs(p, h, d.q8.data(), qd, d.q_scales.data(), d.k8.data(), kvd,
+                          d.k_scales.data(), probs.data() + h * p.q_len * ldp, ldp);
+    }
+    const std::vector<double> naive = NaiveQs8Probs(d);
+    const std::vector<float> out = RunQs8(kernels, d, p);
+    double max_v = 0;
+    for (size_t e = 0; e < d.v8.size(); ++e) {
+      max_v = std::max(max_v, std::fabs(d.v8[e] * static_cast<double>(d.v_scales[e / p.head_dim])));
+    }
+    for (size_t h = 0; h < p.num_heads; ++h) {
+      const size_t g = h / (p.num_heads / p.num_kv_heads);
+      for (size_t i = 0; i < p.q_len; ++i) {
+        const float* row = probs.data() + (h * p.q_len + i) * ldp;
+        const double* want = naive.data() + (h * p.q_len + i) * p.kv_len;
+        double sum = 0, want_sum = 0;
+        for (size_t j = 0; j < p.kv_len; ++j) {
+          worst_naive = std::max(worst_naive, std::fabs(row[j] - want[j]));
+          REQUIRE(std::fabs(row[j] - want[j]) <= 1e-6);
+          if (want[j] == 0.0) CHECK(row[j] == 0.0f);  // masked keys: exactly 0
+          sum += row[j];
+          want_sum += want[j];
+        }
+        for (size_t j = p.kv_len; j < ldp; ++j) CHECK(row[j] == -7.0f);  // untouched
+        if (want_sum == 0.0) {
+          CHECK(sum == 0.0);  // a query that sees nothing: an all-zero row
+        } else {
+          CHECK(std::fabs(sum - 1.0) <= 1e-5);
+        }
+        // The kernel's output is these probabilities times the dequantized V,
+        // up to P's 8-bit rounding per tile (ops/qs8_attention.h: one step's
+        // worst case is 0.005 max |v|).
+        for (size_t e = 0; e < p.head_dim; ++e) {
+          double mix = 0;
+          for (size_t j = 0; j < p.kv_len; ++j) {
+            mix += row[j] * d.v8[j * kvd + g * p.head_dim + e] *
+                   static_cast<double>(d.v_scales[j * p.num_kv_heads + g]);
+          }
+          const double error = std::fabs(mix - out[i * qd + h * p.head_dim + e]) / max_v;
+          worst_output = std::max(worst_output, error);
+          CHECK(error <= 0.005);
+        }
+      }
+    }
+  }
+  MESSAGE("largest |probs - double recomputation| " << worst_naive
+          << "; largest |probs . v - qs8_attention| / max|v| " << worst_output);
 }
 
 TEST_CASE("qs8_attention scratch does not grow with the sequence") {
