@@ -77,13 +77,15 @@ class TopSink final : public Sink {
 // block sets): a chain of arena chunks, joined at the end.
 class ChunkSink final : public Sink {
  public:
-  explicit ChunkSink(ScratchArena* arena) : arena_(arena) {}
+  // *escape_mark is raised past every chunk: the chunks outlive loop iterations.
+  ChunkSink(ScratchArena* arena, size_t* escape_mark) : arena_(arena), escape_mark_(escape_mark) {}
   bool Write(const char* s, size_t n) override {
     while (n > 0) {
       if (tail_ == nullptr || tail_->used == tail_->cap) {
         const size_t cap = n > 240 ? n : 240;
         auto* chunk = static_cast<Chunk*>(arena_->Alloc(sizeof(Chunk) + cap));
         if (chunk == nullptr) return false;
+        *escape_mark_ = arena_->used();
         chunk->next = nullptr;
         chunk->used = 0;
         chunk->cap = cap;
@@ -122,6 +124,7 @@ class ChunkSink final : public Sink {
     char* data() { return reinterpret_cast<char*>(this + 1); }
   };
   ScratchArena* arena_;
+  size_t* escape_mark_;
   Chunk* head_ = nullptr;
   Chunk* tail_ = nullptr;
   size_t total_ = 0;
@@ -293,8 +296,30 @@ class ChatRenderer {
 
   // Scopes
   Status PushFrame(int32_t node, bool barrier);
-  void PopFrame() { --num_frames_; }
+  // A popped frame's bindings are referenced by nothing else: they are
+  // recycled, so a long loop does not grow the scratch per iteration.
+  void PopFrame() {
+    Frame& frame = frames_[--num_frames_];
+    while (frame.head != nullptr) {
+      Binding* b = frame.head;
+      frame.head = b->next;
+      b->next = free_bindings_;
+      free_bindings_ = b;
+    }
+  }
   Status SetVar(const char* name, size_t len, const Value& value);
+  void ReleaseScratch(size_t mark) {
+    Binding** link = &free_bindings_;
+    while (*link != nullptr) {
+      if (reinterpret_cast<uintptr_t>(*link) >= reinterpret_cast<uintptr_t>(arena_->top()) -
+                                                    (arena_->used() - mark)) {
+        *link = (*link)->next;
+      } else {
+        link = &(*link)->next;
+      }
+    }
+    arena_->Reset(mark);
+  }
   bool Lookup(const char* name, size_t len, Value* out) const;
 
   // Expressions
@@ -353,6 +378,11 @@ class ChatRenderer {
   uint64_t steps_ = 0;
   uint32_t call_depth_ = 0;
   Flow flow_ = Flow::kNormal;
+  Binding* free_bindings_ = nullptr;
+  // The scratch below this mark may be referenced from outside the current
+  // loop iteration (namespace attributes, captured output); above it, what an
+  // iteration allocated is released when the iteration ends.
+  size_t escape_mark_ = 0;
   Value messages_;
 };
 
@@ -423,8 +453,13 @@ Status ChatRenderer::SetVar(const char* name, size_t len, const Value& value) {
       return Status::Ok();
     }
   }
-  auto* b = static_cast<Binding*>(arena_->Alloc(sizeof(Binding), alignof(Binding)));
-  if (b == nullptr) return OutOfScratch();
+  Binding* b = free_bindings_;
+  if (b != nullptr) {
+    free_bindings_ = b->next;
+  } else {
+    b = static_cast<Binding*>(arena_->Alloc(sizeof(Binding), alignof(Binding)));
+    if (b == nullptr) return OutOfScratch();
+  }
   b->name = name;
   b->len = len;
   b->value = value;
@@ -550,7 +585,7 @@ Status ChatRenderer::Exec(int32_t first, Sink* sink) {
         OCTET_RETURN_IF_ERROR(ExecSet(k));
         break;
       case NodeKind::kSetBlock: {
-        ChunkSink capture(arena_);
+        ChunkSink capture(arena_, &escape_mark_);
         OCTET_RETURN_IF_ERROR(Exec(node.b, &capture));
         Value v;
         if (!capture.Finish(&v)) return OutOfScratch();
@@ -616,6 +651,7 @@ Status ChatRenderer::ExecFor(int32_t k, Sink* sink) {
   for (size_t j = 0; j < n; ++j) {
     OCTET_RETURN_IF_ERROR(Step(k));
     loop->index0 = j;
+    const size_t mark = arena_->used();
     // A fresh scope per iteration: a `set` in the body lasts one iteration.
     OCTET_RETURN_IF_ERROR(PushFrame(k, false));
     Status s = Assign(node.a, items[j]);
@@ -623,6 +659,7 @@ Status ChatRenderer::ExecFor(int32_t k, Sink* sink) {
     if (s.ok()) s = Exec(node.c, sink);
     PopFrame();
     OCTET_RETURN_IF_ERROR(s);
+    if (escape_mark_ <= mark) ReleaseScratch(mark);
     if (flow_ == Flow::kBreak) {
       flow_ = Flow::kNormal;
       break;
@@ -666,6 +703,7 @@ Status ChatRenderer::Assign(int32_t target, const Value& value) {
         if (stored == nullptr) return OutOfScratch();
         *stored = value;
         e->value = stored;
+        escape_mark_ = arena_->used();
         return Status::Ok();
       }
     }
@@ -678,6 +716,7 @@ Status ChatRenderer::Assign(int32_t target, const Value& value) {
     e->value = stored;
     e->next = ns.ns->head;
     ns.ns->head = e;
+    escape_mark_ = arena_->used();
     return Status::Ok();
   }
   return Fail(target, "cannot assign to this target");
@@ -705,6 +744,7 @@ Status ChatRenderer::NewList(size_t n, bool tuple, Value* out) {
   list->items = items;
   list->size = n;
   list->tuple = tuple;
+  list->view = 0;
   *out = Value();
   out->kind = VKind::kList;
   out->list = list;
@@ -1463,7 +1503,7 @@ Status ChatRenderer::CallMacro(int32_t k, const Value& macro, const Args& args, 
     }
     if (s.ok()) s = SetVar(Str(param), param.str_len, v);
   }
-  ChunkSink capture(arena_);
+  ChunkSink capture(arena_, &escape_mark_);
   if (s.ok()) s = Exec(def.b, &capture);
   flow_ = Flow::kNormal;
   --call_depth_;
@@ -1638,6 +1678,7 @@ Status ChatRenderer::CallMethod(int32_t k, const Value& obj, const char* name, s
     if (NameIs(name, len, "items") || NameIs(name, len, "keys") || NameIs(name, len, "values")) {
       const size_t n = obj.dict->size;
       OCTET_RETURN_IF_ERROR(NewList(n, false, out));
+      out->list->view = name[0] == 'k' ? 1 : name[0] == 'v' ? 2 : 3;
       for (size_t j = 0; j < n; ++j) {
         if (name[0] == 'k') {
           out->list->items[j] = obj.dict->keys[j];
@@ -1934,6 +1975,16 @@ Status ChatRenderer::WriteRepr(int32_t k, const Value& v, Sink* sink, int depth)
     }
     case VKind::kList: {
       const bool tuple = v.list->tuple;
+      static const char* const kViews[] = {"", "dict_keys(", "dict_values(", "dict_items("};
+      if (v.list->view != 0) {
+        OCTET_RETURN_IF_ERROR(Write(sink, kViews[v.list->view], std::strlen(kViews[v.list->view])));
+        ListObj plain = *v.list;
+        plain.view = 0;
+        Value as_list = v;
+        as_list.list = &plain;
+        OCTET_RETURN_IF_ERROR(WriteRepr(k, as_list, sink, depth + 1));
+        return Write(sink, ")", 1);
+      }
       OCTET_RETURN_IF_ERROR(Write(sink, tuple ? "(" : "[", 1));
       for (size_t j = 0; j < v.list->size; ++j) {
         if (j > 0) OCTET_RETURN_IF_ERROR(Write(sink, ", ", 2));
@@ -2181,23 +2232,21 @@ Status ChatRenderer::Indent(int32_t k, const Value& s, const Args& args, Value* 
   const bool indent_blank = blank != nullptr && Truthy(*blank);
   // jinja2 appends "\n", then splits the lines (str.splitlines) and rejoins
   // them with "\n" + the padding (blank lines only when `blank`).
-  ChunkSink sink(arena_);
+  ChunkSink sink(arena_, &escape_mark_);
   size_t j = 0;
   bool first_line = true;
   const size_t n = s.n;
-  while (j < n || (j == n && first_line)) {
+  for (;;) {
     size_t end = j, next = j;
-    for (;;) {
-      if (end >= n) {
-        next = n + 1;
-        break;
-      }
+    bool boundary = false;
+    while (end < n) {
       size_t probe = end;
       const uint32_t cp = DecodeLenient(s.s, n, &probe);
       if (cp == '\n' || cp == '\r' || cp == 0x0B || cp == 0x0C || cp == 0x1C || cp == 0x1D ||
           cp == 0x1E || cp == 0x85 || cp == 0x2028 || cp == 0x2029) {
         next = probe;
         if (cp == '\r' && next < n && s.s[next] == '\n') ++next;
+        boundary = true;
         break;
       }
       end = probe;
@@ -2209,9 +2258,8 @@ Status ChatRenderer::Indent(int32_t k, const Value& s, const Args& args, Value* 
     }
     OCTET_RETURN_IF_ERROR(Write(&sink, s.s + j, end - j));
     first_line = false;
-    if (next > n) break;
+    if (!boundary) break;
     j = next;
-    if (j == n) break;  // the "\n" jinja2 appends ends the last line
   }
   if (!sink.Finish(out)) return OutOfScratch();
   return Status::Ok();
@@ -2337,7 +2385,7 @@ Status ChatRenderer::ApplyFilter(int32_t k, uint16_t id, const Value& value, con
       const Value* attribute = args.Get(1, "attribute");
       Value sep_str = Value::Str("", 0);
       if (sep != nullptr) OCTET_RETURN_IF_ERROR(ToStr(k, *sep, &sep_str));
-      ChunkSink sink(arena_);
+      ChunkSink sink(arena_, &escape_mark_);
       for (size_t j = 0; j < n; ++j) {
         if (j > 0) OCTET_RETURN_IF_ERROR(Write(&sink, sep_str.s, sep_str.n));
         Value item = items[j];
@@ -2411,7 +2459,7 @@ Status ChatRenderer::ApplyFilter(int32_t k, uint16_t id, const Value& value, con
         key_sep = separators->list->items[1];
       }
       // The key sort needs scratch, so the JSON text is captured in chunks.
-      ChunkSink sink(arena_);
+      ChunkSink sink(arena_, &escape_mark_);
       OCTET_RETURN_IF_ERROR(WriteJson(k, value, &sink, ind, item_sep, key_sep,
                                       sort_keys != nullptr && Truthy(*sort_keys), 0));
       if (!sink.Finish(out)) return OutOfScratch();

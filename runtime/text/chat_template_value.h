@@ -35,6 +35,10 @@ class ScratchArena {
   char* top() const { return reinterpret_cast<char*>(base_ + used_); }
   size_t free_bytes() const { return size_ - used_; }
   void Commit(size_t bytes) { used_ += bytes; }
+  // Frees everything allocated after `used` (a mark taken earlier).
+  void Reset(size_t used) {
+    if (used < used_) used_ = used;
+  }
   size_t used() const { return used_; }
   size_t size() const { return size_; }
 
@@ -68,6 +72,7 @@ struct ListObj {
   Value* items;
   size_t size;
   bool tuple;
+  uint8_t view;  // 0: a list; 1, 2, 3: dict.keys(), values(), items() (printed as such)
 };
 
 struct DictObj {
