@@ -327,6 +327,7 @@ class ChatRenderer {
   Status EvalArgs(int32_t first_arg, Args* args);
   Status EvalCall(int32_t node, Value* out);
   Status EvalCompare(int32_t node, Value* out);
+  Status EvalFilterOrTest(int32_t node, Value* out);
   Status Binary(int32_t node, uint16_t op, const Value& a, const Value& b, Value* out);
   Status GetAttr(int32_t node, const Value& obj, const char* name, size_t len, Value* out);
   Status GetItem(int32_t node, const Value& obj, const Value& key, Value* out);
@@ -993,23 +994,9 @@ Status ChatRenderer::Eval(int32_t k, Value* out) {
     }
     case NodeKind::kCall:
       return EvalCall(k, out);
-    case NodeKind::kFilter: {
-      Value value;
-      OCTET_RETURN_IF_ERROR(Eval(node.a, &value));
-      Args args;
-      OCTET_RETURN_IF_ERROR(EvalArgs(node.b, &args));
-      return ApplyFilter(k, node.op, value, args, out);
-    }
-    case NodeKind::kTest: {
-      Value value;
-      OCTET_RETURN_IF_ERROR(Eval(node.a, &value));
-      Args args;
-      OCTET_RETURN_IF_ERROR(EvalArgs(node.b, &args));
-      bool result = false;
-      OCTET_RETURN_IF_ERROR(ApplyTest(k, node.op, value, args, &result));
-      *out = Value::Bool(node.i != 0 ? !result : result);
-      return Status::Ok();
-    }
+    case NodeKind::kFilter:
+    case NodeKind::kTest:
+      return EvalFilterOrTest(k, out);
     case NodeKind::kUnary: {
       Value v;
       OCTET_RETURN_IF_ERROR(Eval(node.a, &v));
@@ -1057,6 +1044,21 @@ Status ChatRenderer::Eval(int32_t k, Value* out) {
     default:
       return Fail(k, "internal: a statement node in an expression");
   }
+}
+
+// Out of line so that Eval's frame stays small: expressions nest, and each
+// level of nesting is an Eval frame on the stack.
+__attribute__((noinline)) Status ChatRenderer::EvalFilterOrTest(int32_t k, Value* out) {
+  const ChatTemplateNode& node = N(k);
+  Value value;
+  OCTET_RETURN_IF_ERROR(Eval(node.a, &value));
+  Args args;
+  OCTET_RETURN_IF_ERROR(EvalArgs(node.b, &args));
+  if (node.kind == NodeKind::kFilter) return ApplyFilter(k, node.op, value, args, out);
+  bool result = false;
+  OCTET_RETURN_IF_ERROR(ApplyTest(k, node.op, value, args, &result));
+  *out = Value::Bool(node.i != 0 ? !result : result);
+  return Status::Ok();
 }
 
 Status ChatRenderer::EvalCompare(int32_t k, Value* out) {
@@ -1433,7 +1435,7 @@ Status ChatRenderer::EvalArgs(int32_t first_arg, Args* args) {
   return Status::Ok();
 }
 
-Status ChatRenderer::EvalCall(int32_t k, Value* out) {
+__attribute__((noinline)) Status ChatRenderer::EvalCall(int32_t k, Value* out) {
   const ChatTemplateNode& node = N(k);
   OCTET_RETURN_IF_ERROR(Step(k));
   Args args;
