@@ -85,7 +85,7 @@ class ChatTemplate {
 
   // Renders into out[0, out_capacity) and sets *out_size. `scratch` is any
   // byte buffer (aligned internally); the same scratch may serve every render
-  // (the real templates need a few times the messages' bytes plus ~16 KiB;
+  // (the real templates need a few KiB plus about the messages' bytes;
   // kOutOfMemory says when to grow it).
   // A template error (raise_exception, undefined attribute, a type error) is
   // kInvalidArgument whose message is the template's message.
