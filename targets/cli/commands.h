@@ -12,6 +12,7 @@ namespace cli {
 int RunCommand(const std::vector<std::string>& args);      // octet run
 int BenchCommand(const std::vector<std::string>& args);    // octet bench
 int InspectCommand(const std::vector<std::string>& args);  // octet inspect
+int ChatTemplateCommand(const std::vector<std::string>& args);  // octet chat-template
 
 }  // namespace cli
 }  // namespace octet
