@@ -15,9 +15,7 @@ namespace text {
 namespace {
 
 bool IsWordChar(uint32_t c) {
-  if (c == '_') return true;
-  const Category cat = CategoryOf(c);
-  return IsLetterCategory(cat) || IsNumberCategory(cat);
+  return c == '_' || IsAlphanumeric(c);
 }
 
 // The code point that ends s[0, n) (n > 0, valid UTF-8).

@@ -332,6 +332,20 @@ Status Tokenizer::Decode(const int32_t* ids, size_t n, bool skip_special_tokens,
   return impl_->DecodeIds(ids, n, skip_special_tokens, ws, out, cap, n_out);
 }
 
+Status Tokenizer::Normalize(const char* text, size_t n, TokenizerWorkspace& ws, const char** out,
+                            size_t* out_n) const {
+  if (!impl_) return Status(StatusCode::kInternal, "tokenizer not initialized");
+  if (n > ws.max_text_bytes() || !Utf8IsValid(text, n)) {
+    return Status(kArg, "normalize: the text is too long or not valid UTF-8");
+  }
+  TokenizerImpl::EncodeState st{&ws, impl_->LayoutFor(ws.max_text_bytes(), ws.max_decode_ids()),
+                                nullptr, 0, 0};
+  const uint8_t* o = nullptr;
+  OCTET_RETURN_IF_ERROR(impl_->Normalize(st, reinterpret_cast<const uint8_t*>(text), n, &o, out_n));
+  *out = reinterpret_cast<const char*>(o);
+  return Status::Ok();
+}
+
 uint32_t Tokenizer::vocab_size() const { return impl_ ? impl_->vocab_size : 0; }
 
 const char* Tokenizer::TokenBytes(int32_t id, size_t* size) const {

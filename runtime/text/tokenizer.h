@@ -92,6 +92,12 @@ class Tokenizer {
   Status Decode(const int32_t* ids, size_t n, bool skip_special_tokens,
                 TokenizerWorkspace& workspace, char* out, size_t cap, size_t* n_out) const;
 
+  // The normalizers alone on text[0, n) (valid UTF-8, at most the
+  // workspace's max_text_bytes): *out points into the workspace (or at text).
+  // For the converter (added tokens' normalized forms) and tests.
+  Status Normalize(const char* text, size_t n, TokenizerWorkspace& workspace, const char** out,
+                   size_t* out_n) const;
+
   uint32_t vocab_size() const;
   // The token's string as the vocabulary spells it (GPT-2 byte characters
   // and all), for labels. Empty for ids without a token; out-of-range ids too.
