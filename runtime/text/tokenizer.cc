@@ -245,6 +245,12 @@ Status Tokenizer::Init(const fb::TokenizerSpec* spec) {
   if (spec->eos_ids()) {
     for (int32_t id : *spec->eos_ids()) t->eos[static_cast<size_t>(id)] = 1;
   }
+  if (m.byte_fallback() && m.byte_ids() && m.byte_ids()->size() == 256) {
+    t->fallback_byte.assign(t->vocab_size, -1);
+    for (int b = 0; b < 256; ++b) {
+      if (t->byte_ids[b] >= 0) t->fallback_byte[static_cast<size_t>(t->byte_ids[b])] = static_cast<int16_t>(b);
+    }
+  }
   t->raw_added.Build(*spec, false);
   t->normalized_added.Build(*spec, true);
   OCTET_RETURN_IF_ERROR(InitNormalizers(*t));
@@ -429,11 +435,21 @@ Status StreamDecoder::Emit(bool final, char* out, size_t cap, size_t* n_out) {
     std::memcpy(out, text_.get() + prefix_bytes_, add);
     *n_out = add;
   }
-  // The last id stays as context: the next ids are not "first" for the decoders.
-  ids_[0] = ids_[n_ids_ - 1];
-  n_ids_ = 1;
-  context_ = 1;
-  OCTET_RETURN_IF_ERROR(tokenizer_->Decode(ids_, 1, skip_special_, *workspace_, prefix_.get(),
+  // Context for the next ids, so they are not "first" for the decoders: from
+  // the last id that is not a byte-fallback byte (a run of bytes decodes as a
+  // whole), or, for a long run, from a byte that starts a character.
+  const std::vector<int16_t>& fb = tokenizer_->impl_->fallback_byte;
+  const auto byte_of = [&](int32_t id) { return fb.empty() ? -1 : fb[static_cast<size_t>(id)]; };
+  size_t k = n_ids_ - 1;
+  while (k > 0 && byte_of(ids_[k]) >= 0 && n_ids_ - k < kWindow / 2) --k;
+  if (byte_of(ids_[k]) >= 0) {
+    while (k + 1 < n_ids_ && (byte_of(ids_[k]) & 0xC0) == 0x80) ++k;
+  }
+  const size_t keep = n_ids_ - k;
+  std::memmove(ids_, ids_ + k, keep * sizeof(int32_t));
+  n_ids_ = keep;
+  context_ = keep;
+  OCTET_RETURN_IF_ERROR(tokenizer_->Decode(ids_, keep, skip_special_, *workspace_, prefix_.get(),
                                            text_cap_, &prefix_bytes_));
   return Status::Ok();
 }

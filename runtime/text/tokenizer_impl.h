@@ -103,6 +103,7 @@ struct TokenizerImpl {
   AddedTokenMatcher raw_added, normalized_added;
   std::vector<uint8_t> special;  // [vocab_size] 1 = a special added token
   std::vector<uint8_t> eos;      // [vocab_size]
+  std::vector<int16_t> fallback_byte;  // [vocab_size] byte-fallback models: the byte of <0xNN>, else -1
   Growth norm_growth, pre_growth;
   size_t decoder_growth = 1;      // decoded bytes per token byte, at most
 
