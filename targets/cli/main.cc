@@ -20,6 +20,8 @@ Commands:
            logits or hidden states as a float32 .npy
   bench    times prefill over a synthetic batch and reports speed and memory
   inspect  prints a model's architecture, tensors, memory plan and provenance
+  tokenize    text -> token ids with the model's tokenizer (as Hugging Face's encode)
+  detokenize  token ids -> text (as Hugging Face's decode)
 
 Options:
   -h, --help   show this help; `octet COMMAND --help` shows a command's options
@@ -44,6 +46,8 @@ int OctetMain(const std::vector<std::string>& args) {
   if (command == "run") return RunCommand(rest);
   if (command == "bench") return BenchCommand(rest);
   if (command == "inspect") return InspectCommand(rest);
+  if (command == "tokenize") return TokenizeCommand(rest);
+  if (command == "detokenize") return DetokenizeCommand(rest);
   if (!command.empty() && command[0] == '-') {
     throw UsageError("unknown option '" + command + "' (see 'octet --help')");
   }
