@@ -293,6 +293,7 @@ class RegexCompiler {
   bool EvalSetPositive(int set, uint32_t cp) const;
   bool EvalItem(const ClassItem& item, uint32_t cp) const;
   int BuildClass(int set);  // -> index in out_->classes_
+  void CollectBounds(int set, bool* fold, std::vector<uint32_t>* bounds) const;
   uint32_t AddBlock(const Regex::Block& block);
   int LiteralSet(uint32_t cp, bool fold);
   int WordClass();
@@ -994,67 +995,132 @@ uint32_t RegexCompiler::AddBlock(const Regex::Block& block) {
   return index;
 }
 
+// Code point runs over which every class predicate is constant: one General_
+// Category, White_Space, Word, and whether the character has other cases.
+// Built once per process (about 1.1M lookups), so compiling a class costs a
+// walk over a few thousand runs instead of every code point.
+struct PropertyRun {
+  uint32_t lo, hi;
+  bool folds;  // has a case orbit: (?i) classes evaluate it per code point
+};
+
+const std::vector<PropertyRun>& PropertyRuns() {
+  static const std::vector<PropertyRun> runs = [] {
+    std::vector<PropertyRun> r;
+    uint32_t prev_sig = 0xFFFFFFFFu;
+    for (uint32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
+      const bool folds = SimpleFoldOrbitNext(cp) != cp;
+      const uint32_t sig = static_cast<uint32_t>(CategoryOf(cp)) |
+                           (IsWhiteSpace(cp) ? 1u << 8 : 0) | (IsOnigWord(cp) ? 1u << 9 : 0) |
+                           (folds ? 1u << 10 : 0);
+      if (sig == prev_sig) {
+        r.back().hi = cp;
+      } else {
+        r.push_back(PropertyRun{cp, cp, folds});
+        prev_sig = sig;
+      }
+    }
+    return r;
+  }();
+  return runs;
+}
+
+void RegexCompiler::CollectBounds(int set, bool* fold, std::vector<uint32_t>* bounds) const {
+  if (sets_[set].fold) *fold = true;
+  for (const auto& part : sets_[set].parts) {
+    for (const ClassItem& item : part) {
+      if (item.kind == ClassItem::kRange) {
+        bounds->push_back(item.lo);
+        if (item.hi < kMaxCodePoint) bounds->push_back(item.hi + 1);
+      } else if (item.kind == ClassItem::kNested) {
+        CollectBounds(item.nested, fold, bounds);
+      }
+    }
+  }
+}
+
 // Evaluates a set over every code point into a compiled class (shared between
 // identical sets) and records the lead bytes its members can start with.
 int RegexCompiler::BuildClass(int set) {
   if (set_class_[set] >= 0) return set_class_[set];
+  // Members as sorted, disjoint [lo, hi] ranges.
+  bool fold = false;
+  std::vector<uint32_t> bounds;
+  CollectBounds(set, &fold, &bounds);
+  std::sort(bounds.begin(), bounds.end());
+  std::vector<uint32_t> members;
+  auto add = [&members](uint32_t lo, uint32_t hi) {
+    if (!members.empty() && members.back() + 1 == lo) {
+      members.back() = hi;
+    } else {
+      members.push_back(lo);
+      members.push_back(hi);
+    }
+  };
+  size_t b = 0;
+  for (const PropertyRun& run : PropertyRuns()) {
+    uint32_t lo = run.lo;
+    while (lo <= run.hi) {
+      while (b < bounds.size() && bounds[b] <= lo) ++b;
+      const uint32_t hi = b < bounds.size() && bounds[b] - 1 < run.hi ? bounds[b] - 1 : run.hi;
+      if (fold && run.folds) {
+        for (uint32_t cp = lo; cp <= hi; ++cp) {
+          if (EvalSet(set, cp)) add(cp, cp);
+        }
+      } else if (EvalSet(set, lo)) {
+        add(lo, hi);
+      }
+      if (hi == kMaxCodePoint) break;
+      lo = hi + 1;
+    }
+  }
+
   Regex::CharClass cls;
   Regex::ByteSet lead{};
-  std::vector<uint32_t> ranges;
-  std::string key;
-  for (uint32_t block = 0; block < 256; ++block) {
-    Regex::Block bits{{0, 0, 0, 0}};
-    for (uint32_t k = 0; k < 256; ++k) {
-      const uint32_t cp = (block << 8) | k;
-      if (cp >= 0xD800 && cp <= 0xDFFF) continue;  // not characters in UTF-8
-      if (EvalSet(set, cp)) bits.bits[k >> 6] |= uint64_t{1} << (k & 63);
+  std::vector<Regex::Block> bmp(256, Regex::Block{{0, 0, 0, 0}});
+  std::vector<uint32_t> astral;
+  for (size_t r = 0; r < members.size(); r += 2) {
+    const uint32_t lo = members[r], hi = members[r + 1];
+    for (uint32_t cp = lo; cp <= hi && cp < 0x10000; ++cp) {
+      if (cp >= 0xD800 && cp <= 0xDFFF) continue;  // never decoded from UTF-8
+      bmp[cp >> 8].bits[(cp >> 6) & 3] |= uint64_t{1} << (cp & 63);
     }
-    if (block == 0) {
-      cls.ascii[0] = bits.bits[0];
-      cls.ascii[1] = bits.bits[1];
+    if (hi >= 0x10000) {
+      astral.push_back(std::max<uint32_t>(lo, 0x10000));
+      astral.push_back(hi);
     }
-    cls.bmp_block[block] = static_cast<uint16_t>(AddBlock(bits));
-    key.append(reinterpret_cast<const char*>(&cls.bmp_block[block]), sizeof(uint16_t));
-    for (uint32_t k = 0; k < 256; ++k) {
-      if ((bits.bits[k >> 6] >> (k & 63)) & 1) {
-        const uint32_t cp = (block << 8) | k;
-        char enc[4];
-        Utf8Encode(cp, enc);
-        ByteSetAdd(&lead, static_cast<uint8_t>(enc[0]));
+    // Lead bytes: one per 64 code points in the 2-byte range, per 4096 in the
+    // 3-byte range, per 2^18 in the 4-byte range.
+    for (uint32_t cp = lo; cp <= hi;) {
+      char enc[4];
+      if (cp >= 0xD800 && cp <= 0xDFFF) {
+        cp = 0xE000;
+        continue;
       }
+      Utf8Encode(cp, enc);
+      ByteSetAdd(&lead, static_cast<uint8_t>(enc[0]));
+      const uint32_t step = cp < 0x80 ? 1 : cp < 0x800 ? 64 : cp < 0x10000 ? 4096 : 1u << 18;
+      const uint32_t next = (cp / step + 1) * step;
+      if (next <= cp) break;
+      cp = next;
     }
   }
-  bool in = false;
-  uint32_t lo = 0;
-  for (uint32_t cp = 0x10000; cp <= 0x10FFFF; ++cp) {
-    const bool m = EvalSet(set, cp);
-    if (m && !in) {
-      lo = cp;
-      in = true;
-    } else if (!m && in) {
-      ranges.push_back(lo);
-      ranges.push_back(cp - 1);
-      in = false;
-    }
+  std::string key;
+  cls.ascii[0] = bmp[0].bits[0];
+  cls.ascii[1] = bmp[0].bits[1];
+  for (uint32_t block = 0; block < 256; ++block) {
+    cls.bmp_block[block] = static_cast<uint16_t>(AddBlock(bmp[block]));
+    key.append(reinterpret_cast<const char*>(&cls.bmp_block[block]), sizeof(uint16_t));
   }
-  if (in) {
-    ranges.push_back(lo);
-    ranges.push_back(0x10FFFF);
-  }
-  for (size_t r = 0; r < ranges.size(); r += 2) {
-    for (uint32_t b = 0xF0 | (ranges[r] >> 18); b <= (0xF0 | (ranges[r + 1] >> 18)); ++b) {
-      ByteSetAdd(&lead, static_cast<uint8_t>(b));
-    }
-  }
-  key.append(reinterpret_cast<const char*>(ranges.data()), ranges.size() * sizeof(uint32_t));
+  key.append(reinterpret_cast<const char*>(astral.data()), astral.size() * sizeof(uint32_t));
   auto it = class_cache_.find(key);
   if (it != class_cache_.end()) {
     set_class_[set] = it->second;
     return it->second;
   }
   cls.astral_begin = static_cast<uint32_t>(out_->ranges_.size());
-  cls.astral_count = static_cast<uint32_t>(ranges.size() / 2);
-  out_->ranges_.insert(out_->ranges_.end(), ranges.begin(), ranges.end());
+  cls.astral_count = static_cast<uint32_t>(astral.size() / 2);
+  out_->ranges_.insert(out_->ranges_.end(), astral.begin(), astral.end());
   out_->classes_.push_back(cls);
   class_first_.push_back(lead);
   const int index = static_cast<int>(out_->classes_.size()) - 1;
@@ -1423,7 +1489,7 @@ inline bool Regex::ClassHas(uint32_t cls, uint32_t cp) const {
     const Block& b = blocks_[c.bmp_block[cp >> 8]];
     return (b.bits[(cp >> 6) & 3] >> (cp & 63)) & 1;
   }
-  const uint32_t* r = ranges_.data() + c.astral_begin * 2;
+  const uint32_t* r = ranges_.data() + c.astral_begin;
   size_t lo = 0, hi = c.astral_count;
   while (lo < hi) {
     const size_t mid = (lo + hi) / 2;
@@ -1438,47 +1504,75 @@ inline bool Regex::ClassHas(uint32_t cls, uint32_t cp) const {
   return false;
 }
 
+Status Regex::OutcomeStatus(Outcome o) {
+  switch (o) {
+    case Outcome::kStackFull:
+      return Status(StatusCode::kOutOfMemory, "regex: backtracking stack outgrew the scratch");
+    case Outcome::kBudget:
+      return Status(StatusCode::kUnsupported, "regex: backtracking limit exceeded");
+    default:
+      return Status(StatusCode::kInternal, "regex: corrupt program");
+  }
+}
+
+namespace {
+
+// Aligns caller scratch for frames; returns the frame capacity (0: too small).
+size_t AlignScratch(void* scratch, size_t bytes, void** stack) {
+  if (scratch == nullptr) return 0;
+  const auto addr = reinterpret_cast<uintptr_t>(scratch);
+  const size_t adjust = (alignof(Frame) - addr % alignof(Frame)) % alignof(Frame);
+  if (bytes < adjust + sizeof(Frame)) return 0;
+  *stack = static_cast<char*>(scratch) + adjust;
+  return (bytes - adjust) / sizeof(Frame);
+}
+
+}  // namespace
+
 Result<bool> Regex::Find(const char* text, size_t n, size_t from, size_t* begin, size_t* end,
                          void* scratch, size_t scratch_bytes) const {
   if (program_.empty()) return Status(StatusCode::kInvalidArgument, "regex: not compiled");
   if (n >= 0xFFFFFFFFu) return Status(StatusCode::kInvalidArgument, "regex: text of 4 GiB or more");
   if (from > n) return Status(StatusCode::kInvalidArgument, "regex: start past the end of the text");
-  // Align the caller's scratch for frames.
-  auto addr = reinterpret_cast<uintptr_t>(scratch);
-  const size_t adjust = (alignof(Frame) - addr % alignof(Frame)) % alignof(Frame);
-  if (scratch == nullptr || scratch_bytes < adjust + sizeof(Frame)) {
-    return Status(StatusCode::kOutOfMemory, "regex: scratch too small");
-  }
-  void* stack = static_cast<char*>(scratch) + adjust;
-  const size_t cap = (scratch_bytes - adjust) / sizeof(Frame);
+  void* stack = nullptr;
+  const size_t cap = AlignScratch(scratch, scratch_bytes, &stack);
+  if (cap == 0) return Status(StatusCode::kOutOfMemory, "regex: scratch too small");
+  const Outcome o = FindImpl(text, n, from, begin, end, stack, cap);
+  if (o == Outcome::kMatch) return true;
+  if (o == Outcome::kNoMatch) return false;
+  return OutcomeStatus(o);
+}
+
+Regex::Outcome Regex::FindImpl(const char* text, size_t n, size_t from, size_t* begin,
+                               size_t* end, void* stack, size_t cap) const {
   const auto* s = reinterpret_cast<const uint8_t*>(text);
   const ByteSet* first = first_set_ >= 0 ? &byte_sets_[first_set_] : nullptr;
   size_t pos = from;
   for (;;) {
-    if (anchored_start_ && pos != 0) return false;
+    if (anchored_start_ && pos != 0) return Outcome::kNoMatch;
     if (first != nullptr) {
+      // Only bytes that can start a match; lead bytes of valid UTF-8 are
+      // character starts.
       while (pos < n && !ByteSetHas(*first, s[pos])) ++pos;
-      if (pos >= n) return false;
-      // A stray continuation byte is never a match start (it is a U+FFFD of
-      // its own only to the VM); keep to character starts of valid text.
+      if (pos >= n) return Outcome::kNoMatch;
     }
     size_t e = 0;
-    Result<bool> r = MatchAt(text, n, pos, &e, stack, cap);
-    if (!r.ok()) return r.status();
-    if (r.value()) {
+    const Outcome o = MatchAt(text, n, pos, &e, stack, cap);
+    if (o == Outcome::kMatch) {
       *begin = pos;
       *end = e;
-      return true;
+      return o;
     }
-    if (pos >= n) return false;
+    if (o != Outcome::kNoMatch) return o;
+    if (pos >= n) return Outcome::kNoMatch;
     size_t len = 1;
     DecodeAt(s, n, pos, &len);
     pos += len;
   }
 }
 
-Result<bool> Regex::MatchAt(const char* text, size_t n, size_t start, size_t* match_end,
-                            void* stack_mem, size_t cap) const {
+Regex::Outcome Regex::MatchAt(const char* text, size_t n, size_t start, size_t* match_end,
+                              void* stack_mem, size_t cap) const {
   const auto* s = reinterpret_cast<const uint8_t*>(text);
   Frame* stack = static_cast<Frame*>(stack_mem);
   const Inst* prog = program_.data();
@@ -1489,7 +1583,7 @@ Result<bool> Regex::MatchAt(const char* text, size_t n, size_t start, size_t* ma
 
 #define OCTET_REGEX_PUSH(pc_, kind_, pos_, aux_)                                            \
   do {                                                                                      \
-    if (sp == cap) return Status(StatusCode::kOutOfMemory, "regex: backtracking stack full"); \
+    if (sp == cap) return Outcome::kStackFull;                                              \
     stack[sp++] = Frame{(pc_), (kind_), static_cast<uint32_t>(pos_), (aux_)};              \
   } while (0)
 
@@ -1607,7 +1701,7 @@ Result<bool> Regex::MatchAt(const char* text, size_t n, size_t start, size_t* ma
         // The lookaround's body matched: drop its frames and the barrier.
         size_t b = sp;
         while (b > 0 && stack[b - 1].kind != kFrameLook && stack[b - 1].kind != kFrameAtomic) --b;
-        if (b == 0) return Status(StatusCode::kInternal, "regex: lookaround frame missing");
+        if (b == 0) return Outcome::kInternal;
         const Frame barrier = stack[b - 1];
         sp = b - 1;
         const Inst& look = prog[barrier.pc];
@@ -1623,23 +1717,21 @@ Result<bool> Regex::MatchAt(const char* text, size_t n, size_t start, size_t* ma
       case kOpAtomicEnd: {
         size_t b = sp;
         while (b > 0 && stack[b - 1].kind != kFrameLook && stack[b - 1].kind != kFrameAtomic) --b;
-        if (b == 0) return Status(StatusCode::kInternal, "regex: atomic frame missing");
+        if (b == 0) return Outcome::kInternal;
         sp = b - 1;
         ++pc;
         continue;
       }
       case kOpMatch:
         *match_end = pos;
-        return true;
+        return Outcome::kMatch;
       default:
-        return Status(StatusCode::kInternal, "regex: bad instruction");
+        return Outcome::kInternal;
     }
   fail:
     for (;;) {
-      if (sp == 0) return false;
-      if (++backtracks > kMaxBacktracks) {
-        return Status(StatusCode::kUnsupported, "regex: backtracking limit exceeded");
-      }
+      if (sp == 0) return Outcome::kNoMatch;
+      if (++backtracks > kMaxBacktracks) return Outcome::kBudget;
       Frame& f = stack[sp - 1];
       switch (f.kind) {
         case kFrameBranch:
@@ -1703,16 +1795,25 @@ Result<bool> Regex::MatchAt(const char* text, size_t n, size_t start, size_t* ma
 #undef OCTET_REGEX_PUSH
 }
 
+RegexMatchIterator::RegexMatchIterator(const Regex& regex, const char* text, size_t n,
+                                       void* scratch, size_t scratch_bytes)
+    : regex_(regex), text_(text), n_(n) {
+  stack_cap_ = AlignScratch(scratch, scratch_bytes, &stack_);
+}
+
 Result<bool> RegexMatchIterator::Next(size_t* begin, size_t* end) {
+  if (regex_.program_.empty()) return Status(StatusCode::kInvalidArgument, "regex: not compiled");
+  if (n_ >= 0xFFFFFFFFu) return Status(StatusCode::kInvalidArgument, "regex: text of 4 GiB or more");
+  if (stack_cap_ == 0) return Status(StatusCode::kOutOfMemory, "regex: scratch too small");
   for (;;) {
     if (last_end_ > n_) return false;
     size_t b = 0, e = 0;
-    Result<bool> r = regex_.Find(text_, n_, last_end_, &b, &e, scratch_, scratch_bytes_);
-    if (!r.ok()) return r.status();
-    if (!r.value()) {
+    const Regex::Outcome o = regex_.FindImpl(text_, n_, last_end_, &b, &e, stack_, stack_cap_);
+    if (o == Regex::Outcome::kNoMatch) {
       last_end_ = n_ + 1;
       return false;
     }
+    if (o != Regex::Outcome::kMatch) return Regex::OutcomeStatus(o);
     last_end_ = e;
     if (b == e) {
       size_t len = 1;

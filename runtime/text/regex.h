@@ -78,7 +78,7 @@ class Regex {
   struct CharClass {
     uint64_t ascii[2] = {0, 0};   // code points 0..127
     uint16_t bmp_block[256] = {};  // code point >> 8 -> block in blocks_ (0: empty)
-    uint32_t astral_begin = 0;     // sorted [lo, hi] pairs in ranges_, for cp >= 0x10000
+    uint32_t astral_begin = 0;     // index in ranges_ of sorted [lo, hi] pairs, for cp >= 0x10000
     uint32_t astral_count = 0;
   };
   struct Block {
@@ -89,11 +89,18 @@ class Regex {
   };
 
  private:
-  Result<bool> MatchAt(const char* text, size_t n, size_t start, size_t* end, void* stack,
-                       size_t stack_cap) const;
+  enum class Outcome : uint8_t { kNoMatch, kMatch, kStackFull, kBudget, kInternal };
+  static Status OutcomeStatus(Outcome o);
+  // Find after the argument checks, on a stack already aligned for frames
+  // (`stack_cap` frames): no Status is built on the way.
+  Outcome FindImpl(const char* text, size_t n, size_t from, size_t* begin, size_t* end,
+                   void* stack, size_t stack_cap) const;
+  Outcome MatchAt(const char* text, size_t n, size_t start, size_t* end, void* stack,
+                  size_t stack_cap) const;
   bool ClassHas(uint32_t cls, uint32_t cp) const;
 
   friend class RegexCompiler;
+  friend class RegexMatchIterator;
 
   std::vector<Inst> program_;
   std::vector<CharClass> classes_;
@@ -116,19 +123,20 @@ class Regex {
 // it lands) is dropped.
 class RegexMatchIterator {
  public:
+  // `scratch` as for Regex::Find (at least ScratchBytes(n) bytes), used by
+  // every Next.
   RegexMatchIterator(const Regex& regex, const char* text, size_t n, void* scratch,
-                     size_t scratch_bytes)
-      : regex_(regex), text_(text), n_(n), scratch_(scratch), scratch_bytes_(scratch_bytes) {}
+                     size_t scratch_bytes);
 
-  // The next match, or false at the end.
+  // The next match, or false at the end. Errors as Regex::Find.
   Result<bool> Next(size_t* begin, size_t* end);
 
  private:
   const Regex& regex_;
   const char* text_;
   size_t n_;
-  void* scratch_;
-  size_t scratch_bytes_;
+  void* stack_ = nullptr;  // scratch, aligned for the engine's frames
+  size_t stack_cap_ = 0;   // frames
   size_t last_end_ = 0;
   bool skip_next_empty_ = false;
 };

@@ -14,9 +14,13 @@ differ (checked one by one, see to_reference()):
     `regex` spelling or another meaning; they are written out.
   - nested classes and && exist only in `regex`'s V1 mode, used for those patterns (V1 would
     switch (?i) to full case folding, so no pattern here combines them).
-  - \\s (White_Space), \\d (Nd), \\p{..} General_Category values and (?i) with simple case
-    folding (s ~ U+017F, k ~ U+212A) already agree; the class table below checks every code
-    point for each of them.
+  - \\s (White_Space), \\d (Nd), \\p{..} General_Category values and (?i) on literals
+    (s ~ U+017F, k ~ U+212A) already agree; the class table below checks every code point.
+  - (?i) on a class: Oniguruma closes the class under CaseFolding.txt's simple folds (C, S)
+    before negating it; `regex` also equates simple case mappings (U+0130 ~ i) and widens
+    (?i)\\p{Lu} to all cased letters. The class table spells those as "the class without (?i)
+    holds for some member of the code point's fold orbit", orbits from the UCD file
+    (Debian unicode-data, /usr/share/unicode/CaseFolding.txt).
 The iteration is the onig crate's FindMatches, which HF's SysRegex::find_iter is: search from
 the end of the previous match; an empty match moves the next search one character on, and an
 empty match right after a non-empty one is dropped.
@@ -356,6 +360,45 @@ def to_reference(pattern):
     return "".join(out), flags
 
 
+def fold_orbits(path="/usr/share/unicode/CaseFolding.txt"):
+    """Code point -> the code points with the same simple case fold (C and S entries)."""
+    groups = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            code, status, mapping = [x.strip() for x in line.split(";")[:3]]
+            if status in ("C", "S"):
+                target = int(mapping, 16)
+                groups.setdefault(target, {target}).add(int(code, 16))
+    orbit = {}
+    for members in groups.values():
+        for m in members:
+            orbit[m] = members
+    return orbit
+
+
+def class_member_fn(pattern, orbit):
+    """fullmatch of one character, with Oniguruma's (?i) closure for class patterns."""
+    if not pattern.startswith("(?i)"):
+        ref, flags = to_reference(pattern)
+        rx = regex.compile(ref, flags)
+        return lambda c: rx.fullmatch(c) is not None
+    body = pattern[len("(?i)"):]
+    negate = body.startswith("[^")
+    if negate:
+        body = "[" + body[2:]
+    ref, flags = to_reference(body)
+    rx = regex.compile(ref, flags)
+
+    def member(c):
+        cp = ord(c)
+        hit = any(rx.fullmatch(chr(o)) is not None for o in orbit.get(cp, (cp,)))
+        return hit != negate
+    return member
+
+
 def onig_matches(rx, text):
     """The onig crate's FindMatches over `text`, in character offsets."""
     res = []
@@ -444,14 +487,14 @@ def main():
             if "$" in pattern or "(?=(?:" in pattern:
                 continue  # quadratic on long runs in every backtracking engine (Oniguruma too)
             add_case(pattern, t, hashed=True)
+    orbit = fold_orbits()
     for p in CLASS_PATTERNS:
         pi = add_pattern(p)
-        ref, flags = to_reference(p)
-        rx = regex.compile(ref, flags)
+        member = class_member_fn(p, orbit)
         ranges = []
         start = None
         for cp in range(0x110001):
-            m = cp <= 0x10FFFF and not 0xD800 <= cp <= 0xDFFF and rx.fullmatch(chr(cp)) is not None
+            m = cp <= 0x10FFFF and not 0xD800 <= cp <= 0xDFFF and member(chr(cp))
             if 0xD800 <= cp <= 0xDFFF:
                 continue  # not characters: ranges may span them, the test skips them
             if m and start is None:
