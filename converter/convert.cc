@@ -15,6 +15,7 @@
 #include "import/json_util.h"
 #include "quantize/report.h"
 #include "tokenize/compile_tokenizer.h"
+#include "tokenize/legacy.h"
 
 namespace octet {
 namespace convert {
@@ -58,11 +59,22 @@ fb::TokenizerKind TokenizerKindOf(const std::vector<std::string>& present) {
 void AddCompiledTokenizer(const std::filesystem::path& dir, const nlohmann::json& config,
                           ModelWriter& writer) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(dir / "tokenizer.json", ec)) return;
   TokenizerSources sources;
-  sources.tokenizer = ReadJsonFile(dir / "tokenizer.json", "tokenizer.json");
   if (std::filesystem::is_regular_file(dir / "tokenizer_config.json", ec)) {
     sources.tokenizer_config = ReadJsonFile(dir / "tokenizer_config.json", "tokenizer_config.json");
+  }
+  if (std::filesystem::is_regular_file(dir / "tokenizer.json", ec)) {
+    sources.tokenizer = ReadJsonFile(dir / "tokenizer.json", "tokenizer.json");
+  } else {
+    // The older files, as transformers would turn them into a tokenizer.json.
+    bool legacy = false;
+    for (const char* name : {"vocab.txt", "vocab.json", "spiece.model", "source.spm",
+                             "sentencepiece.bpe.model", "tokenizer.model"}) {
+      legacy = legacy || std::filesystem::is_regular_file(dir / name, ec);
+    }
+    if (!legacy) return;
+    sources.tokenizer = LegacyTokenizerJson(
+        dir, sources.tokenizer_config.is_null() ? nlohmann::json::object() : sources.tokenizer_config);
   }
   if (std::filesystem::is_regular_file(dir / "generation_config.json", ec)) {
     sources.generation_config =

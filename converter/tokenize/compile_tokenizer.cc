@@ -10,6 +10,7 @@
 
 #include "import/error.h"
 #include "import/json_util.h"
+#include "text/precompiled.h"
 #include "text/regex.h"
 #include "text/tok_tables.h"
 #include "text/tokenizer.h"
@@ -347,6 +348,30 @@ void CompileModel(const json& model, bool byte_level, fb::TokenizerSpecT& spec, 
   spec.model = std::move(m);
 }
 
+std::vector<uint8_t> Base64(const std::string& text, const std::string& where) {
+  std::vector<uint8_t> out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : text) {
+    int v;
+    if (c >= 'A' && c <= 'Z') v = c - 'A';
+    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
+    else if (c >= '0' && c <= '9') v = c - '0' + 52;
+    else if (c == '+') v = 62;
+    else if (c == '/') v = 63;
+    else if (c == '=') break;
+    else Fail("tokenizer.json: ", where, ": the charsmap is not base64");
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<uint8_t>(acc >> bits));
+      acc &= (1u << bits) - 1;
+    }
+  }
+  return out;
+}
+
 void CompileNormalizers(const json& root, fb::TokenizerSpecT& spec) {
   const json* n = Member(root, "normalizer");
   if (n == nullptr) return;
@@ -375,6 +400,12 @@ void CompileNormalizers(const json& root, fb::TokenizerSpecT& spec) {
     } else if (type == "Prepend") {
       step->kind = fb::NormalizerKind::Prepend;
       step->content = String(*s, "prepend", "", where);
+    } else if (type == "Precompiled") {
+      step->kind = fb::NormalizerKind::Precompiled;
+      const std::string b64 = String(*s, "precompiled_charsmap", "", where);
+      step->charsmap = Base64(b64, where);
+      const Status st = text::CheckCharsmap(step->charsmap.data(), step->charsmap.size());
+      if (!st.ok()) Fail("tokenizer.json: ", where, ": ", st.message());
     } else if (type == "Strip") {
       step->kind = fb::NormalizerKind::Strip;
       step->strip_left = Bool(*s, "strip_left", false, where);

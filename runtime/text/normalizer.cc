@@ -2,6 +2,7 @@
 // as tokenizers' normalizers do (normalizers/{unicode,bert,replace,prepend,strip}.rs).
 #include <cstring>
 
+#include "text/precompiled.h"
 #include "text/tokenizer_impl.h"
 #include "text/unicode.h"
 #include "text/utf8.h"
@@ -99,23 +100,24 @@ size_t ReplaceLiteral(const fb::NormalizerStep& step, const uint8_t* in, size_t 
 
 Status InitNormalizers(TokenizerImpl& t) {
   t.normalizers.clear();
-  t.norm_growth = Growth{1, 0};
   if (t.spec->normalizers() == nullptr) return Status::Ok();
   for (const fb::NormalizerStep* step : *t.spec->normalizers()) {
     NormalizerOp op;
     op.step = step;
-    Growth g{1, 0};
+    Growth g;
     switch (step->kind()) {
       case fb::NormalizerKind::NFC:
       case fb::NormalizerKind::NFD:
       case fb::NormalizerKind::NFKC:
-      case fb::NormalizerKind::NFKD: g.mul = kMaxNormalizeGrowth; break;
-      case fb::NormalizerKind::Lowercase: g.mul = kMaxLowercaseGrowth; break;
-      case fb::NormalizerKind::StripAccents: g.mul = kMaxStripAccentsGrowth; break;
+      case fb::NormalizerKind::NFKD: g.num = kMaxNormalizeGrowth; break;
+      // Valid text: U+0130 (2 bytes) lowercases to 3 bytes; marks only go.
+      case fb::NormalizerKind::Lowercase: g = Growth{3, 2, 0}; break;
+      case fb::NormalizerKind::StripAccents: break;
       case fb::NormalizerKind::Bert:
-        // 3x for CJK spacing (3 bytes -> 5), then NFD, then lowercase.
-        g.mul = 2 * (step->bert_strip_accents() ? kMaxNormalizeGrowth : 1) *
-                (step->bert_lowercase() ? kMaxLowercaseGrowth : 1);
+        // CJK spacing (3 bytes -> 5), then NFD, then lowercase.
+        g.num = 2 * (step->bert_strip_accents() ? kMaxNormalizeGrowth : 1) *
+                (step->bert_lowercase() ? 3 : 1);
+        g.den = step->bert_lowercase() ? 2 : 1;
         break;
       case fb::NormalizerKind::Replace: {
         const size_t pn = Str(step->pattern()), cn = Str(step->content());
@@ -124,21 +126,23 @@ Status InitNormalizers(TokenizerImpl& t) {
           if (!op.regex) return Status(StatusCode::kOutOfMemory, "tokenizer: out of memory");
           OCTET_RETURN_IF_ERROR(op.regex->Compile(
               std::string_view(step->pattern()->data(), step->pattern()->size())));
-          g.mul = 1 + cn;  // an empty match may insert the content at every byte
+          g.num = 1 + cn;  // an empty match may insert the content at every byte
           g.add = cn;
         } else {
-          g.mul = pn == 0 ? 1 : (cn + pn - 1) / pn + 1;
+          g.num = pn == 0 ? 1 : (cn + pn - 1) / pn + 1;
         }
         break;
       }
       case fb::NormalizerKind::Prepend: g.add = Str(step->content()); break;
       case fb::NormalizerKind::Strip: break;
+      case fb::NormalizerKind::Precompiled:
+        g.num = CharsmapMaxGrowth(step->charsmap()->data(), step->charsmap()->size());
+        break;
       default:
         return Status::Error(StatusCode::kUnsupported, "normalizer %s is not supported",
                              fb::EnumNameNormalizerKind(step->kind()));
     }
     op.growth = g;
-    t.norm_growth = Growth{t.norm_growth.mul * g.mul, t.norm_growth.add * g.mul + g.add};
     t.normalizers.push_back(std::move(op));
   }
   return Status::Ok();
@@ -252,6 +256,10 @@ Status TokenizerImpl::Normalize(EncodeState& st, const uint8_t* s, size_t n, con
         std::memmove(dst, cur + b, m);
         break;
       }
+      case fb::NormalizerKind::Precompiled:
+        m = ApplyCharsmap(step.charsmap()->data(), step.charsmap()->size(), Chars(cur), cur_n,
+                          Chars(dst), cap);
+        break;
       default: return Status(StatusCode::kInternal, "normalizer kind");
     }
     (void)other;

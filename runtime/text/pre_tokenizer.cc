@@ -162,7 +162,7 @@ size_t CharPieces(const uint8_t* t, Span span, Pred pred, Piece* pieces) {
 
 Status InitPreTokenizers(TokenizerImpl& t) {
   t.pre_tokenizers.clear();
-  t.pre_growth = Growth{1, 0};
+  t.pre_growth = Growth{};
   if (t.spec->pre_tokenizers() == nullptr) return Status::Ok();
   for (const fb::PreTokenizerStep* step : *t.spec->pre_tokenizers()) {
     PreTokenizerOp op;
@@ -175,9 +175,9 @@ Status InitPreTokenizers(TokenizerImpl& t) {
     }
     if (step->kind() == fb::PreTokenizerKind::Metaspace) {
       const size_t r = step->replacement() ? step->replacement()->size() : 0;
-      t.pre_growth = Growth{t.pre_growth.mul * 2 * (r + 1), t.pre_growth.add * 2 * (r + 1) + r};
+      t.pre_growth = Growth{t.pre_growth.num * 2 * (r + 1), 1, t.pre_growth.add * 2 * (r + 1) + r};
     } else if (step->kind() == fb::PreTokenizerKind::ByteLevel && step->add_prefix_space()) {
-      t.pre_growth = Growth{t.pre_growth.mul * 2, t.pre_growth.add * 2 + 1};
+      t.pre_growth = Growth{t.pre_growth.num * 2, 1, t.pre_growth.add * 2 + 1};
     }
     t.pre_tokenizers.push_back(std::move(op));
   }

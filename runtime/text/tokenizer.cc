@@ -42,7 +42,7 @@ const ByteLevelMap& GetByteLevelMap() {
 TokenizerImpl::Layout TokenizerImpl::LayoutFor(size_t max_text_bytes, size_t max_decode_ids) const {
   Layout l{};
   // Prepend-like growth happens once per piece; pieces are parts of the text.
-  l.piece = norm_growth.Apply(max_text_bytes) + 8;
+  l.piece = NormBound(max_text_bytes) + 8;
   l.pre = pre_growth.Apply(l.piece) + 8;
   l.spans = 2 * l.pre + 4;  // pieces and matches, empty matches included
   const size_t prefix = model->continuing_subword_prefix() ? model->continuing_subword_prefix()->size() : 0;
@@ -282,7 +282,7 @@ size_t Tokenizer::MaxIds(size_t text_bytes) const {
     for (const fb::TemplateItem* item : *items) templ += item->ids() ? item->ids()->size() : 0;
   }
   // At most one id per byte of a pre-tokenized piece (byte fallback), one per added token.
-  return impl_->pre_growth.Apply(impl_->norm_growth.Apply(text_bytes)) + text_bytes + templ + 8;
+  return impl_->pre_growth.Apply(impl_->NormBound(text_bytes)) + text_bytes + templ + 8;
 }
 
 size_t Tokenizer::MaxDecodedBytes(size_t n_ids) const {

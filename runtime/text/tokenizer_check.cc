@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "text/precompiled.h"
 #include "text/regex.h"
 #include "text/utf8.h"
 
@@ -113,7 +114,9 @@ Status CheckTokenizerSpec(const fb::TokenizerSpec& spec, uint32_t arch_vocab) {
     for (const fb::NormalizerStep* s : *steps) {
       if (s->kind() > fb::NormalizerKind::MAX) return Status(kBad, "tokenizer: unknown normalizer kind");
       if (s->kind() == fb::NormalizerKind::Precompiled) {
-        return Status(StatusCode::kUnsupported, "tokenizer: the Precompiled normalizer is not supported yet");
+        if (s->charsmap() == nullptr) return Status(kBad, "tokenizer: a Precompiled normalizer without a charsmap");
+        Status st = CheckCharsmap(s->charsmap()->data(), s->charsmap()->size());
+        if (!st.ok()) return st.WithContext("tokenizer: Precompiled normalizer");
       }
       OCTET_RETURN_IF_ERROR(CheckString(s->pattern(), "a normalizer pattern"));
       OCTET_RETURN_IF_ERROR(CheckString(s->content(), "a normalizer content"));

@@ -28,11 +28,12 @@ struct Buffer {
   size_t cap = 0;
 };
 
-// out <= mul * in + add: how much a step can grow its input.
+// out <= ceil(num * in / den) + add: how much a step can grow valid UTF-8.
 struct Growth {
-  size_t mul = 1;
+  size_t num = 1;
+  size_t den = 1;
   size_t add = 0;
-  size_t Apply(size_t n) const { return mul * n + add; }
+  size_t Apply(size_t n) const { return (num * n + den - 1) / den + add; }
 };
 
 // GPT-2's byte <-> character mapping (ByteLevel pre-tokenizer and decoder).
@@ -104,7 +105,12 @@ struct TokenizerImpl {
   std::vector<uint8_t> special;  // [vocab_size] 1 = a special added token
   std::vector<uint8_t> eos;      // [vocab_size]
   std::vector<int16_t> fallback_byte;  // [vocab_size] byte-fallback models: the byte of <0xNN>, else -1
-  Growth norm_growth, pre_growth;
+  Growth pre_growth;
+  // The bytes a piece of n bytes can reach through the normalizers (every step's bound in turn).
+  size_t NormBound(size_t n) const {
+    for (const NormalizerOp& op : normalizers) n = op.growth.Apply(n);
+    return n;
+  }
   size_t decoder_growth = 1;      // decoded bytes per token byte, at most
 
   // Workspace layout for max_text_bytes N, max decode ids D.
