@@ -144,7 +144,7 @@ Status TokenizerImpl::Bpe(EncodeState& st, const uint8_t* w, size_t n) const {
     }
   }
   if (unk_pending) add(unk_id);
-  if (overflow) return Status(StatusCode::kInternal, "tokenizer: BPE symbols outgrew the workspace");
+  if (overflow) return OutgrewWorkspace("BPE model");
 
   if (merges != nullptr && count > 1) {
     Heap heap(reinterpret_cast<Candidate*>(base + st.layout.off_heap), st.layout.heap);

@@ -199,7 +199,7 @@ Status TokenizerImpl::Normalize(EncodeState& st, const uint8_t* s, size_t n, con
                 op.regex->Find(Chars(cur), cur_n, from, &b, &e, scratch, st.layout.regex);
             if (!found.ok()) return found.status();
             if (!found.value()) break;
-            if (o + (b - last) + cn > cap) return Status(StatusCode::kInternal, "normalizer overflow");
+            if (o + (b - last) + cn > cap) return OutgrewWorkspace("normalizers");
             std::memcpy(dst + o, cur + last, b - last);
             o += b - last;
             std::memcpy(dst + o, step.content()->data(), cn);
@@ -214,7 +214,7 @@ Status TokenizerImpl::Normalize(EncodeState& st, const uint8_t* s, size_t n, con
               from = e;
             }
           }
-          if (o + (cur_n - last) > cap) return Status(StatusCode::kInternal, "normalizer overflow");
+          if (o + (cur_n - last) > cap) return OutgrewWorkspace("normalizers");
           std::memcpy(dst + o, cur + last, cur_n - last);
           m = o + cur_n - last;
         } else {
@@ -263,7 +263,7 @@ Status TokenizerImpl::Normalize(EncodeState& st, const uint8_t* s, size_t n, con
       default: return Status(StatusCode::kInternal, "normalizer kind");
     }
     (void)other;
-    if (m > cap) return Status(StatusCode::kInternal, "tokenizer: a normalizer outgrew its bound");
+    if (m > cap) return OutgrewWorkspace("normalizers");
     cur = dst;
     cur_n = m;
     which ^= 1;

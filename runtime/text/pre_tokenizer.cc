@@ -208,6 +208,7 @@ Status TokenizerImpl::PreTokenize(EncodeState& st, const uint8_t* s, size_t n, b
           for (size_t i = 0; i < n_spans; ++i) {
             const Span sp = spans[i];
             const uint32_t b = static_cast<uint32_t>(o);
+            if (o + 1 + (sp.end - sp.begin) > st.layout.pre) return OutgrewWorkspace("pre-tokenizers");
             if (t[sp.begin] != ' ') dst[o++] = ' ';
             std::memcpy(dst + o, t + sp.begin, sp.end - sp.begin);
             o += sp.end - sp.begin;
@@ -302,6 +303,11 @@ Status TokenizerImpl::PreTokenize(EncodeState& st, const uint8_t* s, size_t n, b
             prepend = !starts_with_rep && !starts_with_space;
           } else if (step.prepend_scheme() == fb::PrependScheme::First) {
             prepend = !starts_with_rep && !starts_with_space && at_origin && sp.begin == 0;
+          }
+          size_t spaces = 0;
+          for (size_t j = sp.begin; j < sp.end; ++j) spaces += t[j] == ' ';
+          if (o + rn + (sp.end - sp.begin) + spaces * rn > st.layout.pre) {
+            return OutgrewWorkspace("pre-tokenizers");
           }
           if (prepend) {
             std::memcpy(dst + o, r->data(), rn);

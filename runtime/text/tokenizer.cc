@@ -2,6 +2,7 @@
 // workspace, encode's order of steps, the template, and the vocabulary lookup.
 #include "text/tokenizer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -19,6 +20,12 @@ constexpr StatusCode kArg = StatusCode::kInvalidArgument;
 size_t AlignUp(size_t n) { return (n + 15) & ~static_cast<size_t>(15); }
 
 }  // namespace
+
+Status OutgrewWorkspace(const char* stage) {
+  return Status::Error(StatusCode::kOutOfMemory,
+                       "the text grows past the tokenizer workspace in the %s (create the "
+                       "workspace for longer texts)", stage);
+}
 
 const ByteLevelMap& GetByteLevelMap() {
   static const ByteLevelMap map = [] {
@@ -41,9 +48,12 @@ const ByteLevelMap& GetByteLevelMap() {
 
 TokenizerImpl::Layout TokenizerImpl::LayoutFor(size_t max_text_bytes, size_t max_decode_ids) const {
   Layout l{};
-  // Prepend-like growth happens once per piece; pieces are parts of the text.
-  l.piece = NormBound(max_text_bytes) + 8;
-  l.pre = pre_growth.Apply(l.piece) + 8;
+  // Growth is bounded per step, but the product of worst cases (NFKD's 11x
+  // times a charsmap's longest replacement...) is far from real text: each
+  // stage gets at most 4x its input, and a text that outgrows it is refused
+  // (kOutOfMemory) rather than planned for.
+  l.piece = std::min(NormBound(max_text_bytes), 4 * max_text_bytes) + 64;
+  l.pre = std::min(pre_growth.Apply(l.piece), 4 * l.piece) + 64;
   l.spans = 2 * l.pre + 4;  // pieces and matches, empty matches included
   const size_t prefix = model->continuing_subword_prefix() ? model->continuing_subword_prefix()->size() : 0;
   const size_t suffix = model->end_of_word_suffix() ? model->end_of_word_suffix()->size() : 0;

@@ -70,7 +70,10 @@ class Tokenizer {
   bool initialized() const { return impl_ != nullptr; }
 
   // A workspace for texts of up to max_text_bytes and id lists of up to
-  // max_decode_ids (Decode, StreamDecoder).
+  // max_decode_ids (Decode, StreamDecoder). Each stage (normalizers,
+  // pre-tokenizers) may grow the text to its bound but at most 4x: a text
+  // that grows more (a run of U+FDFA through NFKD) gets kOutOfMemory and
+  // takes a workspace made for a longer text.
   Status CreateWorkspace(size_t max_text_bytes, size_t max_decode_ids,
                          TokenizerWorkspace* workspace) const;
   // An upper bound on the ids Encode gives for a text of `text_bytes`.

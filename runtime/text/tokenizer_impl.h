@@ -170,6 +170,9 @@ struct TokenizerImpl {
                    char* out, size_t cap, size_t* n_out) const;
 };
 
+// A stage's output outgrew the workspace (tokenizer.h: CreateWorkspace).
+Status OutgrewWorkspace(const char* stage);
+
 Status InitNormalizers(TokenizerImpl& t);
 Status InitPreTokenizers(TokenizerImpl& t);
 Status InitDecoders(TokenizerImpl& t);
