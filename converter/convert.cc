@@ -14,6 +14,8 @@
 #include "import/importer.h"
 #include "import/json_util.h"
 #include "quantize/report.h"
+#include "tokenize/compile_tokenizer.h"
+#include "tokenize/legacy.h"
 
 namespace octet {
 namespace convert {
@@ -51,6 +53,35 @@ fb::TokenizerKind TokenizerKindOf(const std::vector<std::string>& present) {
   }
   if (has("vocab.json") && has("merges.txt")) return fb::TokenizerKind::Gpt2Bpe;
   return fb::TokenizerKind::None;  // e.g. BERT's vocab.txt alone: carried, kind not named
+}
+
+// The compiled tokenizer of `dir` when it has a tokenizer.json (else none).
+void AddCompiledTokenizer(const std::filesystem::path& dir, const nlohmann::json& config,
+                          ModelWriter& writer) {
+  std::error_code ec;
+  TokenizerSources sources;
+  if (std::filesystem::is_regular_file(dir / "tokenizer_config.json", ec)) {
+    sources.tokenizer_config = ReadJsonFile(dir / "tokenizer_config.json", "tokenizer_config.json");
+  }
+  if (std::filesystem::is_regular_file(dir / "tokenizer.json", ec)) {
+    sources.tokenizer = ReadJsonFile(dir / "tokenizer.json", "tokenizer.json");
+  } else {
+    // The older files, as transformers would turn them into a tokenizer.json.
+    bool legacy = false;
+    for (const char* name : {"vocab.txt", "vocab.json", "spiece.model", "source.spm",
+                             "sentencepiece.bpe.model", "tokenizer.model"}) {
+      legacy = legacy || std::filesystem::is_regular_file(dir / name, ec);
+    }
+    if (!legacy) return;
+    sources.tokenizer = LegacyTokenizerJson(
+        dir, sources.tokenizer_config.is_null() ? nlohmann::json::object() : sources.tokenizer_config);
+  }
+  if (std::filesystem::is_regular_file(dir / "generation_config.json", ec)) {
+    sources.generation_config =
+        ReadJsonFile(dir / "generation_config.json", "generation_config.json");
+  }
+  sources.config = config;
+  writer.SetCompiledTokenizer(CompileTokenizer(sources));
 }
 
 // Adds the tokenizer files of `dir`; returns how many.
@@ -218,6 +249,7 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
   result.model_type = spec.model_type;
   result.num_tensors = spec.tensors.size();
   result.num_tokenizer_files = AddTokenizer(source_dir, writer);
+  AddCompiledTokenizer(source_dir, config, writer);
   result.warnings = spec.warnings;
   if (int8) {
     // The report: the int8 model and its fp32 twin on the calibration.

@@ -61,6 +61,10 @@ void ModelWriter::SetMemoryPlan(const fb::MemoryPlanT& plan) {
 
 void ModelWriter::SetTokenizerKind(fb::TokenizerKind kind) { tokenizer_kind_ = kind; }
 
+void ModelWriter::SetCompiledTokenizer(std::unique_ptr<fb::TokenizerSpecT> spec) {
+  compiled_tokenizer_ = std::move(spec);
+}
+
 void ModelWriter::AddItem(Item item) {
   for (const Item& t : tensors_) {
     if (t.name == item.name) Fail("tensor '" + item.name + "' added twice");
@@ -167,13 +171,15 @@ ModelWriter::Layout ModelWriter::Plan() const {
                                              layout.offsets[i], t.size, t.layout));
   }
   flatbuffers::Offset<fb::Tokenizer> tokenizer = 0;
-  if (!blobs_.empty() || tokenizer_kind_ != fb::TokenizerKind::None) {
+  if (!blobs_.empty() || tokenizer_kind_ != fb::TokenizerKind::None || compiled_tokenizer_) {
     std::vector<flatbuffers::Offset<fb::Blob>> files;
     for (size_t i = 0; i < blobs_.size(); ++i) {
       files.push_back(fb::CreateBlobDirect(fbb, blobs_[i].name.c_str(),
                                            layout.offsets[tensors_.size() + i], blobs_[i].size));
     }
-    tokenizer = fb::CreateTokenizerDirect(fbb, tokenizer_kind_, &files);
+    flatbuffers::Offset<fb::TokenizerSpec> compiled = 0;
+    if (compiled_tokenizer_) compiled = fb::TokenizerSpec::Pack(fbb, compiled_tokenizer_.get());
+    tokenizer = fb::CreateTokenizerDirect(fbb, tokenizer_kind_, &files, compiled);
   }
   flatbuffers::Offset<fb::Provenance> provenance = 0;
   if (provenance_) provenance = fb::Provenance::Pack(fbb, provenance_.get());

@@ -39,6 +39,8 @@ class ModelWriter {
   void SetProvenance(const fb::ProvenanceT& provenance);
   void SetMemoryPlan(const fb::MemoryPlanT& plan);
   void SetTokenizerKind(fb::TokenizerKind kind);
+  // The compiled tokenizer (converter/tokenize/compile_tokenizer.h); nullptr clears it.
+  void SetCompiledTokenizer(std::unique_ptr<fb::TokenizerSpecT> spec);
 
   // Adds a tensor whose bytes (product(shape) * sizeof(dtype)) stay owned by the caller.
   void AddTensor(const std::string& name, fb::DType dtype, const std::vector<uint32_t>& shape,
@@ -80,6 +82,7 @@ class ModelWriter {
   std::unique_ptr<fb::ProvenanceT> provenance_;
   std::unique_ptr<fb::MemoryPlanT> memory_plan_;
   fb::TokenizerKind tokenizer_kind_ = fb::TokenizerKind::None;
+  std::unique_ptr<fb::TokenizerSpecT> compiled_tokenizer_;
   std::vector<Item> tensors_;
   std::vector<Item> blobs_;
 };

@@ -13,6 +13,7 @@
 #include "core/checked_math.h"
 #include "format/model.h"
 #include "kernels/kernel_table.h"  // qs8_packed_check and the packed layout's constants
+#include "text/tokenizer_check.h"
 
 namespace octet {
 namespace {
@@ -580,6 +581,9 @@ Result<Model> Model::Verify(MappedFile file) {
         return Status::Error(kBad, "tokenizer file '%s' lies outside the data segment",
                              b->name()->c_str());
       }
+    }
+    if (const fb::TokenizerSpec* spec = tok->compiled()) {
+      OCTET_RETURN_IF_ERROR(text::CheckTokenizerSpec(*spec, arch.vocab_size()));
     }
   }
   if (const fb::MemoryPlan* plan = root->memory_plan()) {

@@ -92,6 +92,11 @@ class Model {
   // Does nothing for a model in a caller's buffer.
   void ReleasePages(const void* data, size_t bytes) const { file_.ReleasePages(data, bytes); }
 
+  // The compiled tokenizer (verified at load); nullptr when the file has none.
+  const fb::TokenizerSpec* tokenizer_spec() const {
+    return root_->tokenizer() ? root_->tokenizer()->compiled() : nullptr;
+  }
+
   // Bytes of a tokenizer blob; fills *size. nullptr when `index` is out of range.
   const uint8_t* blob(size_t index, uint64_t* size) const;
 

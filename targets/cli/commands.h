@@ -13,6 +13,8 @@ int RunCommand(const std::vector<std::string>& args);      // octet run
 int BenchCommand(const std::vector<std::string>& args);    // octet bench
 int InspectCommand(const std::vector<std::string>& args);  // octet inspect
 int ChatTemplateCommand(const std::vector<std::string>& args);  // octet chat-template
+int TokenizeCommand(const std::vector<std::string>& args);    // octet tokenize
+int DetokenizeCommand(const std::vector<std::string>& args);  // octet detokenize
 
 }  // namespace cli
 }  // namespace octet

@@ -188,6 +188,32 @@ JsonValue TokenizerSection(const fb::Tokenizer* tokenizer) {
     }
   }
   json.Set("files", std::move(files));
+  if (const fb::TokenizerSpec* spec = tokenizer->compiled()) {
+    JsonValue c = JsonValue::Object();
+    const fb::TokModel* m = spec->model();
+    c.Set("model", Name(fb::EnumNameTokModelKind, m->kind()));
+    c.Set("vocab_size", m->vocab_size());
+    c.Set("byte_level", m->byte_level());
+    c.Set("byte_fallback", m->byte_fallback());
+    const auto steps = [](const auto* list, auto name_of) {
+      JsonValue a = JsonValue::Array();
+      if (list) {
+        for (const auto* s : *list) a.Append(name_of(s->kind()));
+      }
+      return a;
+    };
+    c.Set("normalizers", steps(spec->normalizers(), [](fb::NormalizerKind k) { return Name(fb::EnumNameNormalizerKind, k); }));
+    c.Set("pre_tokenizers", steps(spec->pre_tokenizers(), [](fb::PreTokenizerKind k) { return Name(fb::EnumNamePreTokenizerKind, k); }));
+    c.Set("decoders", steps(spec->decoders(), [](fb::DecoderKind k) { return Name(fb::EnumNameDecoderKind, k); }));
+    c.Set("added_tokens", spec->added_tokens() ? spec->added_tokens()->size() : 0u);
+    JsonValue eos = JsonValue::Array();
+    if (spec->eos_ids()) {
+      for (int32_t id : *spec->eos_ids()) eos.Append(id);
+    }
+    c.Set("eos_ids", std::move(eos));
+    c.Set("chat_template", spec->chat_template() != nullptr && spec->chat_template()->size() > 0);
+    json.Set("compiled", std::move(c));
+  }
   return json;
 }
 
@@ -397,6 +423,16 @@ void PrintText(const JsonValue& report) {
     for (const JsonValue& f : Get(tokenizer, "files").items()) {
       std::printf("  %-24s %s bytes\n", OneLine(Get(f, "name").ToText()).c_str(),
                   Get(f, "bytes").ToText().c_str());
+    }
+    const JsonValue& c = Get(tokenizer, "compiled");
+    if (c.is_null()) {
+      std::printf("  %-24s %s\n", "compiled", "none (ids only)");
+    } else {
+      for (const char* key : {"model", "vocab_size", "byte_level", "byte_fallback", "normalizers",
+                              "pre_tokenizers", "decoders", "added_tokens", "eos_ids",
+                              "chat_template"}) {
+        std::printf("  %-24s %s\n", key, OneLine(Get(c, key).ToText()).c_str());
+      }
     }
   }
 

@@ -22,6 +22,8 @@ Commands:
   inspect  prints a model's architecture, tensors, memory plan and provenance
   chat-template
            prints the model's chat template rendered for a JSON list of messages
+  tokenize    text -> token ids with the model's tokenizer (as Hugging Face's encode)
+  detokenize  token ids -> text (as Hugging Face's decode)
 
 Options:
   -h, --help   show this help; `octet COMMAND --help` shows a command's options
@@ -47,6 +49,8 @@ int OctetMain(const std::vector<std::string>& args) {
   if (command == "bench") return BenchCommand(rest);
   if (command == "inspect") return InspectCommand(rest);
   if (command == "chat-template") return ChatTemplateCommand(rest);
+  if (command == "tokenize") return TokenizeCommand(rest);
+  if (command == "detokenize") return DetokenizeCommand(rest);
   if (!command.empty() && command[0] == '-') {
     throw UsageError("unknown option '" + command + "' (see 'octet --help')");
   }

@@ -1,0 +1,31 @@
+// Tokenizers from the files that came before tokenizer.json: BERT's vocab.txt,
+// GPT-2/RoBERTa's vocab.json + merges.txt, and SentencePiece models
+// (spiece.model: T5, ALBERT; sentencepiece.bpe.model: XLM-R; tokenizer.model:
+// Llama 2, Mistral, Gemma). Each is turned into the tokenizer.json that
+// transformers' convert_slow_tokenizer.py makes for the checkpoint's tokenizer
+// class (BertConverter, GPT2Converter, RobertaConverter, T5Converter,
+// AlbertConverter, XLMRobertaConverter, LlamaConverter, GemmaConverter), plus
+// the added tokens and post-processor that transformers' fast tokenizer class
+// sets up on top, so the tokenizer compiler reads one format for every source.
+//
+// Where transformers versions differ, the published tokenizer.json files of
+// real checkpoints decide (see legacy.cc for each case).
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+namespace octet {
+namespace convert {
+
+// `dir` holds the legacy files; `tokenizer_config` is the parsed
+// tokenizer_config.json (an empty object when the checkpoint has none). The
+// tokenizer class comes from its "tokenizer_class" ("...Fast" counts as the
+// slow class), else from config.json's model_type in `dir`.
+// Throws convert::Error (one line naming the file or the class) when the
+// files are missing or malformed or the class has no converter here.
+nlohmann::json LegacyTokenizerJson(const std::filesystem::path& dir,
+                                   const nlohmann::json& tokenizer_config);
+
+}  // namespace convert
+}  // namespace octet

@@ -1,0 +1,396 @@
+// Decode: ids -> token strings (added tokens by their content, special ones
+// dropped when asked) -> the decoder chain (tokenizers' decoders/*.rs
+// decode_chain, in order) -> the strings joined. No decoder: joined with " ".
+#include <cstring>
+
+#include "text/tokenizer_impl.h"
+#include "text/utf8.h"
+
+namespace octet {
+namespace text {
+namespace {
+
+const char* Chars(const uint8_t* s) { return reinterpret_cast<const char*>(s); }
+size_t Str(const flatbuffers::String* s) { return s ? s->size() : 0; }
+
+// One list of token strings: spans over a buffer.
+struct Tokens {
+  uint8_t* buf;
+  Span* spans;
+  size_t n;
+  size_t used;  // bytes of buf in use
+};
+
+// Appends s[0, n) to out (never past cap); returns the new size either way.
+inline size_t Put(uint8_t* out, size_t o, size_t cap, const void* s, size_t n) {
+  if (o + n <= cap) std::memcpy(out + o, s, n);
+  return o + n;
+}
+
+constexpr uint8_t kFffd[3] = {0xEF, 0xBF, 0xBD};
+
+// Rust's String::from_utf8_lossy: each maximal invalid subpart becomes U+FFFD.
+size_t LossyUtf8(const uint8_t* s, size_t n, uint8_t* out, size_t cap) {
+  size_t o = 0, i = 0;
+  while (i < n) {
+    const uint8_t b = s[i];
+    if (b < 0x80) {
+      o = Put(out, o, cap, s + i, 1);
+      ++i;
+      continue;
+    }
+    size_t width = 0;
+    uint8_t lo = 0x80, hi = 0xBF;
+    if (b >= 0xC2 && b <= 0xDF) {
+      width = 2;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      width = 3;
+      if (b == 0xE0) lo = 0xA0;
+      if (b == 0xED) hi = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      width = 4;
+      if (b == 0xF0) lo = 0x90;
+      if (b == 0xF4) hi = 0x8F;
+    }
+    if (width == 0) {
+      o = Put(out, o, cap, kFffd, 3);
+      ++i;
+      continue;
+    }
+    size_t k = 1;
+    bool ok = true;
+    for (; k < width; ++k) {
+      if (i + k >= n) {
+        ok = false;
+        break;
+      }
+      const uint8_t c = s[i + k];
+      const uint8_t l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xBF;
+      if (c < l || c > h) {
+        ok = false;
+        break;
+      }
+    }
+    if (ok) {
+      o = Put(out, o, cap, s + i, width);
+      i += width;
+    } else {
+      o = Put(out, o, cap, kFffd, 3);
+      i += k;
+    }
+  }
+  return o;
+}
+
+// "<0xNN>" -> the byte, as the ByteFallback decoder reads it.
+bool ByteToken(const uint8_t* t, size_t n, uint8_t* byte) {
+  if (n != 6 || t[0] != '<' || t[1] != '0' || t[2] != 'x' || t[5] != '>') return false;
+  int v = 0;
+  for (int k = 3; k < 5; ++k) {
+    const uint8_t c = t[k];
+    int d;
+    if (c >= '0' && c <= '9') {
+      d = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      d = c - 'a' + 10;
+    } else if (c >= 'A' && c <= 'F') {
+      d = c - 'A' + 10;
+    } else {
+      return false;
+    }
+    v = v * 16 + d;
+  }
+  *byte = static_cast<uint8_t>(v);
+  return true;
+}
+
+size_t ReplaceAll(const uint8_t* s, size_t n, const uint8_t* p, size_t pn, const uint8_t* c,
+                  size_t cn, uint8_t* out, size_t o, size_t cap) {
+  if (pn == 0) return Put(out, o, cap, s, n);
+  size_t i = 0;
+  while (i < n) {
+    if (n - i >= pn && s[i] == p[0] && std::memcmp(s + i, p, pn) == 0) {
+      o = Put(out, o, cap, c, cn);
+      i += pn;
+    } else {
+      o = Put(out, o, cap, s + i, 1);
+      ++i;
+    }
+  }
+  return o;
+}
+
+const char* const kCleanups[][2] = {
+    {" .", "."},     {" ?", "?"},     {" !", "!"},     {" ,", ","},
+    {" ' ", "'"},    {" n't", "n't"}, {" 'm", "'m"},   {" do not", " don't"},
+    {" 's", "'s"},   {" 've", "'ve"}, {" 're", "'re"},
+};
+
+}  // namespace
+
+Status InitDecoders(TokenizerImpl& t) {
+  t.decoders.clear();
+  t.decoder_growth = 2;  // ByteLevel: a 2-byte character may become U+FFFD
+  if (t.spec->decoders() == nullptr) return Status::Ok();
+  for (const fb::DecoderStep* step : *t.spec->decoders()) {
+    DecoderOp op;
+    op.step = step;
+    if (step->kind() == fb::DecoderKind::Replace) {
+      const size_t pn = Str(step->pattern()), cn = Str(step->content());
+      const size_t g = pn == 0 ? 1 : (cn + pn - 1) / pn + 1;
+      t.decoder_growth *= g;
+    }
+    t.decoders.push_back(std::move(op));
+  }
+  return Status::Ok();
+}
+
+Status TokenizerImpl::DecodeIds(const int32_t* ids, size_t n, bool skip_special,
+                                TokenizerWorkspace& ws, char* out_chars, size_t cap,
+                                size_t* n_out) const {
+  if (n > ws.max_decode_ids()) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "%zu ids to decode; the tokenizer workspace takes %zu", n,
+                         ws.max_decode_ids());
+  }
+  const Layout l = LayoutFor(ws.max_text_bytes(), ws.max_decode_ids());
+  uint8_t* base = ws.memory_.get();
+  Tokens a{base + l.off_dec_a, reinterpret_cast<Span*>(base + l.off_dec_spans_a), 0, 0};
+  Tokens b{base + l.off_dec_b, reinterpret_cast<Span*>(base + l.off_dec_spans_b), 0, 0};
+  const size_t bcap = l.dec_bytes;
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t id = ids[i];
+    if (id < 0 || static_cast<uint32_t>(id) >= vocab_size) {
+      return Status::Error(StatusCode::kInvalidArgument, "token id %d is outside the vocabulary (%u)",
+                           id, vocab_size);
+    }
+    if (skip_special && special[static_cast<size_t>(id)]) continue;
+    size_t tn;
+    const uint8_t* t = Token(id, &tn);
+    const uint32_t begin = static_cast<uint32_t>(a.used);
+    a.used = Put(a.buf, a.used, bcap, t, tn);
+    a.spans[a.n++] = Span{begin, static_cast<uint32_t>(a.used)};
+  }
+  if (a.used > bcap) return Status(StatusCode::kInternal, "tokenizer: decode outgrew the workspace");
+  auto* out = reinterpret_cast<uint8_t*>(out_chars);
+
+  if (decoders.empty()) {
+    size_t o = 0;
+    for (size_t i = 0; i < a.n; ++i) {
+      if (i > 0) o = Put(out, o, cap, " ", 1);
+      o = Put(out, o, cap, a.buf + a.spans[i].begin, a.spans[i].end - a.spans[i].begin);
+    }
+    if (o > cap) return Status(StatusCode::kOutOfMemory, "decode: the output buffer is too small");
+    *n_out = o;
+    return Status::Ok();
+  }
+
+  const ByteLevelMap& bl = GetByteLevelMap();
+  Tokens* cur = &a;
+  Tokens* nxt = &b;
+  for (const DecoderOp& op : decoders) {
+    const fb::DecoderStep& step = *op.step;
+    nxt->n = 0;
+    nxt->used = 0;
+    size_t o = 0;
+    const auto push = [&](size_t begin) { nxt->spans[nxt->n++] = Span{static_cast<uint32_t>(begin), static_cast<uint32_t>(o)}; };
+    switch (step.kind()) {
+      case fb::DecoderKind::ByteLevel: {
+        // All tokens' bytes, then one lossy UTF-8 string; the raw bytes go to
+        // the other buffer's tail half first.
+        uint8_t* raw = cur->buf + cur->used;  // room after the tokens (LayoutFor: 2x)
+        size_t r = 0;
+        for (size_t i = 0; i < cur->n; ++i) {
+          const uint8_t* t = cur->buf + cur->spans[i].begin;
+          const size_t tn = cur->spans[i].end - cur->spans[i].begin;
+          // A token with any character outside the byte alphabet passes as it is.
+          bool mapped = true;
+          size_t r0 = r;
+          for (size_t k = 0; k < tn;) {
+            const uint32_t c = Utf8Decode(Chars(t), &k);
+            if (c >= 0x144 || bl.byte_of[c] < 0) {
+              mapped = false;
+              break;
+            }
+            if (cur->used + r < bcap) raw[r] = static_cast<uint8_t>(bl.byte_of[c]);
+            ++r;
+          }
+          if (!mapped) {
+            r = r0;
+            for (size_t k = 0; k < tn; ++k) {
+              if (cur->used + r < bcap) raw[r] = t[k];
+              ++r;
+            }
+          }
+        }
+        if (cur->used + r > bcap) return Status(StatusCode::kInternal, "tokenizer: decode outgrew the workspace");
+        o = LossyUtf8(raw, r, nxt->buf, bcap);
+        push(0);
+        break;
+      }
+      case fb::DecoderKind::ByteFallback: {
+        // A run of <0xNN> tokens becomes its bytes when they are valid UTF-8,
+        // else one U+FFFD per byte. The bytes gather in place in the output.
+        size_t np = 0, run_begin = 0;
+        const auto flush = [&]() {
+          if (np == 0) return;
+          if (o > bcap || !Utf8IsValid(Chars(nxt->buf + run_begin), np)) {
+            o = run_begin;
+            for (size_t k = 0; k < np; ++k) o = Put(nxt->buf, o, bcap, kFffd, 3);
+          }
+          push(run_begin);
+          np = 0;
+        };
+        for (size_t i = 0; i < cur->n; ++i) {
+          const uint8_t* t = cur->buf + cur->spans[i].begin;
+          const size_t tn = cur->spans[i].end - cur->spans[i].begin;
+          uint8_t byte;
+          if (ByteToken(t, tn, &byte)) {
+            if (np == 0) run_begin = o;
+            o = Put(nxt->buf, o, bcap, &byte, 1);
+            ++np;
+            continue;
+          }
+          flush();
+          const size_t begin = o;
+          o = Put(nxt->buf, o, bcap, t, tn);
+          push(begin);
+        }
+        flush();
+        break;
+      }
+      case fb::DecoderKind::Fuse: {
+        for (size_t i = 0; i < cur->n; ++i) {
+          o = Put(nxt->buf, o, bcap, cur->buf + cur->spans[i].begin, cur->spans[i].end - cur->spans[i].begin);
+        }
+        push(0);
+        break;
+      }
+      case fb::DecoderKind::Strip: {
+        size_t k = 0;
+        const uint32_t content = Str(step.content()) ? Utf8Decode(step.content()->data(), &k) : 0;
+        for (size_t i = 0; i < cur->n; ++i) {
+          const uint8_t* t = cur->buf + cur->spans[i].begin;
+          const size_t tn = cur->spans[i].end - cur->spans[i].begin;
+          size_t b0 = 0, e0 = tn;
+          for (uint32_t s = 0; s < step.start() && b0 < tn; ++s) {
+            size_t j = b0;
+            if (Utf8Decode(Chars(t), &j) != content) break;
+            b0 = j;
+          }
+          for (uint32_t s = 0; s < step.stop() && e0 > b0; ++s) {
+            size_t p = e0 - 1;
+            while (p > b0 && (t[p] & 0xC0) == 0x80) --p;
+            size_t j = p;
+            if (Utf8Decode(Chars(t), &j) != content) break;
+            e0 = p;
+          }
+          const size_t begin = o;
+          o = Put(nxt->buf, o, bcap, t + b0, e0 - b0);
+          push(begin);
+        }
+        break;
+      }
+      case fb::DecoderKind::Replace: {
+        const auto* p = reinterpret_cast<const uint8_t*>(step.pattern() ? step.pattern()->data() : "");
+        const auto* c = reinterpret_cast<const uint8_t*>(step.content() ? step.content()->data() : "");
+        for (size_t i = 0; i < cur->n; ++i) {
+          const size_t begin = o;
+          o = ReplaceAll(cur->buf + cur->spans[i].begin, cur->spans[i].end - cur->spans[i].begin, p,
+                         Str(step.pattern()), c, Str(step.content()), nxt->buf, o, bcap);
+          push(begin);
+        }
+        break;
+      }
+      case fb::DecoderKind::Metaspace: {
+        size_t k = 0;
+        const uint32_t rep = Str(step.replacement()) ? Utf8Decode(step.replacement()->data(), &k) : 0x2581;
+        for (size_t i = 0; i < cur->n; ++i) {
+          const uint8_t* t = cur->buf + cur->spans[i].begin;
+          const size_t tn = cur->spans[i].end - cur->spans[i].begin;
+          const size_t begin = o;
+          for (size_t j = 0; j < tn;) {
+            const size_t at = j;
+            const uint32_t ch = Utf8Decode(Chars(t), &j);
+            if (ch == rep) {
+              if (i == 0 && step.prepend_scheme() != fb::PrependScheme::Never) continue;
+              o = Put(nxt->buf, o, bcap, " ", 1);
+            } else {
+              o = Put(nxt->buf, o, bcap, t + at, j - at);
+            }
+          }
+          push(begin);
+        }
+        break;
+      }
+      case fb::DecoderKind::WordPiece: {
+        const auto* pre = reinterpret_cast<const uint8_t*>(step.prefix() ? step.prefix()->data() : "");
+        const size_t pn = Str(step.prefix());
+        uint8_t* tmp = cur->buf + cur->used;  // room after the tokens for one cleaned token
+        for (size_t i = 0; i < cur->n; ++i) {
+          const uint8_t* t = cur->buf + cur->spans[i].begin;
+          size_t tn = cur->spans[i].end - cur->spans[i].begin;
+          size_t w = 0;
+          if (i != 0) {
+            if (tn >= pn && std::memcmp(t, pre, pn) == 0) {
+              t += pn;
+              tn -= pn;
+            } else {
+              tmp[w++] = ' ';
+            }
+          }
+          std::memcpy(tmp + w, t, tn);
+          w += tn;
+          if (step.cleanup()) {
+            for (const auto& rule : kCleanups) {
+              const size_t fn = std::strlen(rule[0]), rn = std::strlen(rule[1]);
+              size_t r = 0, j = 0;
+              while (j < w) {
+                if (w - j >= fn && std::memcmp(tmp + j, rule[0], fn) == 0) {
+                  std::memcpy(tmp + r, rule[1], rn);  // rn <= fn: in place
+                  r += rn;
+                  j += fn;
+                } else {
+                  tmp[r++] = tmp[j++];
+                }
+              }
+              w = r;
+            }
+          }
+          const size_t begin = o;
+          o = Put(nxt->buf, o, bcap, tmp, w);
+          push(begin);
+        }
+        break;
+      }
+      case fb::DecoderKind::BpeSuffix: {
+        const auto* suf = reinterpret_cast<const uint8_t*>(step.prefix() ? step.prefix()->data() : "");
+        for (size_t i = 0; i < cur->n; ++i) {
+          const size_t begin = o;
+          const char* with = i + 1 == cur->n ? "" : " ";
+          o = ReplaceAll(cur->buf + cur->spans[i].begin, cur->spans[i].end - cur->spans[i].begin, suf,
+                         Str(step.prefix()), reinterpret_cast<const uint8_t*>(with), std::strlen(with),
+                         nxt->buf, o, bcap);
+          push(begin);
+        }
+        break;
+      }
+      default: return Status(StatusCode::kInternal, "decoder kind");
+    }
+    if (o > bcap) return Status(StatusCode::kInternal, "tokenizer: decode outgrew the workspace");
+    nxt->used = o;
+    Tokens* t = cur;
+    cur = nxt;
+    nxt = t;
+  }
+  size_t o = 0;
+  for (size_t i = 0; i < cur->n; ++i) {
+    o = Put(out, o, cap, cur->buf + cur->spans[i].begin, cur->spans[i].end - cur->spans[i].begin);
+  }
+  if (o > cap) return Status(StatusCode::kOutOfMemory, "decode: the output buffer is too small");
+  *n_out = o;
+  return Status::Ok();
+}
+
+}  // namespace text
+}  // namespace octet

@@ -1,0 +1,277 @@
+// Normalizers, applied in order to each piece of text between added tokens,
+// as tokenizers' normalizers do (normalizers/{unicode,bert,replace,prepend,strip}.rs).
+#include <cstring>
+
+#include "text/precompiled.h"
+#include "text/tokenizer_impl.h"
+#include "text/unicode.h"
+#include "text/utf8.h"
+
+namespace octet {
+namespace text {
+namespace {
+
+const char* Chars(const uint8_t* s) { return reinterpret_cast<const char*>(s); }
+char* Chars(uint8_t* s) { return reinterpret_cast<char*>(s); }
+
+size_t Str(const flatbuffers::String* s) { return s ? s->size() : 0; }
+
+// BertNormalizer: clean text, CJK spacing, accents, lowercase.
+size_t Bert(const fb::NormalizerStep& step, const uint8_t* in, size_t n, uint8_t* out, size_t cap,
+            uint8_t* tmp, size_t tmp_cap) {
+  size_t o = 0;
+  const auto put = [&](uint32_t c) {
+    char buf[4];
+    const size_t len = Utf8Encode(c, buf);
+    if (o + len <= cap) std::memcpy(out + o, buf, len);
+    o += len;
+  };
+  for (size_t i = 0; i < n;) {
+    const uint32_t c = Utf8Decode(Chars(in), &i);
+    if (step.bert_clean_text()) {
+      if (c == 0 || c == 0xFFFD || IsBertControl(c)) continue;
+      if (IsBertWhitespace(c)) {
+        put(' ');
+        continue;
+      }
+    }
+    if (step.bert_handle_chinese_chars() && IsBertChineseChar(c)) {
+      put(' ');
+      put(c);
+      put(' ');
+      continue;
+    }
+    put(c);
+  }
+  if (o > cap) return o;
+  if (step.bert_strip_accents()) {
+    // NFD, then the non-spacing marks (Mn) dropped: BertNormalizer's own filter.
+    const size_t d = Normalize(NormForm::kNfd, Chars(out), o, Chars(tmp), tmp_cap);
+    if (d > tmp_cap) return cap + 1;
+    size_t k = 0;
+    for (size_t i = 0; i < d;) {
+      const size_t at = i;
+      const uint32_t c = Utf8Decode(Chars(tmp), &i);
+      if (CategoryOf(c) == Category::kMn) continue;
+      std::memmove(tmp + k, tmp + at, i - at);
+      k += i - at;
+    }
+    if (k > cap) return k;
+    std::memcpy(out, tmp, k);
+    o = k;
+  }
+  if (step.bert_lowercase()) {
+    const size_t l = Lowercase(Chars(out), o, Chars(tmp), tmp_cap);
+    if (l > cap || l > tmp_cap) return cap + 1;
+    std::memcpy(out, tmp, l);
+    o = l;
+  }
+  return o;
+}
+
+size_t ReplaceLiteral(const fb::NormalizerStep& step, const uint8_t* in, size_t n, uint8_t* out,
+                      size_t cap) {
+  const size_t pn = Str(step.pattern()), cn = Str(step.content());
+  const uint8_t* p = step.pattern() ? reinterpret_cast<const uint8_t*>(step.pattern()->data()) : nullptr;
+  const char* c = step.content() ? step.content()->data() : "";
+  size_t o = 0;
+  const auto copy = [&](const void* src, size_t len) {
+    if (o + len <= cap) std::memcpy(out + o, src, len);
+    o += len;
+  };
+  if (pn == 0) {
+    copy(in, n);
+    return o;
+  }
+  size_t i = 0;
+  while (i < n) {
+    if (n - i >= pn && in[i] == p[0] && std::memcmp(in + i, p, pn) == 0) {
+      copy(c, cn);
+      i += pn;
+    } else {
+      copy(in + i, 1);
+      ++i;
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+Status InitNormalizers(TokenizerImpl& t) {
+  t.normalizers.clear();
+  if (t.spec->normalizers() == nullptr) return Status::Ok();
+  for (const fb::NormalizerStep* step : *t.spec->normalizers()) {
+    NormalizerOp op;
+    op.step = step;
+    Growth g;
+    switch (step->kind()) {
+      case fb::NormalizerKind::NFC:
+      case fb::NormalizerKind::NFD:
+      case fb::NormalizerKind::NFKC:
+      case fb::NormalizerKind::NFKD: g.num = kMaxNormalizeGrowth; break;
+      // Valid text: U+0130 (2 bytes) lowercases to 3 bytes; marks only go.
+      case fb::NormalizerKind::Lowercase: g = Growth{3, 2, 0}; break;
+      case fb::NormalizerKind::StripAccents: break;
+      case fb::NormalizerKind::Bert:
+        // CJK spacing (3 bytes -> 5), then NFD, then lowercase.
+        g.num = 2 * (step->bert_strip_accents() ? kMaxNormalizeGrowth : 1) *
+                (step->bert_lowercase() ? 3 : 1);
+        g.den = step->bert_lowercase() ? 2 : 1;
+        break;
+      case fb::NormalizerKind::Replace: {
+        const size_t pn = Str(step->pattern()), cn = Str(step->content());
+        if (step->pattern_is_regex()) {
+          op.regex.reset(new (std::nothrow) Regex());
+          if (!op.regex) return Status(StatusCode::kOutOfMemory, "tokenizer: out of memory");
+          OCTET_RETURN_IF_ERROR(op.regex->Compile(
+              std::string_view(step->pattern()->data(), step->pattern()->size())));
+          g.num = 1 + cn;  // an empty match may insert the content at every byte
+          g.add = cn;
+        } else {
+          g.num = pn == 0 ? 1 : (cn + pn - 1) / pn + 1;
+        }
+        break;
+      }
+      case fb::NormalizerKind::Prepend: g.add = Str(step->content()); break;
+      case fb::NormalizerKind::Strip: break;
+      case fb::NormalizerKind::Precompiled:
+        g.num = CharsmapMaxGrowth(step->charsmap()->data(), step->charsmap()->size());
+        break;
+      default:
+        return Status::Error(StatusCode::kUnsupported, "normalizer %s is not supported",
+                             fb::EnumNameNormalizerKind(step->kind()));
+    }
+    op.growth = g;
+    t.normalizers.push_back(std::move(op));
+  }
+  return Status::Ok();
+}
+
+Status TokenizerImpl::Normalize(EncodeState& st, const uint8_t* s, size_t n, const uint8_t** out,
+                                size_t* out_n) const {
+  if (normalizers.empty()) {
+    *out = s;
+    *out_n = n;
+    return Status::Ok();
+  }
+  uint8_t* base = st.ws->memory_.get();
+  uint8_t* bufs[2] = {base + st.layout.off_norm_a, base + st.layout.off_norm_b};
+  const size_t cap = st.layout.piece;
+  const uint8_t* cur = s;
+  size_t cur_n = n;
+  int which = 0;
+  for (const NormalizerOp& op : normalizers) {
+    uint8_t* dst = bufs[which];
+    uint8_t* other = bufs[which ^ 1];
+    const fb::NormalizerStep& step = *op.step;
+    size_t m = 0;
+    switch (step.kind()) {
+      case fb::NormalizerKind::NFC:
+        m = text::Normalize(NormForm::kNfc, Chars(cur), cur_n, Chars(dst), cap);
+        break;
+      case fb::NormalizerKind::NFD:
+        m = text::Normalize(NormForm::kNfd, Chars(cur), cur_n, Chars(dst), cap);
+        break;
+      case fb::NormalizerKind::NFKC:
+        m = text::Normalize(NormForm::kNfkc, Chars(cur), cur_n, Chars(dst), cap);
+        break;
+      case fb::NormalizerKind::NFKD:
+        m = text::Normalize(NormForm::kNfkd, Chars(cur), cur_n, Chars(dst), cap);
+        break;
+      case fb::NormalizerKind::Lowercase: m = Lowercase(Chars(cur), cur_n, Chars(dst), cap); break;
+      case fb::NormalizerKind::StripAccents:
+        m = StripAccents(Chars(cur), cur_n, Chars(dst), cap);
+        break;
+      case fb::NormalizerKind::Bert: {
+        // Bert needs a third buffer when cur is the other one: use the pre-token buffers.
+        uint8_t* tmp = base + st.layout.off_pre_a;
+        m = Bert(step, cur, cur_n, dst, cap, tmp, st.layout.pre);
+        break;
+      }
+      case fb::NormalizerKind::Replace:
+        if (op.regex) {
+          size_t o = 0, from = 0, b, e, last = 0;
+          const size_t cn = Str(step.content());
+          void* scratch = base + st.layout.off_regex;
+          while (from <= cur_n) {
+            Result<bool> found =
+                op.regex->Find(Chars(cur), cur_n, from, &b, &e, scratch, st.layout.regex);
+            if (!found.ok()) return found.status();
+            if (!found.value()) break;
+            if (o + (b - last) + cn > cap) return OutgrewWorkspace("normalizers");
+            std::memcpy(dst + o, cur + last, b - last);
+            o += b - last;
+            std::memcpy(dst + o, step.content()->data(), cn);
+            o += cn;
+            last = e;
+            if (e == b) {
+              if (e >= cur_n) break;
+              size_t k = e;
+              Utf8Decode(Chars(cur), &k);
+              from = k;
+            } else {
+              from = e;
+            }
+          }
+          if (o + (cur_n - last) > cap) return OutgrewWorkspace("normalizers");
+          std::memcpy(dst + o, cur + last, cur_n - last);
+          m = o + cur_n - last;
+        } else {
+          m = ReplaceLiteral(step, cur, cur_n, dst, cap);
+        }
+        break;
+      case fb::NormalizerKind::Prepend: {
+        const size_t cn = Str(step.content());
+        if (cur_n == 0) {
+          m = 0;
+        } else {
+          m = cn + cur_n;
+          if (m <= cap) {
+            std::memcpy(dst, step.content()->data(), cn);
+            std::memcpy(dst + cn, cur, cur_n);
+          }
+        }
+        break;
+      }
+      case fb::NormalizerKind::Strip: {
+        size_t b = 0, e = cur_n;
+        if (step.strip_left()) {
+          while (b < e) {
+            size_t k = b;
+            if (!IsWhiteSpace(Utf8Decode(Chars(cur), &k))) break;
+            b = k;
+          }
+        }
+        if (step.strip_right()) {
+          while (e > b) {
+            size_t p = e - 1;
+            while (p > b && (cur[p] & 0xC0) == 0x80) --p;
+            size_t k = p;
+            if (!IsWhiteSpace(Utf8Decode(Chars(cur), &k))) break;
+            e = p;
+          }
+        }
+        m = e - b;
+        std::memmove(dst, cur + b, m);
+        break;
+      }
+      case fb::NormalizerKind::Precompiled:
+        m = ApplyCharsmap(step.charsmap()->data(), step.charsmap()->size(), Chars(cur), cur_n,
+                          Chars(dst), cap);
+        break;
+      default: return Status(StatusCode::kInternal, "normalizer kind");
+    }
+    (void)other;
+    if (m > cap) return OutgrewWorkspace("normalizers");
+    cur = dst;
+    cur_n = m;
+    which ^= 1;
+  }
+  *out = cur;
+  *out_n = cur_n;
+  return Status::Ok();
+}
+
+}  // namespace text
+}  // namespace octet

@@ -1,0 +1,1835 @@
+// The regex engine: a recursive-descent parser to a small AST, classes
+// evaluated once over all code points into bitmaps, a compiler to a flat
+// program, and a backtracking VM whose stack lives in the caller's scratch.
+//
+// Why each piece looks as it does:
+// - Classes are decided at compile time for every code point (so nested
+//   classes, &&, negation and (?i) closure cost nothing at match time): ASCII
+//   in two words, the BMP as 256 shared 256-bit blocks, the rest as ranges.
+// - A repetition of one character ([..]+, \s*, .{1,3}) is one instruction that
+//   scans forward and leaves a single stack frame that gives characters back
+//   one at a time, so \p{L}+ over a long word pushes nothing per character.
+// - Each alternative of an alternation carries the set of bytes its match can
+//   start with; a split whose preferred branch cannot start at the current
+//   byte jumps to the other without pushing a frame.
+// - Loops over groups whose body can match empty are refused at compile time
+//   (no empty-iteration checks needed at run time), which also bounds the
+//   stack: a path never visits one instruction twice at the same position.
+#include "text/regex.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "text/unicode.h"
+#include "text/utf8.h"
+
+namespace octet::text {
+
+namespace {
+
+constexpr uint32_t kInfinite = 0xFFFFFFFFu;
+constexpr size_t kMaxProgram = 1u << 20;      // instructions
+constexpr uint32_t kMaxRepeatCount = 100000;  // Oniguruma's ONIG_MAX_REPEAT_NUM
+constexpr int kMaxNesting = 200;              // groups and classes, to bound recursion
+constexpr uint64_t kMaxBacktracks = 50000000;  // per Find: a pathological pattern errs, not hangs
+
+enum Op : uint8_t {
+  kOpString,     // a: literals_ offset, b: length
+  kOpClass,      // a: class
+  kOpRepeat,     // a: class, b: min, c: max; mode: RepeatMode
+  kOpSplit,      // a: preferred target, b: other target, c: guard sets (+1, 16 bits each)
+  kOpJmp,        // a: target
+  kOpAssert,     // mode: AssertKind; a: word class for \b \B
+  kOpLook,       // mode: bit 0 negative, bit 1 behind; a: pc after kOpLookEnd; b: chars back
+  kOpLookEnd,
+  kOpAtomic,
+  kOpAtomicEnd,
+  kOpMatch,
+};
+
+enum RepeatMode : uint8_t { kGreedy = 0, kLazy = 1, kPossessive = 2 };
+
+enum AssertKind : uint8_t {
+  kBol,         // ^
+  kEol,         // $
+  kBeginText,   // \A
+  kEndText,     // \z
+  kEndTextNl,   // \Z
+  kWordBound,   // \b
+  kNotWordBound,  // \B
+};
+
+enum FrameKind : uint32_t { kFrameBranch, kFrameStar, kFrameLazy, kFrameLook, kFrameAtomic };
+
+struct Frame {
+  uint32_t pc;
+  uint32_t kind;
+  uint32_t pos;
+  uint32_t aux;
+};
+
+inline bool ByteSetHas(const Regex::ByteSet& s, uint8_t b) {
+  return (s.bits[b >> 6] >> (b & 63)) & 1;
+}
+inline void ByteSetAdd(Regex::ByteSet* s, uint8_t b) { s->bits[b >> 6] |= uint64_t{1} << (b & 63); }
+inline void ByteSetUnion(Regex::ByteSet* s, const Regex::ByteSet& o) {
+  for (int i = 0; i < 4; ++i) s->bits[i] |= o.bits[i];
+}
+
+// Decodes the character at s[i] (i < n) of possibly invalid UTF-8: a byte that
+// does not start a complete sequence is one U+FFFD, so every read stays in
+// bounds and the walk always advances.
+inline uint32_t DecodeAt(const uint8_t* s, size_t n, size_t i, size_t* len) {
+  const uint32_t b0 = s[i];
+  if (b0 < 0x80) {
+    *len = 1;
+    return b0;
+  }
+  const size_t l = Utf8SequenceLength(static_cast<uint8_t>(b0));
+  if (l == 0 || l > n - i) {
+    *len = 1;
+    return kReplacementChar;
+  }
+  uint32_t cp = b0 & (0x7F >> l);
+  for (size_t k = 1; k < l; ++k) {
+    const uint32_t b = s[i + k];
+    if ((b & 0xC0) != 0x80) {
+      *len = 1;
+      return kReplacementChar;
+    }
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  *len = l;
+  return cp;
+}
+
+// Start of the character that ends at s[i] (i > floor): back over
+// continuation bytes, never below floor.
+inline size_t StepBack(const uint8_t* s, size_t i, size_t floor) {
+  --i;
+  size_t k = 0;
+  while (i > floor && k < 3 && (s[i] & 0xC0) == 0x80) {
+    --i;
+    ++k;
+  }
+  return i;
+}
+
+// ---------------------------------------------------------------------------
+// Class sets: what a [...] (or \s, \p{..}, '.', a (?i) letter) means, kept as
+// a tree until it is evaluated over all code points.
+
+struct ClassItem {
+  enum Kind : uint8_t { kRange, kCategories, kWhite, kWord, kDigit, kNested };
+  Kind kind = kRange;
+  bool negate = false;
+  uint32_t lo = 0, hi = 0;  // kRange
+  uint32_t cats = 0;        // kCategories: bit per Category
+  int nested = -1;          // kNested: index of another ClassSet
+};
+
+struct ClassSet {
+  bool negate = false;
+  bool fold = false;  // (?i): closed under simple case folding before negation
+  // Intersection (&&) of parts, each a union of items.
+  std::vector<std::vector<ClassItem>> parts;
+};
+
+// ---------------------------------------------------------------------------
+// AST
+
+enum class NodeKind : uint8_t { kEmpty, kLiteral, kClass, kConcat, kAlt, kRepeat, kAtomic, kLook, kAssert };
+
+struct Node {
+  NodeKind kind = NodeKind::kEmpty;
+  uint32_t cp = 0;     // kLiteral
+  bool fold = false;   // kLiteral under (?i)
+  int set = -1;        // kClass: ClassSet index
+  std::vector<int> kids;
+  uint32_t min = 0, max = 0;  // kRepeat
+  RepeatMode mode = kGreedy;
+  bool behind = false, negate = false;  // kLook
+  AssertKind assert_kind = kBol;
+  size_t offset = 0;  // in the pattern, for messages
+};
+
+struct PropertyName {
+  const char* name;
+  uint32_t mask;
+};
+
+constexpr uint32_t Bit(Category c) { return uint32_t{1} << static_cast<int>(c); }
+constexpr uint32_t kMaskL = Bit(Category::kLu) | Bit(Category::kLl) | Bit(Category::kLt) |
+                            Bit(Category::kLm) | Bit(Category::kLo);
+constexpr uint32_t kMaskM = Bit(Category::kMn) | Bit(Category::kMc) | Bit(Category::kMe);
+constexpr uint32_t kMaskN = Bit(Category::kNd) | Bit(Category::kNl) | Bit(Category::kNo);
+constexpr uint32_t kMaskP = Bit(Category::kPc) | Bit(Category::kPd) | Bit(Category::kPs) |
+                            Bit(Category::kPe) | Bit(Category::kPi) | Bit(Category::kPf) |
+                            Bit(Category::kPo);
+constexpr uint32_t kMaskS = Bit(Category::kSm) | Bit(Category::kSc) | Bit(Category::kSk) |
+                            Bit(Category::kSo);
+constexpr uint32_t kMaskZ = Bit(Category::kZs) | Bit(Category::kZl) | Bit(Category::kZp);
+constexpr uint32_t kMaskC = Bit(Category::kCc) | Bit(Category::kCf) | Bit(Category::kCs) |
+                            Bit(Category::kCo) | Bit(Category::kCn);
+
+// Names as Oniguruma accepts them for General_Category (compared after
+// dropping case, spaces, '-' and '_').
+const PropertyName kCategoryNames[] = {
+    {"l", kMaskL}, {"letter", kMaskL},
+    {"lc", Bit(Category::kLu) | Bit(Category::kLl) | Bit(Category::kLt)},
+    {"casedletter", Bit(Category::kLu) | Bit(Category::kLl) | Bit(Category::kLt)},
+    {"lu", Bit(Category::kLu)}, {"uppercaseletter", Bit(Category::kLu)},
+    {"ll", Bit(Category::kLl)}, {"lowercaseletter", Bit(Category::kLl)},
+    {"lt", Bit(Category::kLt)}, {"titlecaseletter", Bit(Category::kLt)},
+    {"lm", Bit(Category::kLm)}, {"modifierletter", Bit(Category::kLm)},
+    {"lo", Bit(Category::kLo)}, {"otherletter", Bit(Category::kLo)},
+    {"m", kMaskM}, {"mark", kMaskM}, {"combiningmark", kMaskM},
+    {"mn", Bit(Category::kMn)}, {"nonspacingmark", Bit(Category::kMn)},
+    {"mc", Bit(Category::kMc)}, {"spacingmark", Bit(Category::kMc)},
+    {"me", Bit(Category::kMe)}, {"enclosingmark", Bit(Category::kMe)},
+    {"n", kMaskN}, {"number", kMaskN},
+    {"nd", Bit(Category::kNd)}, {"decimalnumber", Bit(Category::kNd)},
+    {"nl", Bit(Category::kNl)}, {"letternumber", Bit(Category::kNl)},
+    {"no", Bit(Category::kNo)}, {"othernumber", Bit(Category::kNo)},
+    {"p", kMaskP}, {"punctuation", kMaskP}, {"punct", kMaskP},
+    {"pc", Bit(Category::kPc)}, {"connectorpunctuation", Bit(Category::kPc)},
+    {"pd", Bit(Category::kPd)}, {"dashpunctuation", Bit(Category::kPd)},
+    {"ps", Bit(Category::kPs)}, {"openpunctuation", Bit(Category::kPs)},
+    {"pe", Bit(Category::kPe)}, {"closepunctuation", Bit(Category::kPe)},
+    {"pi", Bit(Category::kPi)}, {"initialpunctuation", Bit(Category::kPi)},
+    {"pf", Bit(Category::kPf)}, {"finalpunctuation", Bit(Category::kPf)},
+    {"po", Bit(Category::kPo)}, {"otherpunctuation", Bit(Category::kPo)},
+    {"s", kMaskS}, {"symbol", kMaskS},
+    {"sm", Bit(Category::kSm)}, {"mathsymbol", Bit(Category::kSm)},
+    {"sc", Bit(Category::kSc)}, {"currencysymbol", Bit(Category::kSc)},
+    {"sk", Bit(Category::kSk)}, {"modifiersymbol", Bit(Category::kSk)},
+    {"so", Bit(Category::kSo)}, {"othersymbol", Bit(Category::kSo)},
+    {"z", kMaskZ}, {"separator", kMaskZ},
+    {"zs", Bit(Category::kZs)}, {"spaceseparator", Bit(Category::kZs)},
+    {"zl", Bit(Category::kZl)}, {"lineseparator", Bit(Category::kZl)},
+    {"zp", Bit(Category::kZp)}, {"paragraphseparator", Bit(Category::kZp)},
+    {"c", kMaskC}, {"other", kMaskC},
+    {"cc", Bit(Category::kCc)}, {"control", Bit(Category::kCc)},
+    {"cf", Bit(Category::kCf)}, {"format", Bit(Category::kCf)},
+    {"cs", Bit(Category::kCs)}, {"surrogate", Bit(Category::kCs)},
+    {"co", Bit(Category::kCo)}, {"privateuse", Bit(Category::kCo)},
+    {"cn", Bit(Category::kCn)}, {"unassigned", Bit(Category::kCn)},
+    {"any", 0xFFFFFFFFu},
+};
+
+// Oniguruma folds these strings together with one character each under (?i)
+// ("ss" matches U+00DF, "st" U+FB06, ...): a (?i) literal containing one is
+// refused, since only one-to-one folds are implemented. The ASCII ones are the
+// only ones a tokenizer pattern could plausibly contain.
+const char* const kMultiFoldAscii[] = {"ss", "st", "ff", "fi", "fl"};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Parser + compiler
+
+class RegexCompiler {
+ public:
+  RegexCompiler(std::string_view pattern, Regex* out) : p_(pattern), out_(out) {}
+
+  Status Run();
+
+ private:
+  // --- parsing ---
+  Status ParseAlt(bool fold, int depth, int* node);
+  Status ParseConcat(bool fold, int depth, int* node, bool* hit_inline_option);
+  Status ParseAtom(bool fold, int depth, int* node, bool* consumed_option, bool* new_fold);
+  Status ParseQuantifier(int* node);
+  Status ParseEscape(bool fold, int* node);
+  Status ParseClass(bool fold, int depth, int* set);
+  Status ParseClassEscape(ClassItem* item, bool* is_char, uint32_t* cp);
+  Status ParseHex(size_t digits_max, bool braced, uint32_t* cp);
+  Status ParseProperty(bool upper_p, ClassItem* item);
+  Status DecodePatternChar(uint32_t* cp);
+
+  int NewNode(NodeKind kind, size_t offset) {
+    nodes_.push_back(Node());
+    nodes_.back().kind = kind;
+    nodes_.back().offset = offset;
+    return static_cast<int>(nodes_.size()) - 1;
+  }
+  int NewSet() {
+    sets_.push_back(ClassSet());
+    sets_.back().parts.emplace_back();
+    return static_cast<int>(sets_.size()) - 1;
+  }
+  int SingleItemSet(const ClassItem& item, bool negate) {
+    const int s = NewSet();
+    sets_[s].parts[0].push_back(item);
+    sets_[s].negate = negate;
+    return s;
+  }
+
+  Status Error(StatusCode code, size_t offset, const char* what) {
+    return Status::Error(code, "regex: %s at offset %zu", what, offset);
+  }
+  Status Unsupported(size_t offset, const char* what) {
+    return Status::Error(StatusCode::kUnsupported, "regex: unsupported %s at offset %zu", what,
+                         offset);
+  }
+
+  bool AtEnd() const { return i_ >= p_.size(); }
+  char Peek(size_t k = 0) const { return i_ + k < p_.size() ? p_[i_ + k] : '\0'; }
+
+  // --- analysis ---
+  struct Info {
+    Regex::ByteSet first{};
+    bool nullable = false;
+    uint32_t min_chars = 0;
+    uint32_t max_chars = 0;  // kInfinite when unbounded
+  };
+  Info Analyze(int node);
+
+  // --- classes ---
+  bool EvalSet(int set, uint32_t cp) const;
+  bool EvalSetPositive(int set, uint32_t cp) const;
+  bool EvalItem(const ClassItem& item, uint32_t cp) const;
+  int BuildClass(int set);  // -> index in out_->classes_
+  void CollectBounds(int set, bool* fold, std::vector<uint32_t>* bounds) const;
+  uint32_t AddBlock(const Regex::Block& block);
+  int LiteralSet(uint32_t cp, bool fold);
+  int WordClass();
+
+  // --- emitting ---
+  Status Emit(int node);
+  Status EmitConcatRun(const std::vector<int>& kids, size_t* k);
+  uint32_t Here() const { return static_cast<uint32_t>(out_->program_.size()); }
+  Status Push(const Regex::Inst& inst) {
+    if (out_->program_.size() >= kMaxProgram) {
+      return Status::Error(StatusCode::kUnsupported, "regex: pattern too large (over %zu instructions)",
+                           kMaxProgram);
+    }
+    out_->program_.push_back(inst);
+    return Status::Ok();
+  }
+  void NotePushSite() {
+    if (loop_min_.empty()) {
+      ++out_->stack_fixed_;
+    } else {
+      out_->loop_min_lengths_.push_back(loop_min_.back());
+    }
+  }
+  uint32_t GuardOf(const Info& info) {
+    if (info.nullable || out_->byte_sets_.size() >= 0xFFFF) return 0;  // 16-bit guard slots
+    out_->byte_sets_.push_back(info.first);
+    return static_cast<uint32_t>(out_->byte_sets_.size());  // +1 encoded
+  }
+
+  std::string_view p_;
+  size_t i_ = 0;
+  Regex* out_;
+  std::vector<Node> nodes_;
+  std::vector<ClassSet> sets_;
+  std::vector<Info> info_;
+  std::vector<bool> info_done_;
+  std::map<std::string, int> class_cache_;
+  std::map<std::vector<uint64_t>, uint32_t> block_cache_;
+  std::vector<Regex::ByteSet> class_first_;  // per compiled class: lead bytes of members
+  std::vector<int> set_class_;               // ClassSet -> compiled class, -1 until built
+  std::vector<uint32_t> loop_min_;            // min chars of the enclosing loop bodies
+  int word_class_ = -1;
+};
+
+Status RegexCompiler::DecodePatternChar(uint32_t* cp) {
+  bool valid = true;
+  size_t j = i_;
+  *cp = Utf8DecodeChecked(p_.data(), p_.size(), &j, &valid);
+  if (!valid) return Error(StatusCode::kInvalidArgument, i_, "invalid UTF-8 in the pattern");
+  i_ = j;
+  return Status::Ok();
+}
+
+Status RegexCompiler::Run() {
+  out_->program_.clear();
+  out_->classes_.clear();
+  out_->blocks_.clear();
+  out_->ranges_.clear();
+  out_->byte_sets_.clear();
+  out_->literals_.clear();
+  out_->stack_fixed_ = 0;
+  out_->loop_min_lengths_.clear();
+  out_->anchored_start_ = false;
+  out_->first_set_ = -1;
+  out_->blocks_.push_back(Regex::Block{{0, 0, 0, 0}});  // block 0: empty
+
+  int root = -1;
+  OCTET_RETURN_IF_ERROR(ParseAlt(false, 0, &root));
+  if (!AtEnd()) return Error(StatusCode::kInvalidArgument, i_, "unmatched ')'");
+
+  info_.assign(nodes_.size(), Info());
+  info_done_.assign(nodes_.size(), false);
+  set_class_.assign(sets_.size(), -1);
+  const Info root_info = Analyze(root);
+
+  Status s = Emit(root);
+  if (!s.ok()) {
+    out_->program_.clear();
+    return s;
+  }
+  s = Push(Regex::Inst{kOpMatch, 0, 0, 0, 0, 0});
+  if (!s.ok()) {
+    out_->program_.clear();
+    return s;
+  }
+  if (!root_info.nullable) {
+    out_->byte_sets_.push_back(root_info.first);
+    out_->first_set_ = static_cast<int32_t>(out_->byte_sets_.size()) - 1;
+  }
+  // A pattern that begins with \A can only match at 0.
+  int n = root;
+  while (nodes_[n].kind == NodeKind::kConcat && !nodes_[n].kids.empty()) n = nodes_[n].kids[0];
+  out_->anchored_start_ = nodes_[n].kind == NodeKind::kAssert && nodes_[n].assert_kind == kBeginText;
+  return Status::Ok();
+}
+
+// alternation := concat ('|' concat)*
+Status RegexCompiler::ParseAlt(bool fold, int depth, int* node) {
+  if (depth > kMaxNesting) return Unsupported(i_, "nesting deeper than 200 groups");
+  const size_t start = i_;
+  std::vector<int> alts;
+  for (;;) {
+    int c = -1;
+    bool inline_option = false;
+    OCTET_RETURN_IF_ERROR(ParseConcat(fold, depth, &c, &inline_option));
+    if (inline_option) {
+      // (?i) at the start of a group: the rest of the group, every remaining
+      // alternative included, is parsed with the new flag. (Mid-sequence
+      // options are refused in ParseConcat: Oniguruma and Perl disagree there.)
+      alts.push_back(c);
+      break;
+    }
+    alts.push_back(c);
+    if (Peek() == '|') {
+      ++i_;
+      continue;
+    }
+    break;
+  }
+  if (alts.size() == 1) {
+    *node = alts[0];
+  } else {
+    *node = NewNode(NodeKind::kAlt, start);
+    nodes_[*node].kids = std::move(alts);
+  }
+  return Status::Ok();
+}
+
+Status RegexCompiler::ParseConcat(bool fold, int depth, int* node, bool* hit_inline_option) {
+  const size_t start = i_;
+  std::vector<int> items;
+  while (!AtEnd() && Peek() != '|' && Peek() != ')') {
+    int atom = -1;
+    bool option = false;
+    bool new_fold = fold;
+    const size_t atom_start = i_;
+    OCTET_RETURN_IF_ERROR(ParseAtom(fold, depth, &atom, &option, &new_fold));
+    if (option) {
+      if (!items.empty()) {
+        return Unsupported(atom_start, "inline option after the start of a group (use (?i:...))");
+      }
+      // The rest of the enclosing group, all alternatives, under the new flag.
+      int rest = -1;
+      OCTET_RETURN_IF_ERROR(ParseAlt(new_fold, depth + 1, &rest));
+      *node = rest;
+      *hit_inline_option = true;
+      return Status::Ok();
+    }
+    OCTET_RETURN_IF_ERROR(ParseQuantifier(&atom));
+    items.push_back(atom);
+  }
+  if (items.empty()) {
+    *node = NewNode(NodeKind::kEmpty, start);
+  } else if (items.size() == 1) {
+    *node = items[0];
+  } else {
+    *node = NewNode(NodeKind::kConcat, start);
+    nodes_[*node].kids = std::move(items);
+  }
+  return Status::Ok();
+}
+
+Status RegexCompiler::ParseQuantifier(int* node) {
+  bool quantified = false;
+  while (!AtEnd()) {
+    const size_t q = i_;
+    const char c = Peek();
+    uint32_t min = 0, max = 0;
+    bool interval = false;
+    if (c == '*') {
+      min = 0, max = kInfinite;
+      ++i_;
+    } else if (c == '+') {
+      min = 1, max = kInfinite;
+      ++i_;
+    } else if (c == '?') {
+      min = 0, max = 1;
+      ++i_;
+    } else if (c == '{') {
+      // {m} {m,} {m,n} {,n}; anything else is a literal '{' (Oniguruma and
+      // Perl agree).
+      size_t j = i_ + 1;
+      auto read_num = [&](uint32_t* v) {
+        const size_t s = j;
+        uint64_t acc = 0;
+        while (j < p_.size() && p_[j] >= '0' && p_[j] <= '9') {
+          acc = acc * 10 + static_cast<uint64_t>(p_[j] - '0');
+          if (acc > kMaxRepeatCount + 1) acc = kMaxRepeatCount + 1;
+          ++j;
+        }
+        *v = static_cast<uint32_t>(acc);
+        return j > s;
+      };
+      uint32_t a = 0, b = 0;
+      const bool has_a = read_num(&a);
+      bool ok = false;
+      if (j < p_.size() && p_[j] == '}' && has_a) {
+        min = max = a;
+        ok = true;
+      } else if (j < p_.size() && p_[j] == ',') {
+        ++j;
+        const bool has_b = read_num(&b);
+        if (j < p_.size() && p_[j] == '}' && (has_a || has_b)) {
+          min = has_a ? a : 0;
+          max = has_b ? b : kInfinite;
+          ok = true;
+        }
+      }
+      if (!ok) break;  // literal '{', parsed as the next atom
+      if (min > kMaxRepeatCount || (max != kInfinite && max > kMaxRepeatCount)) {
+        return Unsupported(q, "repeat count over 100000");
+      }
+      if (max != kInfinite && min > max) {
+        return Error(StatusCode::kInvalidArgument, q, "repeat range {m,n} with m > n");
+      }
+      i_ = j + 1;
+      interval = true;
+    } else {
+      break;
+    }
+    if (quantified) return Unsupported(q, "quantifier after a quantifier");
+    quantified = true;
+    RepeatMode mode = kGreedy;
+    if (Peek() == '?') {
+      if (interval && min == max) {
+        // Ruby syntax reads a{n}? as (?:a{n})?, Perl as a lazy a{n}.
+        return Unsupported(i_, "'?' after an exact {n} (ambiguous)");
+      }
+      mode = kLazy;
+      ++i_;
+    } else if (Peek() == '+') {
+      if (interval) {
+        // Ruby syntax reads a{n,m}+ as (?:a{n,m})+, Perl as possessive.
+        return Unsupported(i_, "'+' after {n,m} (ambiguous)");
+      }
+      mode = kPossessive;
+      ++i_;
+    }
+    const NodeKind k = nodes_[*node].kind;
+    if (k == NodeKind::kAssert || k == NodeKind::kLook || k == NodeKind::kEmpty) {
+      return Unsupported(q, "quantifier on an assertion or empty group");
+    }
+    const int r = NewNode(NodeKind::kRepeat, q);
+    nodes_[r].kids.push_back(*node);
+    nodes_[r].min = min;
+    nodes_[r].max = max;
+    nodes_[r].mode = mode;
+    *node = r;
+    if (Peek() == '*' || Peek() == '+' || Peek() == '?') {
+      return Unsupported(i_, "quantifier after a quantifier");
+    }
+    break;
+  }
+  return Status::Ok();
+}
+
+Status RegexCompiler::ParseAtom(bool fold, int depth, int* node, bool* consumed_option,
+                                bool* new_fold) {
+  const size_t start = i_;
+  const char c = Peek();
+  switch (c) {
+    case '(': {
+      ++i_;
+      if (Peek() != '?') {
+        // A capturing group; captures are not reported, so it is a plain group.
+        int inner = -1;
+        OCTET_RETURN_IF_ERROR(ParseAlt(fold, depth + 1, &inner));
+        if (Peek() != ')') return Error(StatusCode::kInvalidArgument, start, "unclosed '('");
+        ++i_;
+        *node = inner;
+        return Status::Ok();
+      }
+      ++i_;
+      const char k = Peek();
+      bool look = false, behind = false, negate = false, atomic = false;
+      bool group_fold = fold;
+      if (k == ':') {
+        ++i_;
+      } else if (k == '=' || k == '!') {
+        look = true;
+        negate = k == '!';
+        ++i_;
+      } else if (k == '<' && (Peek(1) == '=' || Peek(1) == '!')) {
+        look = behind = true;
+        negate = Peek(1) == '!';
+        i_ += 2;
+      } else if (k == '<' || k == '\'') {
+        // Named group: a plain group for us.
+        const char close = k == '<' ? '>' : '\'';
+        ++i_;
+        const size_t name_start = i_;
+        while (!AtEnd() && Peek() != close) {
+          const char ch = Peek();
+          if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                ch == '_')) {
+            return Error(StatusCode::kInvalidArgument, i_, "bad group name");
+          }
+          ++i_;
+        }
+        if (AtEnd() || i_ == name_start) return Error(StatusCode::kInvalidArgument, start, "bad group name");
+        ++i_;
+      } else if (k == '>') {
+        atomic = true;
+        ++i_;
+      } else if (k == 'i' || k == '-') {
+        // (?i) (?-i) (?i:...) (?-i:...)
+        bool on = true;
+        if (Peek() == '-') {
+          on = false;
+          ++i_;
+        }
+        if (Peek() != 'i') return Unsupported(start, "group option (only i and -i are supported)");
+        ++i_;
+        group_fold = on;
+        if (Peek() == ')') {
+          ++i_;
+          *consumed_option = true;
+          *new_fold = group_fold;
+          return Status::Ok();
+        }
+        if (Peek() != ':') return Unsupported(start, "group option (only i and -i are supported)");
+        ++i_;
+      } else {
+        return Unsupported(start, "group kind '(?'");
+      }
+      int inner = -1;
+      OCTET_RETURN_IF_ERROR(ParseAlt(group_fold, depth + 1, &inner));
+      if (Peek() != ')') return Error(StatusCode::kInvalidArgument, start, "unclosed '('");
+      ++i_;
+      if (look) {
+        *node = NewNode(NodeKind::kLook, start);
+        nodes_[*node].behind = behind;
+        nodes_[*node].negate = negate;
+        nodes_[*node].kids.push_back(inner);
+      } else if (atomic) {
+        *node = NewNode(NodeKind::kAtomic, start);
+        nodes_[*node].kids.push_back(inner);
+      } else {
+        *node = inner;
+      }
+      return Status::Ok();
+    }
+    case ')':
+      return Error(StatusCode::kInvalidArgument, start, "unmatched ')'");
+    case '*':
+    case '+':
+    case '?':
+      return Error(StatusCode::kInvalidArgument, start, "quantifier with nothing to repeat");
+    case '[': {
+      int set = -1;
+      OCTET_RETURN_IF_ERROR(ParseClass(fold, depth + 1, &set));
+      *node = NewNode(NodeKind::kClass, start);
+      nodes_[*node].set = set;
+      return Status::Ok();
+    }
+    case '.': {
+      ++i_;
+      ClassItem nl;
+      nl.lo = nl.hi = '\n';
+      *node = NewNode(NodeKind::kClass, start);
+      nodes_[*node].set = SingleItemSet(nl, true);
+      return Status::Ok();
+    }
+    case '^':
+    case '$': {
+      ++i_;
+      *node = NewNode(NodeKind::kAssert, start);
+      nodes_[*node].assert_kind = c == '^' ? kBol : kEol;
+      return Status::Ok();
+    }
+    case '\\':
+      return ParseEscape(fold, node);
+    default: {
+      uint32_t cp = 0;
+      OCTET_RETURN_IF_ERROR(DecodePatternChar(&cp));
+      *node = NewNode(NodeKind::kLiteral, start);
+      nodes_[*node].cp = cp;
+      nodes_[*node].fold = fold;
+      return Status::Ok();
+    }
+  }
+}
+
+Status RegexCompiler::ParseHex(size_t digits_max, bool braced, uint32_t* cp) {
+  const size_t start = i_;
+  uint32_t v = 0;
+  size_t digits = 0;
+  while (!AtEnd() && digits < digits_max) {
+    const char h = Peek();
+    uint32_t d;
+    if (h >= '0' && h <= '9') {
+      d = static_cast<uint32_t>(h - '0');
+    } else if (h >= 'a' && h <= 'f') {
+      d = static_cast<uint32_t>(h - 'a' + 10);
+    } else if (h >= 'A' && h <= 'F') {
+      d = static_cast<uint32_t>(h - 'A' + 10);
+    } else {
+      break;
+    }
+    v = v * 16 + d;
+    ++digits;
+    ++i_;
+    if (v > 0x10FFFF) return Error(StatusCode::kInvalidArgument, start, "code point above U+10FFFF");
+  }
+  if (digits == 0) return Error(StatusCode::kInvalidArgument, start, "hex escape without digits");
+  if (braced) {
+    if (Peek() != '}') return Error(StatusCode::kInvalidArgument, start, "unclosed \\x{");
+    ++i_;
+  }
+  if (v >= 0xD800 && v <= 0xDFFF) return Error(StatusCode::kInvalidArgument, start, "surrogate code point");
+  *cp = v;
+  return Status::Ok();
+}
+
+Status RegexCompiler::ParseProperty(bool upper_p, ClassItem* item) {
+  const size_t start = i_ - 2;
+  if (Peek() != '{') return Unsupported(start, "\\p without braces");
+  ++i_;
+  bool negate = upper_p;
+  if (Peek() == '^') {
+    negate = !negate;
+    ++i_;
+  }
+  std::string name;
+  while (!AtEnd() && Peek() != '}') {
+    const char ch = Peek();
+    if (ch != ' ' && ch != '_' && ch != '-') {
+      name.push_back(ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch);
+    }
+    ++i_;
+  }
+  if (AtEnd()) return Error(StatusCode::kInvalidArgument, start, "unclosed \\p{");
+  ++i_;
+  for (const PropertyName& cn : kCategoryNames) {
+    if (name == cn.name) {
+      item->kind = ClassItem::kCategories;
+      item->cats = cn.mask;
+      item->negate = negate;
+      return Status::Ok();
+    }
+  }
+  return Unsupported(start, "Unicode property (only General_Category values are supported)");
+}
+
+// Escapes valid both inside and outside classes. Sets *is_char with *cp for a
+// character, else fills *item (a class escape).
+Status RegexCompiler::ParseClassEscape(ClassItem* item, bool* is_char, uint32_t* cp) {
+  const size_t start = i_;
+  ++i_;  // backslash
+  if (AtEnd()) return Error(StatusCode::kInvalidArgument, start, "trailing backslash");
+  const char e = Peek();
+  ++i_;
+  *is_char = true;
+  switch (e) {
+    case 't': *cp = '\t'; return Status::Ok();
+    case 'n': *cp = '\n'; return Status::Ok();
+    case 'r': *cp = '\r'; return Status::Ok();
+    case 'f': *cp = '\f'; return Status::Ok();
+    case 'v': *cp = '\v'; return Status::Ok();
+    case 'a': *cp = 0x07; return Status::Ok();
+    case 'e': *cp = 0x1B; return Status::Ok();
+    case 'x':
+      if (Peek() == '{') {
+        ++i_;
+        return ParseHex(8, true, cp);
+      } else {
+        const size_t at = i_;
+        OCTET_RETURN_IF_ERROR(ParseHex(2, false, cp));
+        // In Oniguruma with UTF-8, \xHH is a raw byte, not U+00HH.
+        if (*cp >= 0x80) return Unsupported(at - 2, "byte escape \\x80..\\xFF");
+        return Status::Ok();
+      }
+    case 'u': {
+      const size_t at = i_;
+      OCTET_RETURN_IF_ERROR(ParseHex(4, false, cp));
+      if (i_ - at != 4) return Error(StatusCode::kInvalidArgument, start, "\\u needs 4 hex digits");
+      return Status::Ok();
+    }
+    case 's': case 'S':
+      *is_char = false;
+      item->kind = ClassItem::kWhite;
+      item->negate = e == 'S';
+      return Status::Ok();
+    case 'd': case 'D':
+      *is_char = false;
+      item->kind = ClassItem::kDigit;
+      item->negate = e == 'D';
+      return Status::Ok();
+    case 'w': case 'W':
+      *is_char = false;
+      item->kind = ClassItem::kWord;
+      item->negate = e == 'W';
+      return Status::Ok();
+    case 'p': case 'P':
+      *is_char = false;
+      return ParseProperty(e == 'P', item);
+    default:
+      break;
+  }
+  const unsigned char u = static_cast<unsigned char>(e);
+  if (u >= 0x80 || !((e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z') || (e >= '0' && e <= '9'))) {
+    // An escaped punctuation or other character stands for itself.
+    i_ = start + 1;
+    return DecodePatternChar(cp);
+  }
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "escape '\\%c'", e);
+  return Unsupported(start, buf);
+}
+
+Status RegexCompiler::ParseEscape(bool fold, int* node) {
+  const size_t start = i_;
+  const char e = Peek(1);
+  AssertKind ak;
+  bool is_assert = true;
+  switch (e) {
+    case 'A': ak = kBeginText; break;
+    case 'z': ak = kEndText; break;
+    case 'Z': ak = kEndTextNl; break;
+    case 'b': ak = kWordBound; break;
+    case 'B': ak = kNotWordBound; break;
+    default: is_assert = false; ak = kBol; break;
+  }
+  if (is_assert) {
+    i_ += 2;
+    *node = NewNode(NodeKind::kAssert, start);
+    nodes_[*node].assert_kind = ak;
+    return Status::Ok();
+  }
+  ClassItem item;
+  bool is_char = false;
+  uint32_t cp = 0;
+  OCTET_RETURN_IF_ERROR(ParseClassEscape(&item, &is_char, &cp));
+  if (is_char) {
+    *node = NewNode(NodeKind::kLiteral, start);
+    nodes_[*node].cp = cp;
+    nodes_[*node].fold = fold;
+  } else {
+    *node = NewNode(NodeKind::kClass, start);
+    nodes_[*node].set = SingleItemSet(item, false);
+    sets_[nodes_[*node].set].fold = fold;
+  }
+  return Status::Ok();
+}
+
+// [...]: items, ranges, nested classes, && intersections (Ruby syntax).
+Status RegexCompiler::ParseClass(bool fold, int depth, int* set_out) {
+  if (depth > kMaxNesting) return Unsupported(i_, "classes nested deeper than 200");
+  const size_t start = i_;
+  ++i_;  // '['
+  const int set = NewSet();
+  sets_[set].fold = fold;
+  if (Peek() == '^') {
+    sets_[set].negate = true;
+    ++i_;
+  }
+  if (Peek() == ':' ) {
+    // [:alpha:] POSIX brackets are not supported; a class starting with ':'
+    // that is not one is fine.
+    const size_t close = p_.find(":]", i_ + 1);
+    if (close != std::string_view::npos) {
+      bool word = true;
+      for (size_t j = i_ + 1; j < close; ++j) {
+        const char ch = p_[j];
+        if (!((ch >= 'a' && ch <= 'z') || ch == '^')) word = false;
+      }
+      if (word) return Unsupported(start, "POSIX bracket [:name:]");
+    }
+  }
+  bool first = true;
+  for (;;) {
+    if (AtEnd()) return Error(StatusCode::kInvalidArgument, start, "unclosed '['");
+    const size_t item_start = i_;
+    const char c = Peek();
+    if (c == ']' && !first) {
+      ++i_;
+      break;
+    }
+    if (c == ']' && first) {
+      // Oniguruma reads a leading ']' as a literal (with a warning).
+      return Unsupported(item_start, "']' first in a class (escape it)");
+    }
+    first = false;
+    if (c == '&' && Peek(1) == '&') {
+      i_ += 2;
+      sets_[set].parts.emplace_back();
+      continue;
+    }
+    if (c == '[') {
+      if (Peek(1) == ':') {
+        const size_t close = p_.find(":]", i_ + 2);
+        if (close != std::string_view::npos) return Unsupported(item_start, "POSIX bracket [:name:]");
+      }
+      int nested = -1;
+      OCTET_RETURN_IF_ERROR(ParseClass(fold, depth + 1, &nested));
+      ClassItem item;
+      item.kind = ClassItem::kNested;
+      item.nested = nested;
+      sets_[set].parts.back().push_back(item);
+      continue;
+    }
+    // One character or class escape, maybe the start of a range.
+    uint32_t lo = 0;
+    if (c == '\\') {
+      if (Peek(1) == 'b') return Unsupported(item_start, "\\b inside a class");
+      ClassItem item;
+      bool is_char = false;
+      OCTET_RETURN_IF_ERROR(ParseClassEscape(&item, &is_char, &lo));
+      if (!is_char) {
+        if (Peek() == '-' && Peek(1) != ']') {
+          return Unsupported(i_, "range starting at a class escape");
+        }
+        sets_[set].parts.back().push_back(item);
+        continue;
+      }
+    } else {
+      OCTET_RETURN_IF_ERROR(DecodePatternChar(&lo));
+    }
+    uint32_t hi = lo;
+    if (Peek() == '-' && Peek(1) != ']' && Peek(1) != '\0') {
+      const size_t dash = i_;
+      ++i_;
+      if (Peek() == '[' || (Peek() == '&' && Peek(1) == '&')) {
+        return Unsupported(dash, "'-' before a nested class or &&");
+      }
+      if (Peek() == '\\') {
+        ClassItem item;
+        bool is_char = false;
+        OCTET_RETURN_IF_ERROR(ParseClassEscape(&item, &is_char, &hi));
+        if (!is_char) return Unsupported(dash, "range ending at a class escape");
+      } else {
+        OCTET_RETURN_IF_ERROR(DecodePatternChar(&hi));
+      }
+      if (hi < lo) return Error(StatusCode::kInvalidArgument, item_start, "class range out of order");
+    }
+    ClassItem item;
+    item.kind = ClassItem::kRange;
+    item.lo = lo;
+    item.hi = hi;
+    sets_[set].parts.back().push_back(item);
+  }
+  for (const auto& part : sets_[set].parts) {
+    if (part.empty()) return Error(StatusCode::kInvalidArgument, start, "empty class or && operand");
+  }
+  *set_out = set;
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Classes
+
+bool RegexCompiler::EvalItem(const ClassItem& item, uint32_t cp) const {
+  bool r = false;
+  switch (item.kind) {
+    case ClassItem::kRange: r = cp >= item.lo && cp <= item.hi; break;
+    case ClassItem::kCategories: r = (item.cats >> static_cast<int>(CategoryOf(cp))) & 1; break;
+    case ClassItem::kWhite: r = IsWhiteSpace(cp); break;
+    case ClassItem::kWord: r = IsOnigWord(cp); break;
+    case ClassItem::kDigit: r = IsOnigDigit(cp); break;
+    case ClassItem::kNested: r = EvalSet(item.nested, cp); break;
+  }
+  return r != item.negate;
+}
+
+bool RegexCompiler::EvalSetPositive(int set, uint32_t cp) const {
+  for (const auto& part : sets_[set].parts) {
+    bool any = false;
+    for (const ClassItem& item : part) {
+      if (EvalItem(item, cp)) {
+        any = true;
+        break;
+      }
+    }
+    if (!any) return false;
+  }
+  return true;
+}
+
+bool RegexCompiler::EvalSet(int set, uint32_t cp) const {
+  bool r = EvalSetPositive(set, cp);
+  if (!r && sets_[set].fold) {
+    // (?i): a member if any character of its case orbit is one (closure
+    // before negation, as Oniguruma does for [^...]).
+    for (uint32_t o = SimpleFoldOrbitNext(cp); o != cp && !r; o = SimpleFoldOrbitNext(o)) {
+      r = EvalSetPositive(set, o);
+    }
+  }
+  return r != sets_[set].negate;
+}
+
+uint32_t RegexCompiler::AddBlock(const Regex::Block& block) {
+  std::vector<uint64_t> key(block.bits, block.bits + 4);
+  auto it = block_cache_.find(key);
+  if (it != block_cache_.end()) return it->second;
+  if (key == std::vector<uint64_t>(4, 0)) return 0;
+  out_->blocks_.push_back(block);
+  const uint32_t index = static_cast<uint32_t>(out_->blocks_.size()) - 1;
+  block_cache_.emplace(std::move(key), index);
+  return index;
+}
+
+// Code point runs over which every class predicate is constant: one General_
+// Category, White_Space, Word, and whether the character has other cases.
+// Built once per process (about 1.1M lookups), so compiling a class costs a
+// walk over a few thousand runs instead of every code point.
+struct PropertyRun {
+  uint32_t lo, hi;
+  bool folds;  // has a case orbit: (?i) classes evaluate it per code point
+};
+
+const std::vector<PropertyRun>& PropertyRuns() {
+  static const std::vector<PropertyRun> runs = [] {
+    std::vector<PropertyRun> r;
+    uint32_t prev_sig = 0xFFFFFFFFu;
+    for (uint32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
+      const bool folds = SimpleFoldOrbitNext(cp) != cp;
+      const uint32_t sig = static_cast<uint32_t>(CategoryOf(cp)) |
+                           (IsWhiteSpace(cp) ? 1u << 8 : 0) | (IsOnigWord(cp) ? 1u << 9 : 0) |
+                           (folds ? 1u << 10 : 0);
+      if (sig == prev_sig) {
+        r.back().hi = cp;
+      } else {
+        r.push_back(PropertyRun{cp, cp, folds});
+        prev_sig = sig;
+      }
+    }
+    return r;
+  }();
+  return runs;
+}
+
+void RegexCompiler::CollectBounds(int set, bool* fold, std::vector<uint32_t>* bounds) const {
+  if (sets_[set].fold) *fold = true;
+  for (const auto& part : sets_[set].parts) {
+    for (const ClassItem& item : part) {
+      if (item.kind == ClassItem::kRange) {
+        bounds->push_back(item.lo);
+        if (item.hi < kMaxCodePoint) bounds->push_back(item.hi + 1);
+      } else if (item.kind == ClassItem::kNested) {
+        CollectBounds(item.nested, fold, bounds);
+      }
+    }
+  }
+}
+
+// Evaluates a set over every code point into a compiled class (shared between
+// identical sets) and records the lead bytes its members can start with.
+int RegexCompiler::BuildClass(int set) {
+  if (set_class_[set] >= 0) return set_class_[set];
+  // Members as sorted, disjoint [lo, hi] ranges.
+  bool fold = false;
+  std::vector<uint32_t> bounds;
+  CollectBounds(set, &fold, &bounds);
+  std::sort(bounds.begin(), bounds.end());
+  std::vector<uint32_t> members;
+  auto add = [&members](uint32_t lo, uint32_t hi) {
+    if (!members.empty() && members.back() + 1 == lo) {
+      members.back() = hi;
+    } else {
+      members.push_back(lo);
+      members.push_back(hi);
+    }
+  };
+  size_t b = 0;
+  for (const PropertyRun& run : PropertyRuns()) {
+    uint32_t lo = run.lo;
+    while (lo <= run.hi) {
+      while (b < bounds.size() && bounds[b] <= lo) ++b;
+      const uint32_t hi = b < bounds.size() && bounds[b] - 1 < run.hi ? bounds[b] - 1 : run.hi;
+      if (fold && run.folds) {
+        for (uint32_t cp = lo; cp <= hi; ++cp) {
+          if (EvalSet(set, cp)) add(cp, cp);
+        }
+      } else if (EvalSet(set, lo)) {
+        add(lo, hi);
+      }
+      if (hi == kMaxCodePoint) break;
+      lo = hi + 1;
+    }
+  }
+
+  Regex::CharClass cls;
+  Regex::ByteSet lead{};
+  std::vector<Regex::Block> bmp(256, Regex::Block{{0, 0, 0, 0}});
+  std::vector<uint32_t> astral;
+  for (size_t r = 0; r < members.size(); r += 2) {
+    const uint32_t lo = members[r], hi = members[r + 1];
+    for (uint32_t cp = lo; cp <= hi && cp < 0x10000; ++cp) {
+      if (cp >= 0xD800 && cp <= 0xDFFF) continue;  // never decoded from UTF-8
+      bmp[cp >> 8].bits[(cp >> 6) & 3] |= uint64_t{1} << (cp & 63);
+    }
+    if (hi >= 0x10000) {
+      astral.push_back(std::max<uint32_t>(lo, 0x10000));
+      astral.push_back(hi);
+    }
+    // Lead bytes: one per 64 code points in the 2-byte range, per 4096 in the
+    // 3-byte range, per 2^18 in the 4-byte range.
+    for (uint32_t cp = lo; cp <= hi;) {
+      char enc[4];
+      if (cp >= 0xD800 && cp <= 0xDFFF) {
+        cp = 0xE000;
+        continue;
+      }
+      Utf8Encode(cp, enc);
+      ByteSetAdd(&lead, static_cast<uint8_t>(enc[0]));
+      const uint32_t step = cp < 0x80 ? 1 : cp < 0x800 ? 64 : cp < 0x10000 ? 4096 : 1u << 18;
+      const uint32_t next = (cp / step + 1) * step;
+      if (next <= cp) break;
+      cp = next;
+    }
+  }
+  std::string key;
+  cls.ascii[0] = bmp[0].bits[0];
+  cls.ascii[1] = bmp[0].bits[1];
+  for (uint32_t block = 0; block < 256; ++block) {
+    cls.bmp_block[block] = static_cast<uint16_t>(AddBlock(bmp[block]));
+    key.append(reinterpret_cast<const char*>(&cls.bmp_block[block]), sizeof(uint16_t));
+  }
+  key.append(reinterpret_cast<const char*>(astral.data()), astral.size() * sizeof(uint32_t));
+  auto it = class_cache_.find(key);
+  if (it != class_cache_.end()) {
+    set_class_[set] = it->second;
+    return it->second;
+  }
+  cls.astral_begin = static_cast<uint32_t>(out_->ranges_.size());
+  cls.astral_count = static_cast<uint32_t>(astral.size() / 2);
+  out_->ranges_.insert(out_->ranges_.end(), astral.begin(), astral.end());
+  out_->classes_.push_back(cls);
+  class_first_.push_back(lead);
+  const int index = static_cast<int>(out_->classes_.size()) - 1;
+  class_cache_.emplace(std::move(key), index);
+  set_class_[set] = index;
+  return index;
+}
+
+// A literal as a one-character class (for repetitions and (?i) letters).
+int RegexCompiler::LiteralSet(uint32_t cp, bool fold) {
+  ClassItem item;
+  item.lo = item.hi = cp;
+  const int set = SingleItemSet(item, false);
+  sets_[set].fold = fold;
+  set_class_.push_back(-1);
+  return set;
+}
+
+int RegexCompiler::WordClass() {
+  if (word_class_ < 0) {
+    ClassItem item;
+    item.kind = ClassItem::kWord;
+    const int set = SingleItemSet(item, false);
+    set_class_.push_back(-1);
+    word_class_ = BuildClass(set);
+  }
+  return word_class_;
+}
+
+// ---------------------------------------------------------------------------
+// Analysis: first bytes, nullability, length in characters.
+
+RegexCompiler::Info RegexCompiler::Analyze(int n) {
+  if (n < static_cast<int>(info_done_.size()) && info_done_[n]) return info_[n];
+  Info info;
+  const Node& node = nodes_[n];
+  switch (node.kind) {
+    case NodeKind::kEmpty:
+    case NodeKind::kAssert:
+    case NodeKind::kLook:
+      info.nullable = true;
+      if (node.kind == NodeKind::kLook) Analyze(node.kids[0]);
+      break;
+    case NodeKind::kLiteral: {
+      info.min_chars = info.max_chars = 1;
+      uint32_t cp = node.cp;
+      do {
+        char enc[4];
+        Utf8Encode(cp, enc);
+        ByteSetAdd(&info.first, static_cast<uint8_t>(enc[0]));
+        cp = node.fold ? SimpleFoldOrbitNext(cp) : node.cp;
+      } while (cp != node.cp);
+      break;
+    }
+    case NodeKind::kClass: {
+      const int cls = BuildClass(node.set);
+      info.first = class_first_[cls];
+      info.min_chars = info.max_chars = 1;
+      break;
+    }
+    case NodeKind::kConcat: {
+      info.nullable = true;
+      for (int k : node.kids) {
+        const Info ki = Analyze(k);
+        if (info.nullable) ByteSetUnion(&info.first, ki.first);
+        info.nullable = info.nullable && ki.nullable;
+        info.min_chars += ki.min_chars;
+        if (info.max_chars != kInfinite) {
+          info.max_chars = ki.max_chars == kInfinite ? kInfinite : info.max_chars + ki.max_chars;
+        }
+      }
+      break;
+    }
+    case NodeKind::kAlt: {
+      bool firstk = true;
+      for (int k : node.kids) {
+        const Info ki = Analyze(k);
+        ByteSetUnion(&info.first, ki.first);
+        info.nullable = info.nullable || ki.nullable;
+        info.min_chars = firstk ? ki.min_chars : std::min(info.min_chars, ki.min_chars);
+        info.max_chars = firstk ? ki.max_chars : std::max(info.max_chars, ki.max_chars);
+        firstk = false;
+      }
+      break;
+    }
+    case NodeKind::kRepeat: {
+      const Info ki = Analyze(node.kids[0]);
+      info.first = ki.first;
+      info.nullable = node.min == 0 || ki.nullable;
+      const uint64_t mn = uint64_t{ki.min_chars} * node.min;
+      info.min_chars = mn > kInfinite - 1 ? kInfinite - 1 : static_cast<uint32_t>(mn);
+      if (node.max == kInfinite || ki.max_chars == kInfinite) {
+        info.max_chars = ki.max_chars == 0 ? 0 : kInfinite;
+      } else {
+        const uint64_t mx = uint64_t{ki.max_chars} * node.max;
+        info.max_chars = mx >= kInfinite ? kInfinite : static_cast<uint32_t>(mx);
+      }
+      break;
+    }
+    case NodeKind::kAtomic:
+      info = Analyze(node.kids[0]);
+      break;
+  }
+  if (n >= static_cast<int>(info_.size())) {
+    info_.resize(n + 1);
+    info_done_.resize(n + 1, false);
+  }
+  info_[n] = info;
+  info_done_[n] = true;
+  return info;
+}
+
+// ---------------------------------------------------------------------------
+// Emitting
+
+// A run of case-sensitive literals becomes one string compare.
+Status RegexCompiler::EmitConcatRun(const std::vector<int>& kids, size_t* k) {
+  const uint32_t offset = static_cast<uint32_t>(out_->literals_.size());
+  size_t j = *k;
+  while (j < kids.size() && nodes_[kids[j]].kind == NodeKind::kLiteral && !nodes_[kids[j]].fold) {
+    char enc[4];
+    const size_t len = Utf8Encode(nodes_[kids[j]].cp, enc);
+    out_->literals_.insert(out_->literals_.end(), enc, enc + len);
+    ++j;
+  }
+  *k = j;
+  return Push(Regex::Inst{kOpString, 0, 0, offset,
+                          static_cast<uint32_t>(out_->literals_.size()) - offset, 0});
+}
+
+Status RegexCompiler::Emit(int n) {
+  const Node node = nodes_[n];  // copy: nodes_ may grow below
+  switch (node.kind) {
+    case NodeKind::kEmpty:
+      return Status::Ok();
+    case NodeKind::kLiteral: {
+      if (node.fold) {
+        if (SimpleFoldOrbitNext(node.cp) != node.cp) {
+          const int set = LiteralSet(node.cp, true);
+          return Push(Regex::Inst{kOpClass, 0, 0, static_cast<uint32_t>(BuildClass(set)), 0, 0});
+        }
+      }
+      std::vector<int> one{n};
+      nodes_[n].fold = false;
+      size_t k = 0;
+      return EmitConcatRun(one, &k);
+    }
+    case NodeKind::kClass:
+      return Push(Regex::Inst{kOpClass, 0, 0, static_cast<uint32_t>(BuildClass(node.set)), 0, 0});
+    case NodeKind::kConcat: {
+      // (?i) literals with a multi-character fold partner are refused.
+      std::string folded;
+      for (int k : node.kids) {
+        if (nodes_[k].kind == NodeKind::kLiteral && nodes_[k].fold && nodes_[k].cp < 0x80) {
+          const char ch = static_cast<char>(nodes_[k].cp);
+          folded.push_back(ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch);
+        } else {
+          folded.push_back('\0');
+        }
+      }
+      for (const char* mf : kMultiFoldAscii) {
+        if (folded.find(mf) != std::string::npos) {
+          return Unsupported(node.offset, "(?i) literal with a multi-character case fold (e.g. \"ss\")");
+        }
+      }
+      size_t k = 0;
+      while (k < node.kids.size()) {
+        const Node& kid = nodes_[node.kids[k]];
+        if (kid.kind == NodeKind::kLiteral &&
+            (!kid.fold || SimpleFoldOrbitNext(kid.cp) == kid.cp)) {
+          // Unfoldable (?i) characters compare exactly.
+          size_t j = k;
+          while (j < node.kids.size() && nodes_[node.kids[j]].kind == NodeKind::kLiteral &&
+                 (!nodes_[node.kids[j]].fold ||
+                  SimpleFoldOrbitNext(nodes_[node.kids[j]].cp) == nodes_[node.kids[j]].cp)) {
+            nodes_[node.kids[j]].fold = false;
+            ++j;
+          }
+          OCTET_RETURN_IF_ERROR(EmitConcatRun(node.kids, &k));
+          continue;
+        }
+        OCTET_RETURN_IF_ERROR(Emit(node.kids[k]));
+        ++k;
+      }
+      return Status::Ok();
+    }
+    case NodeKind::kAlt: {
+      std::vector<uint32_t> jumps;
+      const size_t count = node.kids.size();
+      if (count == 0) return Status::Ok();
+      // Guards: what each alternative and what the remaining ones can start with.
+      std::vector<Info> rest(count);
+      rest[count - 1] = info_[node.kids[count - 1]];
+      for (size_t k = count - 1; k-- > 0;) {
+        rest[k] = info_[node.kids[k]];
+        ByteSetUnion(&rest[k].first, rest[k + 1].first);
+        rest[k].nullable = rest[k].nullable || rest[k + 1].nullable;
+      }
+      for (size_t k = 0; k < count; ++k) {
+        if (k + 1 < count) {
+          const uint32_t split = Here();
+          const uint32_t gx = GuardOf(info_[node.kids[k]]);
+          const uint32_t gy = GuardOf(rest[k + 1]);
+          NotePushSite();
+          OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpSplit, 0, 0, split + 1, 0, gx | (gy << 16)}));
+          OCTET_RETURN_IF_ERROR(Emit(node.kids[k]));
+          jumps.push_back(Here());
+          OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpJmp, 0, 0, 0, 0, 0}));
+          out_->program_[split].b = Here();
+        } else {
+          OCTET_RETURN_IF_ERROR(Emit(node.kids[k]));
+        }
+      }
+      for (uint32_t j : jumps) out_->program_[j].a = Here();
+      return Status::Ok();
+    }
+    case NodeKind::kRepeat: {
+      const int body = node.kids[0];
+      const Node& b = nodes_[body];
+      if (node.max == 0) return Status::Ok();
+      const bool single =
+          b.kind == NodeKind::kClass || (b.kind == NodeKind::kLiteral);
+      if (single) {
+        const int set = b.kind == NodeKind::kClass ? b.set : LiteralSet(b.cp, b.fold);
+        const uint32_t cls = static_cast<uint32_t>(BuildClass(set));
+        if (node.min == node.max && node.mode != kPossessive) {
+          // Exact count: nothing to give back.
+          return Push(Regex::Inst{kOpRepeat, kPossessive, 0, cls, node.min, node.max});
+        }
+        if (node.mode != kPossessive) NotePushSite();
+        return Push(Regex::Inst{kOpRepeat, node.mode, 0, cls, node.min, node.max});
+      }
+      const Info bi = info_[body];
+      if (bi.nullable && node.max > 1) {
+        return Unsupported(node.offset, "repetition of a group that can match empty");
+      }
+      if (node.mode == kPossessive) {
+        NotePushSite();
+        OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpAtomic, 0, 0, 0, 0, 0}));
+      }
+      for (uint32_t k = 0; k < node.min; ++k) OCTET_RETURN_IF_ERROR(Emit(body));
+      const bool lazy = node.mode == kLazy;
+      const uint32_t guard = GuardOf(bi);
+      if (node.max == kInfinite) {
+        loop_min_.push_back(std::max<uint32_t>(bi.min_chars, 1));
+        const uint32_t loop = Here();
+        NotePushSite();
+        OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpSplit, 0, 0, 0, 0, 0}));
+        OCTET_RETURN_IF_ERROR(Emit(body));
+        OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpJmp, 0, 0, loop, 0, 0}));
+        loop_min_.pop_back();
+        Regex::Inst& s = out_->program_[loop];
+        if (lazy) {
+          s.a = Here();
+          s.b = loop + 1;
+          s.c = guard << 16;
+        } else {
+          s.a = loop + 1;
+          s.b = Here();
+          s.c = guard;
+        }
+      } else {
+        std::vector<uint32_t> splits;
+        for (uint32_t k = node.min; k < node.max; ++k) {
+          splits.push_back(Here());
+          NotePushSite();
+          OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpSplit, 0, 0, 0, 0, 0}));
+          OCTET_RETURN_IF_ERROR(Emit(body));
+        }
+        const uint32_t exit = Here();
+        for (uint32_t s : splits) {
+          Regex::Inst& in = out_->program_[s];
+          if (lazy) {
+            in.a = exit;
+            in.b = s + 1;
+            in.c = guard << 16;
+          } else {
+            in.a = s + 1;
+            in.b = exit;
+            in.c = guard;
+          }
+        }
+      }
+      if (node.mode == kPossessive) {
+        OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpAtomicEnd, 0, 0, 0, 0, 0}));
+      }
+      return Status::Ok();
+    }
+    case NodeKind::kAtomic: {
+      NotePushSite();
+      OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpAtomic, 0, 0, 0, 0, 0}));
+      OCTET_RETURN_IF_ERROR(Emit(node.kids[0]));
+      return Push(Regex::Inst{kOpAtomicEnd, 0, 0, 0, 0, 0});
+    }
+    case NodeKind::kLook: {
+      const int body = node.kids[0];
+      if (node.behind) {
+        const Info bi = info_[body];
+        if (bi.min_chars != bi.max_chars) {
+          // Alternatives of different fixed lengths: one lookbehind each,
+          // any of them for (?<=), all of them for (?<!).
+          if (nodes_[body].kind != NodeKind::kAlt) {
+            return Unsupported(node.offset, "lookbehind of variable length");
+          }
+          std::vector<int> looks;
+          for (int alt : nodes_[body].kids) {
+            if (info_[alt].min_chars != info_[alt].max_chars) {
+              return Unsupported(node.offset, "lookbehind of variable length");
+            }
+            const int l = NewNode(NodeKind::kLook, node.offset);
+            nodes_[l].behind = true;
+            nodes_[l].negate = node.negate;
+            nodes_[l].kids.push_back(alt);
+            looks.push_back(l);
+          }
+          const int comb = NewNode(node.negate ? NodeKind::kConcat : NodeKind::kAlt, node.offset);
+          nodes_[comb].kids = looks;
+          info_.resize(nodes_.size());
+          info_done_.resize(nodes_.size(), false);
+          Analyze(comb);
+          return Emit(comb);
+        }
+      }
+      const uint32_t look = Here();
+      NotePushSite();
+      OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpLook,
+                                             static_cast<uint8_t>((node.negate ? 1 : 0) |
+                                                                  (node.behind ? 2 : 0)),
+                                             0, 0, node.behind ? info_[body].min_chars : 0, 0}));
+      OCTET_RETURN_IF_ERROR(Emit(body));
+      OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpLookEnd, 0, 0, 0, 0, 0}));
+      out_->program_[look].a = Here();
+      return Status::Ok();
+    }
+    case NodeKind::kAssert: {
+      uint32_t word = 0;
+      if (node.assert_kind == kWordBound || node.assert_kind == kNotWordBound) {
+        word = static_cast<uint32_t>(WordClass());
+      }
+      return Push(Regex::Inst{kOpAssert, node.assert_kind, 0, word, 0, 0});
+    }
+  }
+  return Status(StatusCode::kInternal, "regex: unknown node");
+}
+
+// ---------------------------------------------------------------------------
+// Regex
+
+Status Regex::Compile(std::string_view pattern) {
+  RegexCompiler compiler(pattern, this);
+  Status s = compiler.Run();
+  if (!s.ok()) program_.clear();
+  return s;
+}
+
+size_t Regex::ScratchBytes(size_t text_bytes) const {
+  size_t frames = stack_fixed_ + 1;
+  for (uint32_t min_len : loop_min_lengths_) frames += text_bytes / min_len + 1;
+  return frames * sizeof(Frame) + alignof(Frame);
+}
+
+inline bool Regex::ClassHas(uint32_t cls, uint32_t cp) const {
+  const CharClass& c = classes_[cls];
+  if (cp < 0x80) return (c.ascii[cp >> 6] >> (cp & 63)) & 1;
+  if (cp < 0x10000) {
+    const Block& b = blocks_[c.bmp_block[cp >> 8]];
+    return (b.bits[(cp >> 6) & 3] >> (cp & 63)) & 1;
+  }
+  const uint32_t* r = ranges_.data() + c.astral_begin;
+  size_t lo = 0, hi = c.astral_count;
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    if (cp < r[2 * mid]) {
+      hi = mid;
+    } else if (cp > r[2 * mid + 1]) {
+      lo = mid + 1;
+    } else {
+      return true;
+    }
+  }
+  return false;
+}
+
+Status Regex::OutcomeStatus(Outcome o) {
+  switch (o) {
+    case Outcome::kStackFull:
+      return Status(StatusCode::kOutOfMemory, "regex: backtracking stack outgrew the scratch");
+    case Outcome::kBudget:
+      return Status(StatusCode::kUnsupported, "regex: backtracking limit exceeded");
+    default:
+      return Status(StatusCode::kInternal, "regex: corrupt program");
+  }
+}
+
+namespace {
+
+// Aligns caller scratch for frames; returns the frame capacity (0: too small).
+size_t AlignScratch(void* scratch, size_t bytes, void** stack) {
+  if (scratch == nullptr) return 0;
+  const auto addr = reinterpret_cast<uintptr_t>(scratch);
+  const size_t adjust = (alignof(Frame) - addr % alignof(Frame)) % alignof(Frame);
+  if (bytes < adjust + sizeof(Frame)) return 0;
+  *stack = static_cast<char*>(scratch) + adjust;
+  return (bytes - adjust) / sizeof(Frame);
+}
+
+}  // namespace
+
+Result<bool> Regex::Find(const char* text, size_t n, size_t from, size_t* begin, size_t* end,
+                         void* scratch, size_t scratch_bytes) const {
+  if (program_.empty()) return Status(StatusCode::kInvalidArgument, "regex: not compiled");
+  if (n >= 0xFFFFFFFFu) return Status(StatusCode::kInvalidArgument, "regex: text of 4 GiB or more");
+  if (from > n) return Status(StatusCode::kInvalidArgument, "regex: start past the end of the text");
+  void* stack = nullptr;
+  const size_t cap = AlignScratch(scratch, scratch_bytes, &stack);
+  if (cap == 0) return Status(StatusCode::kOutOfMemory, "regex: scratch too small");
+  const Outcome o = FindImpl(text, n, from, begin, end, stack, cap);
+  if (o == Outcome::kMatch) return true;
+  if (o == Outcome::kNoMatch) return false;
+  return OutcomeStatus(o);
+}
+
+Regex::Outcome Regex::FindImpl(const char* text, size_t n, size_t from, size_t* begin,
+                               size_t* end, void* stack, size_t cap) const {
+  const auto* s = reinterpret_cast<const uint8_t*>(text);
+  const ByteSet* first = first_set_ >= 0 ? &byte_sets_[first_set_] : nullptr;
+  size_t pos = from;
+  for (;;) {
+    if (anchored_start_ && pos != 0) return Outcome::kNoMatch;
+    if (first != nullptr) {
+      // Only bytes that can start a match; lead bytes of valid UTF-8 are
+      // character starts.
+      while (pos < n && !ByteSetHas(*first, s[pos])) ++pos;
+      if (pos >= n) return Outcome::kNoMatch;
+    }
+    size_t e = 0;
+    const Outcome o = MatchAt(text, n, pos, &e, stack, cap);
+    if (o == Outcome::kMatch) {
+      *begin = pos;
+      *end = e;
+      return o;
+    }
+    if (o != Outcome::kNoMatch) return o;
+    if (pos >= n) return Outcome::kNoMatch;
+    size_t len = 1;
+    DecodeAt(s, n, pos, &len);
+    pos += len;
+  }
+}
+
+Regex::Outcome Regex::MatchAt(const char* text, size_t n, size_t start, size_t* match_end,
+                              void* stack_mem, size_t cap) const {
+  const auto* s = reinterpret_cast<const uint8_t*>(text);
+  Frame* stack = static_cast<Frame*>(stack_mem);
+  const Inst* prog = program_.data();
+  size_t sp = 0;
+  uint32_t pc = 0;
+  size_t pos = start;
+  uint64_t backtracks = 0;
+
+#define OCTET_REGEX_PUSH(pc_, kind_, pos_, aux_)                                            \
+  do {                                                                                      \
+    if (sp == cap) return Outcome::kStackFull;                                              \
+    stack[sp++] = Frame{(pc_), (kind_), static_cast<uint32_t>(pos_), (aux_)};              \
+  } while (0)
+
+  for (;;) {
+    const Inst& in = prog[pc];
+    switch (in.op) {
+      case kOpString: {
+        if (n - pos < in.b || std::memcmp(s + pos, literals_.data() + in.a, in.b) != 0) goto fail;
+        pos += in.b;
+        ++pc;
+        continue;
+      }
+      case kOpClass: {
+        if (pos >= n) goto fail;
+        size_t len = 1;
+        const uint32_t cp = DecodeAt(s, n, pos, &len);
+        if (!ClassHas(in.a, cp)) goto fail;
+        pos += len;
+        ++pc;
+        continue;
+      }
+      case kOpRepeat: {
+        const uint32_t min = in.b, max = in.c;
+        const uint32_t want = in.mode == kLazy ? min : max;
+        uint32_t count = 0;
+        size_t p = pos;
+        size_t min_pos = pos;
+        while (count < want && p < n) {
+          size_t len = 1;
+          const uint32_t cp = s[p] < 0x80 ? s[p] : DecodeAt(s, n, p, &len);
+          if (!ClassHas(in.a, cp)) break;
+          p += len;
+          ++count;
+          if (count == min) min_pos = p;
+        }
+        if (count < min) goto fail;
+        if (in.mode == kGreedy) {
+          if (p > min_pos) OCTET_REGEX_PUSH(pc, kFrameStar, p, static_cast<uint32_t>(min_pos));
+        } else if (in.mode == kLazy) {
+          if (max > min) OCTET_REGEX_PUSH(pc, kFrameLazy, p, count);
+        }
+        pos = p;
+        ++pc;
+        continue;
+      }
+      case kOpSplit: {
+        const uint32_t gx = in.c & 0xFFFF, gy = in.c >> 16;
+        if (gx != 0 && (pos >= n || !ByteSetHas(byte_sets_[gx - 1], s[pos]))) {
+          pc = in.b;
+          continue;
+        }
+        if (gy != 0 && (pos >= n || !ByteSetHas(byte_sets_[gy - 1], s[pos]))) {
+          pc = in.a;
+          continue;
+        }
+        OCTET_REGEX_PUSH(in.b, kFrameBranch, pos, 0);
+        pc = in.a;
+        continue;
+      }
+      case kOpJmp:
+        pc = in.a;
+        continue;
+      case kOpAssert: {
+        bool ok = false;
+        switch (in.mode) {
+          case kBol: ok = pos == 0 || s[pos - 1] == '\n'; break;
+          case kEol: ok = pos == n || s[pos] == '\n'; break;
+          case kBeginText: ok = pos == 0; break;
+          case kEndText: ok = pos == n; break;
+          case kEndTextNl: ok = pos == n || (pos + 1 == n && s[pos] == '\n'); break;
+          default: {
+            bool before = false, after = false;
+            if (pos > 0) {
+              const size_t b = StepBack(s, pos, 0);
+              size_t len = 1;
+              before = ClassHas(in.a, DecodeAt(s, n, b, &len));
+            }
+            if (pos < n) {
+              size_t len = 1;
+              after = ClassHas(in.a, DecodeAt(s, n, pos, &len));
+            }
+            ok = (before != after) == (in.mode == kWordBound);
+            break;
+          }
+        }
+        if (!ok) goto fail;
+        ++pc;
+        continue;
+      }
+      case kOpLook: {
+        size_t p = pos;
+        if (in.mode & 2) {
+          bool room = true;
+          for (uint32_t k = 0; k < in.b; ++k) {
+            if (p == 0) {
+              room = false;
+              break;
+            }
+            p = StepBack(s, p, 0);
+          }
+          if (!room) {
+            if (in.mode & 1) {
+              pc = in.a;  // (?<!...) holds: not enough text behind
+              continue;
+            }
+            goto fail;
+          }
+        }
+        OCTET_REGEX_PUSH(pc, kFrameLook, pos, 0);
+        pos = p;
+        ++pc;
+        continue;
+      }
+      case kOpLookEnd: {
+        // The lookaround's body matched: drop its frames and the barrier.
+        size_t b = sp;
+        while (b > 0 && stack[b - 1].kind != kFrameLook && stack[b - 1].kind != kFrameAtomic) --b;
+        if (b == 0) return Outcome::kInternal;
+        const Frame barrier = stack[b - 1];
+        sp = b - 1;
+        const Inst& look = prog[barrier.pc];
+        if (look.mode & 1) goto fail;  // (?!...) / (?<!...) matched: fail
+        pos = barrier.pos;
+        pc = look.a;
+        continue;
+      }
+      case kOpAtomic:
+        OCTET_REGEX_PUSH(pc, kFrameAtomic, pos, 0);
+        ++pc;
+        continue;
+      case kOpAtomicEnd: {
+        size_t b = sp;
+        while (b > 0 && stack[b - 1].kind != kFrameLook && stack[b - 1].kind != kFrameAtomic) --b;
+        if (b == 0) return Outcome::kInternal;
+        sp = b - 1;
+        ++pc;
+        continue;
+      }
+      case kOpMatch:
+        *match_end = pos;
+        return Outcome::kMatch;
+      default:
+        return Outcome::kInternal;
+    }
+  fail:
+    for (;;) {
+      if (sp == 0) return Outcome::kNoMatch;
+      if (++backtracks > kMaxBacktracks) return Outcome::kBudget;
+      Frame& f = stack[sp - 1];
+      switch (f.kind) {
+        case kFrameBranch:
+          pc = f.pc;
+          pos = f.pos;
+          --sp;
+          break;
+        case kFrameStar: {
+          // Give back one character.
+          const size_t p = StepBack(s, f.pos, f.aux);
+          if (p <= f.aux) {
+            --sp;
+          } else {
+            f.pos = static_cast<uint32_t>(p);
+          }
+          pos = p;
+          pc = f.pc + 1;
+          break;
+        }
+        case kFrameLazy: {
+          // Take one more character.
+          const Inst& rep = prog[f.pc];
+          if (f.pos >= n) {
+            --sp;
+            continue;
+          }
+          size_t len = 1;
+          const uint32_t cp = DecodeAt(s, n, f.pos, &len);
+          if (!ClassHas(rep.a, cp)) {
+            --sp;
+            continue;
+          }
+          pos = f.pos + len;
+          pc = f.pc + 1;
+          if (++f.aux >= rep.c) {
+            --sp;
+          } else {
+            f.pos = static_cast<uint32_t>(pos);
+          }
+          break;
+        }
+        case kFrameLook: {
+          const Inst& look = prog[f.pc];
+          const uint32_t saved = f.pos;
+          --sp;
+          if (look.mode & 1) {
+            // The body of (?!...) / (?<!...) failed: the assertion holds.
+            pos = saved;
+            pc = look.a;
+            break;
+          }
+          continue;
+        }
+        default:  // kFrameAtomic
+          --sp;
+          continue;
+      }
+      break;
+    }
+  }
+#undef OCTET_REGEX_PUSH
+}
+
+RegexMatchIterator::RegexMatchIterator(const Regex& regex, const char* text, size_t n,
+                                       void* scratch, size_t scratch_bytes)
+    : regex_(regex), text_(text), n_(n) {
+  stack_cap_ = AlignScratch(scratch, scratch_bytes, &stack_);
+}
+
+Result<bool> RegexMatchIterator::Next(size_t* begin, size_t* end) {
+  if (regex_.program_.empty()) return Status(StatusCode::kInvalidArgument, "regex: not compiled");
+  if (n_ >= 0xFFFFFFFFu) return Status(StatusCode::kInvalidArgument, "regex: text of 4 GiB or more");
+  if (stack_cap_ == 0) return Status(StatusCode::kOutOfMemory, "regex: scratch too small");
+  for (;;) {
+    if (last_end_ > n_) return false;
+    size_t b = 0, e = 0;
+    const Regex::Outcome o = regex_.FindImpl(text_, n_, last_end_, &b, &e, stack_, stack_cap_);
+    if (o == Regex::Outcome::kNoMatch) {
+      last_end_ = n_ + 1;
+      return false;
+    }
+    if (o != Regex::Outcome::kMatch) return Regex::OutcomeStatus(o);
+    last_end_ = e;
+    if (b == e) {
+      size_t len = 1;
+      if (e < n_) DecodeAt(reinterpret_cast<const uint8_t*>(text_), n_, e, &len);
+      last_end_ += len;
+      if (skip_next_empty_) {
+        skip_next_empty_ = false;
+        continue;
+      }
+    } else {
+      skip_next_empty_ = true;
+    }
+    *begin = b;
+    *end = e;
+    return true;
+  }
+}
+
+}  // namespace octet::text

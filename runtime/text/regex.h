@@ -1,0 +1,144 @@
+// A backtracking regex engine with Oniguruma's semantics (Ruby syntax, UTF-8,
+// Unicode character classes) for the patterns Hugging Face tokenizers run
+// through Oniguruma: the Split pre-tokenizers (GPT-2, Llama 3, Qwen, o200k,
+// DeepSeek, ...), ByteLevel's GPT-2 split and the Replace normalizers.
+//
+// Matching is leftmost-first with Perl priorities: alternatives in order,
+// greedy quantifiers longest first, lazy ones shortest first, possessive and
+// atomic groups never give back. The supported syntax is a subset; anything
+// outside it makes Compile fail with the construct and its byte offset, so a
+// model whose pattern we would mis-run is refused at conversion, not
+// mis-tokenized.
+//
+// Supported: literals and escapes (\t \n \r \f \v \a \e \xHH \x{H..} \uHHHH,
+// escaped punctuation), `.` (any character but \n), classes [...] with ranges,
+// negation, nested classes (union) and && (intersection), \s \S \d \D \w \W
+// \p{..} \P{..} \p{^..} for General_Category values (short and long names),
+// groups ( ), (?: ), (?<name> ), (?i) (?-i) (?i: ) (?-i: ), alternation,
+// * + ? {m} {m,} {m,n} {,n} greedy, lazy (suffix ?) and possessive (suffix +,
+// except after {..}, which Ruby syntax reads as a further repetition), (?> ),
+// lookahead (?= ) (?! ), lookbehind (?<= ) (?<! ) of fixed character length
+// per alternative, anchors ^ $ (line anchors, as in Ruby) \A \z \Z \b \B.
+// Case-insensitive matching uses simple case folding (so (?i)s matches U+017F
+// and (?i)k matches U+212A); Oniguruma's multi-character folds (e.g. "ss"
+// against U+00DF) are not applied, and a (?i) literal that such a fold could
+// match is refused.
+//
+// A Regex is immutable after Compile and can be shared between threads; each
+// Find uses only the caller's scratch space.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "core/status.h"
+
+namespace octet::text {
+
+class Regex {
+ public:
+  Regex() = default;
+
+  // Parses and compiles `pattern` (UTF-8). Load time: allocates. An
+  // unsupported or malformed pattern gives kUnsupported / kInvalidArgument
+  // with a message naming the construct and its byte offset in the pattern.
+  Status Compile(std::string_view pattern);
+
+  // Leftmost match that starts at or after `from` in text[0, n): on true,
+  // [*begin, *end) is the match. `from` must be a character boundary <= n.
+  // Lookaround and \b see the whole text (as Oniguruma's search with a start
+  // offset does). `scratch` must hold at least ScratchBytes(n) bytes (any
+  // alignment); nothing is allocated. Text should be valid UTF-8; invalid
+  // bytes are read as U+FFFD, one byte each, and never read out of bounds.
+  // Errors: kOutOfMemory when the backtracking stack outgrows `scratch`,
+  // kInvalidArgument for from > n or n >= 4 GiB, kUnsupported when a match
+  // attempt exceeds the backtracking budget (a pathological pattern).
+  Result<bool> Find(const char* text, size_t n, size_t from, size_t* begin, size_t* end,
+                    void* scratch, size_t scratch_bytes) const;
+
+  // Scratch that Find needs for a text of `text_bytes` bytes: a bound on the
+  // backtracking stack, derived from the program (a constant for the
+  // tokenizer patterns, which have no loops over groups).
+  size_t ScratchBytes(size_t text_bytes) const;
+
+  bool compiled() const { return !program_.empty(); }
+
+  // Implementation types (public so the compiler in regex.cc can fill them).
+  struct Inst {
+    uint8_t op = 0;
+    uint8_t mode = 0;
+    uint16_t flags = 0;
+    uint32_t a = 0;
+    uint32_t b = 0;
+    uint32_t c = 0;
+  };
+  struct CharClass {
+    uint64_t ascii[2] = {0, 0};   // code points 0..127
+    uint16_t bmp_block[256] = {};  // code point >> 8 -> block in blocks_ (0: empty)
+    uint32_t astral_begin = 0;     // index in ranges_ of sorted [lo, hi] pairs, for cp >= 0x10000
+    uint32_t astral_count = 0;
+  };
+  struct Block {
+    uint64_t bits[4];
+  };
+  struct ByteSet {
+    uint64_t bits[4];
+  };
+
+ private:
+  enum class Outcome : uint8_t { kNoMatch, kMatch, kStackFull, kBudget, kInternal };
+  static Status OutcomeStatus(Outcome o);
+  // Find after the argument checks, on a stack already aligned for frames
+  // (`stack_cap` frames): no Status is built on the way.
+  Outcome FindImpl(const char* text, size_t n, size_t from, size_t* begin, size_t* end,
+                   void* stack, size_t stack_cap) const;
+  Outcome MatchAt(const char* text, size_t n, size_t start, size_t* end, void* stack,
+                  size_t stack_cap) const;
+  bool ClassHas(uint32_t cls, uint32_t cp) const;
+
+  friend class RegexCompiler;
+  friend class RegexMatchIterator;
+
+  std::vector<Inst> program_;
+  std::vector<CharClass> classes_;
+  std::vector<Block> blocks_;
+  std::vector<uint32_t> ranges_;
+  std::vector<ByteSet> byte_sets_;
+  std::vector<char> literals_;
+  // Backtracking stack bound: fixed entries + one per `per_char_num /
+  // per_char_den`-ish term; see ScratchBytes.
+  size_t stack_fixed_ = 0;
+  std::vector<uint32_t> loop_min_lengths_;  // one per push site inside a loop
+  bool anchored_start_ = false;             // pattern starts with \A
+  int32_t first_set_ = -1;                  // byte set of a match's first byte, or -1
+};
+
+// Hugging Face tokenizers' SysRegex::find_iter, which is the onig crate's
+// FindMatches: successive Find calls from the end of the previous match; an
+// empty match moves the next search one character further, and an empty
+// match found right after a non-empty one (the next search after it, wherever
+// it lands) is dropped.
+class RegexMatchIterator {
+ public:
+  // `scratch` as for Regex::Find (at least ScratchBytes(n) bytes), used by
+  // every Next.
+  RegexMatchIterator(const Regex& regex, const char* text, size_t n, void* scratch,
+                     size_t scratch_bytes);
+
+  // The next match, or false at the end. Errors as Regex::Find.
+  Result<bool> Next(size_t* begin, size_t* end);
+
+ private:
+  const Regex& regex_;
+  const char* text_;
+  size_t n_;
+  void* stack_ = nullptr;  // scratch, aligned for the engine's frames
+  size_t stack_cap_ = 0;   // frames
+  size_t last_end_ = 0;
+  bool skip_next_empty_ = false;
+};
+
+}  // namespace octet::text

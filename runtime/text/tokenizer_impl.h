@@ -1,0 +1,181 @@
+// Internals of the tokenizer (tokenizer.h), shared by the files of one concern
+// each: normalizer.cc, pre_tokenizer.cc, bpe.cc, wordpiece.cc, unigram.cc,
+// added_tokens.cc, decoder.cc, tokenizer.cc. Not an API.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/status.h"
+#include "octet_model_generated.h"
+#include "text/regex.h"
+#include "text/tokenizer.h"
+
+namespace octet {
+namespace text {
+
+// A piece of a buffer: bytes [begin, end).
+struct Span {
+  uint32_t begin;
+  uint32_t end;
+};
+
+// A growable-free byte buffer view into the workspace.
+struct Buffer {
+  uint8_t* data = nullptr;
+  size_t cap = 0;
+};
+
+// out <= ceil(num * in / den) + add: how much a step can grow valid UTF-8.
+struct Growth {
+  size_t num = 1;
+  size_t den = 1;
+  size_t add = 0;
+  size_t Apply(size_t n) const { return (num * n + den - 1) / den + add; }
+};
+
+// GPT-2's byte <-> character mapping (ByteLevel pre-tokenizer and decoder).
+struct ByteLevelMap {
+  uint8_t utf8[256][2];  // the character of byte b, UTF-8 (1 or 2 bytes)
+  uint8_t utf8_len[256];
+  int16_t byte_of[0x144];  // code point -> byte, -1 when not a byte character
+};
+const ByteLevelMap& GetByteLevelMap();
+
+// The added tokens, found in text as tokenizers' AddedVocabulary does
+// (leftmost-longest over the set, then single_word / lstrip / rstrip).
+class AddedTokenMatcher {
+ public:
+  // `normalized`: the matcher over normalized text (tokens with normalized =
+  // true, by normalized_content), else over raw text.
+  void Build(const fb::TokenizerSpec& spec, bool normalized);
+  bool empty() const { return tokens_.empty(); }
+  // The next match in s[0, n) at or after `from`, with the flags applied;
+  // `start_offset` is where the previous match ended (lstrip stops there).
+  // False when none.
+  bool Next(const uint8_t* s, size_t n, size_t from, size_t start_offset, bool split_special,
+            size_t* begin, size_t* end, int32_t* id, size_t* resume) const;
+
+ private:
+  struct Entry {
+    const uint8_t* bytes;
+    uint32_t size;
+    int32_t id;
+    bool special, single_word, lstrip, rstrip;
+  };
+  std::vector<Entry> tokens_;        // sorted by first byte, then longest first
+  uint32_t first_[257] = {};         // tokens_ of first byte b: [first_[b], first_[b + 1])
+};
+
+struct NormalizerOp {
+  const fb::NormalizerStep* step;
+  std::unique_ptr<Regex> regex;  // Replace with a regex pattern
+  Growth growth;
+};
+
+struct PreTokenizerOp {
+  const fb::PreTokenizerStep* step;
+  std::unique_ptr<Regex> regex;  // Split with a regex pattern
+};
+
+struct DecoderOp {
+  const fb::DecoderStep* step;
+  std::unique_ptr<Regex> regex;  // Replace with a regex pattern
+};
+
+struct TokenizerImpl {
+  const fb::TokenizerSpec* spec = nullptr;
+  const fb::TokModel* model = nullptr;
+  uint32_t vocab_size = 0;
+  const uint8_t* vocab_bytes = nullptr;
+  const uint32_t* vocab_offsets = nullptr;
+  const uint32_t* index = nullptr;   // null when absent
+  const uint32_t* merges = nullptr;  // null when absent
+  int32_t byte_ids[256];             // -1 when absent
+  bool byte_level = false;           // the model works on raw bytes (ByteLevel pre-tokenizer last)
+  int32_t unk_id = -1;
+  uint32_t max_token_bytes = 0;      // longest vocabulary string
+
+  std::vector<NormalizerOp> normalizers;
+  std::vector<PreTokenizerOp> pre_tokenizers;
+  std::vector<DecoderOp> decoders;
+  AddedTokenMatcher raw_added, normalized_added;
+  std::vector<uint8_t> special;  // [vocab_size] 1 = a special added token
+  std::vector<uint8_t> eos;      // [vocab_size]
+  std::vector<int16_t> fallback_byte;  // [vocab_size] byte-fallback models: the byte of <0xNN>, else -1
+  Growth pre_growth;
+  // The bytes a piece of n bytes can reach through the normalizers (every step's bound in turn).
+  size_t NormBound(size_t n) const {
+    for (const NormalizerOp& op : normalizers) n = op.growth.Apply(n);
+    return n;
+  }
+  size_t decoder_growth = 1;      // decoded bytes per token byte, at most
+
+  // Workspace layout for max_text_bytes N, max decode ids D.
+  struct Layout {
+    size_t piece;      // bytes of a normalized piece (NB)
+    size_t pre;        // bytes of a pre-tokenized piece (PB)
+    size_t spans;      // spans per list
+    size_t symbols;    // BPE symbols / lattice nodes
+    size_t heap;       // BPE heap entries
+    size_t dec_bytes;  // decode buffer bytes
+    size_t dec_spans;  // decode token spans
+    size_t regex;      // regex scratch bytes
+    size_t off_norm_a, off_norm_b, off_pre_a, off_pre_b, off_spans_a, off_spans_b, off_spans_c, off_symbols,
+        off_heap, off_dec_a, off_dec_b, off_dec_spans_a, off_dec_spans_b, off_regex, total;
+  };
+  Layout LayoutFor(size_t max_text_bytes, size_t max_decode_ids) const;
+
+  // --- encode ---
+  struct EncodeState {
+    TokenizerWorkspace* ws;
+    Layout layout;
+    int32_t* ids;
+    size_t max_ids;
+    size_t n_ids;
+  };
+  Status Emit(EncodeState& st, int32_t id) const;
+  Status EncodeText(EncodeState& st, const uint8_t* text, size_t n, bool split_special) const;
+  // at_origin: the piece starts at offset 0 of the text (Metaspace's prepend_scheme First).
+  Status EncodeNormalizedPiece(EncodeState& st, const uint8_t* s, size_t n, bool split_special,
+                               bool at_origin) const;
+  Status EncodePlainPiece(EncodeState& st, const uint8_t* s, size_t n, bool at_origin) const;
+
+  // normalizer.cc: normalizes s[0, n) into the workspace; *out / *out_n the result.
+  Status Normalize(EncodeState& st, const uint8_t* s, size_t n, const uint8_t** out,
+                   size_t* out_n) const;
+  // pre_tokenizer.cc: splits s[0, n) into pre-tokens; *text the buffer they index.
+  Status PreTokenize(EncodeState& st, const uint8_t* s, size_t n, bool at_origin, const uint8_t** text,
+                     const Span** spans, size_t* n_spans) const;
+  // The model on one pre-token: bpe.cc, wordpiece.cc (WordPiece, WordLevel), unigram.cc.
+  Status Bpe(EncodeState& st, const uint8_t* s, size_t n) const;
+  Status WordPiece(EncodeState& st, const uint8_t* s, size_t n) const;
+  Status WordLevel(EncodeState& st, const uint8_t* s, size_t n) const;
+  Status Unigram(EncodeState& st, const uint8_t* s, size_t n) const;
+
+  // Vocabulary lookup of key[0, n) (raw bytes when byte_level): the id, or -1.
+  int32_t Lookup(const uint8_t* key, size_t n) const;
+  // Lookup of prefix + key + suffix without building it.
+  int32_t Lookup3(const uint8_t* a, size_t na, const uint8_t* b, size_t nb, const uint8_t* c,
+                  size_t nc) const;
+  const uint8_t* Token(int32_t id, size_t* n) const {
+    *n = vocab_offsets[id + 1] - vocab_offsets[id];
+    return vocab_bytes + vocab_offsets[id];
+  }
+
+  // --- decode (decoder.cc) ---
+  Status DecodeIds(const int32_t* ids, size_t n, bool skip_special, TokenizerWorkspace& ws,
+                   char* out, size_t cap, size_t* n_out) const;
+};
+
+// A stage's output outgrew the workspace (tokenizer.h: CreateWorkspace).
+Status OutgrewWorkspace(const char* stage);
+
+Status InitNormalizers(TokenizerImpl& t);
+Status InitPreTokenizers(TokenizerImpl& t);
+Status InitDecoders(TokenizerImpl& t);
+
+}  // namespace text
+}  // namespace octet

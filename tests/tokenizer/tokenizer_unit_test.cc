@@ -1,0 +1,302 @@
+// The tokenizer's contracts beyond the goldens: errors (invalid UTF-8 with
+// its offset, limits), malformed tables refused at load, converter refusals,
+// no heap allocation per call, split_special_tokens, and BPE's heap merge
+// against a plain reference.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/alloc_counter.h"
+#include "import/error.h"
+#include "text/tokenizer.h"
+#include "text/tokenizer_check.h"
+#include "tokenize/compile_tokenizer.h"
+#include "tokenizer_test_util.h"
+
+namespace octet {
+namespace {
+
+using nlohmann::json;
+using text::EncodeOptions;
+using text::Tokenizer;
+using text::TokenizerWorkspace;
+
+std::vector<int32_t> Encode(const Tokenizer& tok, const std::string& text, EncodeOptions o,
+                            Status* status = nullptr) {
+  TokenizerWorkspace ws;
+  REQUIRE(tok.CreateWorkspace(text.size() + 1, 16, &ws).ok());
+  std::vector<int32_t> ids(tok.MaxIds(text.size() + 1));
+  size_t n = 0;
+  const Status st = tok.Encode(text.data(), text.size(), o, ws, ids.data(), ids.size(), &n);
+  if (status) *status = st;
+  if (!st.ok()) return {};
+  ids.resize(n);
+  return ids;
+}
+
+TEST_CASE("invalid UTF-8 is refused with the offset of the first bad byte") {
+  testing::LoadedTokenizer t = testing::LoadTokenizer("gpt2");
+  REQUIRE_MESSAGE(t.error.empty(), t.error);
+  const std::string bad[] = {std::string("abc\xff"), std::string("ab\xc3"), std::string("a\xed\xa0\x80"),
+                             std::string("\xc0\xaf"), std::string("ok \xe2\x82 x")};
+  const size_t offsets[] = {3, 2, 1, 0, 3};
+  for (size_t i = 0; i < 5; ++i) {
+    Status st;
+    Encode(t.tokenizer, bad[i], EncodeOptions(), &st);
+    CHECK(st.code() == StatusCode::kInvalidArgument);
+    CHECK(std::string(st.message()).find("offset " + std::to_string(offsets[i])) != std::string::npos);
+  }
+}
+
+TEST_CASE("limits: a text longer than the workspace, too few id slots, ids outside the vocabulary") {
+  testing::LoadedTokenizer t = testing::LoadTokenizer("gpt2");
+  REQUIRE(t.error.empty());
+  TokenizerWorkspace ws;
+  REQUIRE(t.tokenizer.CreateWorkspace(8, 4, &ws).ok());
+  int32_t ids[64];
+  size_t n = 0;
+  const std::string longer = "this text is longer than eight bytes";
+  CHECK(!t.tokenizer.Encode(longer.data(), longer.size(), EncodeOptions(), ws, ids, 64, &n).ok());
+  CHECK(!t.tokenizer.Encode("a b c d", 7, EncodeOptions(), ws, ids, 2, &n).ok());
+  char out[64];
+  const int32_t outside[] = {1, 50257};
+  CHECK(!t.tokenizer.Decode(outside, 2, true, ws, out, sizeof(out), &n).ok());
+  const int32_t negative[] = {-1};
+  CHECK(!t.tokenizer.Decode(negative, 1, true, ws, out, sizeof(out), &n).ok());
+  const int32_t many[] = {1, 2, 3, 4, 5};
+  CHECK(!t.tokenizer.Decode(many, 5, true, ws, out, sizeof(out), &n).ok());
+}
+
+TEST_CASE("split_special_tokens: special strings in the text are plain text") {
+  testing::LoadedTokenizer t = testing::LoadTokenizer("gpt2");
+  REQUIRE(t.error.empty());
+  EncodeOptions o;
+  o.add_special_tokens = false;
+  CHECK(Encode(t.tokenizer, "a<|endoftext|>", o) == std::vector<int32_t>{64, 50256});
+  o.split_special_tokens = true;
+  const std::vector<int32_t> split = Encode(t.tokenizer, "a<|endoftext|>", o);
+  CHECK(split.size() > 2);
+  for (int32_t id : split) CHECK(id != 50256);
+  CHECK(t.tokenizer.IsSpecial(50256));
+  CHECK(!t.tokenizer.IsSpecial(64));
+}
+
+TEST_CASE("no heap allocation in Encode, Decode or the stream decoder") {
+  REQUIRE(HeapAllocationCounterActive());
+  for (const char* name : {"gpt2", "llama3", "llama2", "bert_uncased", "t5_unigram"}) {
+    CAPTURE(name);
+    testing::LoadedTokenizer t = testing::LoadTokenizer(name);
+    REQUIRE_MESSAGE(t.error.empty(), t.error);
+    const std::string text =
+        "Mr. Darcy's <s> 今天天气很好 héllo 👋🏽 [CLS] 12345 \t\n  wörld </s> <|endoftext|>";
+    TokenizerWorkspace ws;
+    REQUIRE(t.tokenizer.CreateWorkspace(text.size(), text.size() * 4, &ws).ok());
+    std::vector<int32_t> ids(t.tokenizer.MaxIds(text.size()));
+    std::vector<char> out(t.tokenizer.MaxDecodedBytes(text.size() * 4));
+    text::StreamDecoder stream;
+    REQUIRE(stream.Init(&t.tokenizer, &ws, true).ok());
+    std::vector<char> piece(t.tokenizer.MaxDecodedBytes(text::StreamDecoder::kWindow));
+    const uint64_t before = HeapAllocationCount();
+    for (int round = 0; round < 3; ++round) {
+      size_t n = 0, m = 0, k = 0;
+      REQUIRE(t.tokenizer.Encode(text.data(), text.size(), EncodeOptions(), ws, ids.data(),
+                                 ids.size(), &n).ok());
+      REQUIRE(t.tokenizer.Decode(ids.data(), n, round == 1, ws, out.data(), out.size(), &m).ok());
+      stream.Reset();
+      for (size_t i = 0; i < n; ++i) REQUIRE(stream.Push(ids[i], piece.data(), piece.size(), &k).ok());
+      REQUIRE(stream.Finish(piece.data(), piece.size(), &k).ok());
+    }
+    CHECK(HeapAllocationCount() == before);
+  }
+}
+
+// The compiled Austen tokenizer as an object, for targeted corruptions.
+std::unique_ptr<fb::TokenizerSpecT> AustenSpec() {
+  convert::TokenizerSources sources;
+  sources.tokenizer = testing::ReadJsonOrNull(testing::TokenizerDir("austen") + "/tokenizer.json");
+  return convert::CompileTokenizer(sources);
+}
+
+Status Check(const fb::TokenizerSpecT& spec, uint32_t arch_vocab = 0) {
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(fb::TokenizerSpec::Pack(fbb, &spec));
+  flatbuffers::Verifier verifier(fbb.GetBufferPointer(), fbb.GetSize());
+  REQUIRE(verifier.VerifyBuffer<fb::TokenizerSpec>(nullptr));
+  return text::CheckTokenizerSpec(*flatbuffers::GetRoot<fb::TokenizerSpec>(fbb.GetBufferPointer()),
+                                  arch_vocab);
+}
+
+TEST_CASE("malformed tokenizer tables are refused with a message naming the fault") {
+  REQUIRE(Check(*AustenSpec()).ok());
+  struct Corruption {
+    const char* name;
+    const char* expect;  // in the message
+    void (*apply)(fb::TokenizerSpecT&);
+  };
+  const Corruption cases[] = {
+      {"merge id", "merge slot", [](fb::TokenizerSpecT& s) {
+         for (size_t i = 1; i < s.model->merges.size(); i += 4) {
+           if (s.model->merges[i] != 0xFFFFFFFFu) {
+             s.model->merges[i + 3] = 5000;
+             break;
+           }
+         }
+       }},
+      {"merge table size", "merge table", [](fb::TokenizerSpecT& s) { s.model->merges.pop_back(); }},
+      {"index slot count", "index", [](fb::TokenizerSpecT& s) { s.model->index[0] = 3; }},
+      {"index id", "index slot", [](fb::TokenizerSpecT& s) { s.model->index[1] = 99999; }},
+      {"offsets order", "out of order", [](fb::TokenizerSpecT& s) { s.model->vocab_offsets[5] = 1000000; }},
+      {"offsets count", "vocab_offsets", [](fb::TokenizerSpecT& s) { s.model->vocab_offsets.pop_back(); }},
+      {"token bytes", "UTF-8", [](fb::TokenizerSpecT& s) { s.model->vocab_bytes[0] = 0xFF; }},
+      {"byte ids", "byte", [](fb::TokenizerSpecT& s) { s.model->byte_ids.resize(10); }},
+      {"unk id", "unk", [](fb::TokenizerSpecT& s) { s.model->unk_id = 4096; }},
+      {"added token id", "added token", [](fb::TokenizerSpecT& s) { s.added_tokens[0]->id = 4096; }},
+      {"template id", "template", [](fb::TokenizerSpecT& s) {
+         auto item = std::make_unique<fb::TemplateItemT>();
+         item->ids = {7000};
+         s.template_single.push_back(std::move(item));
+       }},
+      {"eos id", "eos", [](fb::TokenizerSpecT& s) { s.eos_ids = {2048}; }},
+      {"model kind", "model kind", [](fb::TokenizerSpecT& s) { s.model->kind = static_cast<fb::TokModelKind>(9); }},
+      {"pre-tokenizer kind", "pre-tokenizer", [](fb::TokenizerSpecT& s) {
+         s.pre_tokenizers[0]->kind = static_cast<fb::PreTokenizerKind>(42);
+       }},
+      {"regex", "Split", [](fb::TokenizerSpecT& s) {
+         auto step = std::make_unique<fb::PreTokenizerStepT>();
+         step->kind = fb::PreTokenizerKind::Split;
+         step->pattern = "(unclosed";
+         step->pattern_is_regex = true;
+         s.pre_tokenizers.insert(s.pre_tokenizers.begin(), std::move(step));
+       }},
+      {"charsmap", "Precompiled", [](fb::TokenizerSpecT& s) {
+         auto step = std::make_unique<fb::NormalizerStepT>();
+         step->kind = fb::NormalizerKind::Precompiled;
+         step->charsmap = {1, 2, 3};
+         s.normalizers.push_back(std::move(step));
+       }},
+  };
+  for (const Corruption& c : cases) {
+    CAPTURE(c.name);
+    std::unique_ptr<fb::TokenizerSpecT> spec = AustenSpec();
+    c.apply(*spec);
+    const Status st = Check(*spec);
+    CHECK(!st.ok());
+    CHECK_MESSAGE(std::string(st.message()).find(c.expect) != std::string::npos, st.message());
+  }
+  // Ids the model consumes are checked against the architecture's vocabulary too.
+  std::unique_ptr<fb::TokenizerSpecT> spec = AustenSpec();
+  spec->eos_ids = {2000};
+  CHECK(Check(*spec, 0).ok());
+  CHECK(!Check(*spec, 1024).ok());
+}
+
+TEST_CASE("the loader refuses a model file whose tokenizer tables are corrupt") {
+  std::unique_ptr<fb::TokenizerSpecT> spec = AustenSpec();
+  spec->model->merges[0] = 12345;  // not a power of two
+  testing::TinyModelOptions options;
+  options.layers = 0;
+  options.vocab = 2048;
+  ModelWriter writer = testing::MakeTinyModelWriter(options);
+  writer.SetCompiledTokenizer(std::move(spec));
+  testing::AlignedBytes bytes(writer.WriteToBuffer());
+  Result<Model> model = Model::FromBuffer(bytes.data(), bytes.size());
+  REQUIRE(!model.ok());
+  CHECK(std::string(model.status().message()).find("merge table") != std::string::npos);
+}
+
+TEST_CASE("the converter refuses what the runtime cannot reproduce, in one line") {
+  const json base = testing::ReadJsonOrNull(testing::TokenizerDir("austen") + "/tokenizer.json");
+  const auto refused = [&](json j) {
+    convert::TokenizerSources sources;
+    sources.tokenizer = std::move(j);
+    try {
+      convert::CompileTokenizer(sources);
+    } catch (const convert::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  json j = base;
+  j["pre_tokenizer"] = {{"type", "UnicodeScripts"}};
+  CHECK(refused(j) == "tokenizer.json: pre_tokenizer UnicodeScripts is not supported");
+  j = base;
+  j["model"]["dropout"] = 0.1;
+  CHECK(refused(j) == "tokenizer.json: model BPE dropout is not supported");
+  j = base;
+  j["truncation"] = {{"max_length", 512}};
+  CHECK(refused(j) == "tokenizer.json: truncation is not supported");
+  j = base;
+  j["decoder"] = {{"type", "CTC"}};
+  CHECK(refused(j) == "tokenizer.json: decoder CTC is not supported");
+  j = base;
+  j["normalizer"] = {{"type", "Replace"}, {"pattern", {{"Regex", "(a)\\1"}}}, {"content", "x"}};
+  CHECK(refused(j).rfind("tokenizer.json: normalizer Replace regex", 0) == 0);
+  j = base;
+  j["model"]["merges"][0] = "notin thevocab";
+  CHECK(refused(j).find("is not in the vocab") != std::string::npos);
+}
+
+// BPE by the book: repeatedly merge the leftmost pair of lowest rank.
+std::vector<std::string> ReferenceBpe(std::vector<std::string> symbols,
+                                      const std::map<std::pair<std::string, std::string>, size_t>& ranks) {
+  for (;;) {
+    size_t best = SIZE_MAX, at = 0;
+    for (size_t i = 0; i + 1 < symbols.size(); ++i) {
+      const auto it = ranks.find({symbols[i], symbols[i + 1]});
+      if (it != ranks.end() && it->second < best) {
+        best = it->second;
+        at = i;
+      }
+    }
+    if (best == SIZE_MAX) return symbols;
+    symbols[at] += symbols[at + 1];
+    symbols.erase(symbols.begin() + static_cast<long>(at) + 1);
+  }
+}
+
+TEST_CASE("BPE's heap merge equals the plain reference on random words") {
+  testing::LoadedTokenizer t = testing::LoadTokenizer("austen");
+  REQUIRE(t.error.empty());
+  const json j = testing::ReadJsonOrNull(testing::TokenizerDir("austen") + "/tokenizer.json");
+  std::map<std::pair<std::string, std::string>, size_t> ranks;
+  const json& merges = j["model"]["merges"];
+  for (size_t r = 0; r < merges.size(); ++r) {
+    std::string a, b;
+    if (merges[r].is_string()) {
+      const std::string s = merges[r].get<std::string>();
+      a = s.substr(0, s.find(' '));
+      b = s.substr(s.find(' ') + 1);
+    } else {
+      a = merges[r][0].get<std::string>();
+      b = merges[r][1].get<std::string>();
+    }
+    ranks.emplace(std::make_pair(a, b), r);
+  }
+  const json& vocab = j["model"]["vocab"];
+  uint32_t seed = 12345;
+  const char letters[] = "etaoinshrdlucmfwypvbgkqjxz";
+  EncodeOptions o;
+  o.add_special_tokens = false;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string word;
+    seed = seed * 1664525u + 1013904223u;
+    const int len = 1 + static_cast<int>(seed >> 28);
+    for (int k = 0; k < len; ++k) {
+      seed = seed * 1664525u + 1013904223u;
+      word += letters[(seed >> 24) % 26 < 12 ? (seed >> 24) % 6 : (seed >> 24) % 26];
+    }
+    std::vector<std::string> symbols;
+    for (char c : word) symbols.push_back(std::string(1, c));
+    std::vector<int32_t> want;
+    for (const std::string& s : ReferenceBpe(symbols, ranks)) want.push_back(vocab[s].get<int32_t>());
+    CAPTURE(word);
+    CHECK(Encode(t.tokenizer, word, o) == want);
+  }
+}
+
+}  // namespace
+}  // namespace octet
