@@ -22,6 +22,12 @@ constexpr uint32_t kCompatDecompBit = 1u << 13;
 constexpr uint32_t kComposeSecondBit = 1u << 14;
 constexpr uint32_t kLowerBit = 1u << 15;
 constexpr uint32_t kFoldBit = 1u << 16;
+constexpr uint32_t kBoundaryNfdBit = 1u << 17;
+constexpr uint32_t kBoundaryNfkdBit = 1u << 18;
+constexpr uint32_t kBoundaryNfcBit = 1u << 19;
+constexpr uint32_t kBoundaryNfkcBit = 1u << 20;
+constexpr uint32_t kNfcYesBit = 1u << 21;
+constexpr uint32_t kNfkcYesBit = 1u << 22;
 constexpr int kCccShift = 24;
 
 inline uint32_t Props(uint32_t cp) {
@@ -396,20 +402,63 @@ size_t Normalize(NormForm form, const char* in, size_t n, char* out, size_t cap)
   Sink sink{out, cap};
   const bool compose = form == NormForm::kNfc || form == NormForm::kNfkc;
   const bool compat = form == NormForm::kNfkc || form == NormForm::kNfkd;
-  // ASCII never decomposes and no two ASCII characters compose, so an ASCII
-  // prefix is copied as is, except its last character when composing (a
-  // following mark may attach to it).
-  size_t start = SkipAscii(in, n, 0);
-  if (start < n && compose && start > 0) --start;
-  sink.PutBytes(in, start);
-  if (start == n) return sink.size;
-  Reorderer ordered(Decomposer(in + start, n - start, compat));
-  if (compose) {
-    Compose(ordered, &sink);
-  } else {
-    uint32_t cp = 0;
-    uint8_t ccc = 0;
-    while (ordered.Next(&cp, &ccc)) sink.Put(cp);
+  const uint32_t boundary_bit = form == NormForm::kNfc    ? kBoundaryNfcBit
+                                : form == NormForm::kNfd  ? kBoundaryNfdBit
+                                : form == NormForm::kNfkc ? kBoundaryNfkcBit
+                                                          : kBoundaryNfkdBit;
+  // Alone, the code point is already in the form (quick check Yes).
+  const auto is_yes = [&](uint32_t cp, uint32_t props) {
+    if (compose) return (props & (compat ? kNfkcYesBit : kNfcYesBit)) != 0;
+    return !(props & (compat ? kCompatDecompBit : kCanonDecompBit)) && !IsHangulSyllable(cp);
+  };
+  // Boundary of the code point at byte j (a boundary sits before it; the
+  // end of the text is one too). Invalid bytes read as U+FFFD, a boundary.
+  const auto boundary_at = [&](size_t j) {
+    if (j >= n) return true;
+    if (static_cast<uint8_t>(in[j]) < 0x80) return true;
+    bool valid;
+    return (Props(Utf8DecodeChecked(in, n, &j, &valid)) & boundary_bit) != 0;
+  };
+  // Text splits at boundaries into pieces normalized independently. A piece
+  // of one code point already in the form (ASCII, most letters, ideographs,
+  // and for NFC/NFKC precomposed letters) is copied as is; any other goes
+  // through the decompose / reorder / compose pipeline on its own.
+  size_t i = 0;
+  while (i < n) {
+    size_t j = i;
+    while (j < n) {
+      const auto b = static_cast<uint8_t>(in[j]);
+      if (b < 0x80) {
+        j = SkipAscii(in, n, j);
+        if (j < n && !boundary_at(j)) {
+          --j;  // a mark may attach to the last ASCII character: it joins the piece
+          break;
+        }
+        continue;
+      }
+      size_t next = j;
+      bool valid;
+      const uint32_t cp = Utf8DecodeChecked(in, n, &next, &valid);
+      // j is a boundary here, so with one after it the code point is a piece.
+      if (!valid || !is_yes(cp, Props(cp)) || !boundary_at(next)) break;
+      j = next;
+    }
+    sink.PutBytes(in + i, j - i);
+    if (j >= n) break;
+    // The piece: from j to the next boundary after it.
+    size_t end = j;
+    bool valid;
+    Utf8DecodeChecked(in, n, &end, &valid);
+    while (!boundary_at(end)) Utf8DecodeChecked(in, n, &end, &valid);
+    Reorderer ordered(Decomposer(in + j, end - j, compat));
+    if (compose) {
+      Compose(ordered, &sink);
+    } else {
+      uint32_t cp = 0;
+      uint8_t ccc = 0;
+      while (ordered.Next(&cp, &ccc)) sink.Put(cp);
+    }
+    i = end;
   }
   return sink.size;
 }
@@ -418,13 +467,17 @@ size_t Lowercase(const char* in, size_t n, char* out, size_t cap) {
   Sink sink{out, cap};
   size_t i = 0;
   while (i < n) {
-    const auto b = static_cast<uint8_t>(in[i]);
-    if (b < 0x80) {
-      const char lower = static_cast<char>(b >= 'A' && b <= 'Z' ? b + 32 : b);
-      sink.PutBytes(&lower, 1);
-      ++i;
-      continue;
+    const size_t ascii_end = SkipAscii(in, n, i);
+    if (sink.size + (ascii_end - i) <= cap) {
+      for (size_t k = i; k < ascii_end; ++k) {
+        const auto b = static_cast<uint8_t>(in[k]);
+        out[sink.size++] = static_cast<char>(b >= 'A' && b <= 'Z' ? b + 32 : b);
+      }
+    } else {
+      sink.size += ascii_end - i;
     }
+    i = ascii_end;
+    if (i == n) break;
     const size_t at = i;
     bool valid;
     const uint32_t cp = Utf8DecodeChecked(in, n, &i, &valid);
@@ -469,6 +522,13 @@ bool IsExtendedPictographic(uint32_t cp) { return Props(cp) & kExtPictBit; }
 size_t NextGraphemeEnd(const char* s, size_t n, size_t i) {
   using G = GraphemeBreak;
   if (i >= n) return n;
+  // Printable ASCII or a control before ASCII: always a break (GB999, GB4),
+  // except CR LF.
+  const auto b0 = static_cast<uint8_t>(s[i]);
+  if (b0 < 0x80 && (i + 1 == n || static_cast<uint8_t>(s[i + 1]) < 0x80) &&
+      !(b0 == '\r' && i + 1 < n && s[i + 1] == '\n')) {
+    return i + 1;
+  }
   bool valid;
   uint32_t cp = Utf8DecodeChecked(s, n, &i, &valid);
   uint32_t props = Props(cp);
