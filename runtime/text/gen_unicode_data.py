@@ -280,17 +280,22 @@ def generate_tables(ucd, command):
             best = (size, shift, stage1, blocks)
     _, shift, stage1, blocks = best
 
-    decomp_data = []
-    def pack(table):
-        keys, vals = sorted(table), []
-        for cp in keys:
-            d = table[cp]
-            vals.append((len(decomp_data) << 5) | len(d))
-            decomp_data.extend(d)
-        return keys, vals
-    canon_keys, canon_vals = pack(canon)
-    compat_keys, compat_vals = pack(compat)
+    # One key list for both kinds; equal sequences (most compatibility
+    # decompositions of canonically decomposable letters) are stored once.
+    decomp_data, seq_offset = [], {}
+    def pack(seq):
+        if seq is None:
+            return 0
+        key = tuple(seq)
+        if key not in seq_offset:
+            seq_offset[key] = len(decomp_data)
+            decomp_data.extend(seq)
+        return (seq_offset[key] << 5) | len(seq)
+    decomp_keys = sorted(set(canon) | set(compat))
+    canon_vals = [pack(canon.get(cp)) for cp in decomp_keys]
+    compat_vals = [pack(compat.get(cp)) for cp in decomp_keys]
     assert max(len(d) for d in compat.values()) < 32
+    assert set(canon) <= set(compat)
 
     compose_keys = sorted(compose)
     lower_keys = sorted(cp for cp in ucd.lower if len(ucd.lower[cp]) == 1 and ucd.lower[cp] != [cp])
@@ -314,11 +319,10 @@ def generate_tables(ucd, command):
         c_array("uint8_t", "kPropStage2", [v for b in blocks for v in b], 24),
         c_array("uint32_t", "kPropRecords", records, 8, hexfmt),
         "",
-        "// Full decompositions (Hangul syllables excluded): sorted keys, value = offset << 5 | length"
-        " into kDecompData.",
-        c_array("uint32_t", "kCanonKeys", canon_keys, 12, hexfmt),
+        "// Full canonical and compatibility decompositions (Hangul syllables excluded), by sorted",
+        "// key: value = offset << 5 | length into kDecompData, 0 for none.",
+        c_array("uint32_t", "kDecompKeys", decomp_keys, 12, hexfmt),
         c_array("uint32_t", "kCanonVals", canon_vals, 12, hexfmt),
-        c_array("uint32_t", "kCompatKeys", compat_keys, 12, hexfmt),
         c_array("uint32_t", "kCompatVals", compat_vals, 12, hexfmt),
         c_array("uint32_t", "kDecompData", decomp_data, 12, hexfmt),
         "",

@@ -132,7 +132,7 @@ struct Decomposer {
       off = kHangul;
       len = (cur - kSBase) % kTCount ? 3 : 2;
     } else if (cur >= 0x80 && (Props(cur) & (compat ? kCompatDecompBit : kCanonDecompBit))) {
-      const int k = compat ? Find(kCompatKeys, cur) : Find(kCanonKeys, cur);
+      const int k = Find(kDecompKeys, cur);
       const uint32_t v = compat ? kCompatVals[k] : kCanonVals[k];
       off = v >> 5;
       len = static_cast<uint8_t>(v & 31);

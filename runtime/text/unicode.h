@@ -64,13 +64,17 @@ bool IsBertPunctuation(uint32_t cp);
 // BertNormalizer's is_whitespace: '\t', '\n', '\r' or IsWhiteSpace.
 bool IsBertWhitespace(uint32_t cp);
 // BertNormalizer's is_control: not '\t', '\n', '\r', and unicode_categories
-// is_other, which is Cc|Cf|Co (it leaves out Cn and Cs).
+// is_other, which is Cc|Cf|Co (it leaves out Cn and Cs). Its clean_text drops
+// these, U+0000 and U+FFFD, and maps IsBertWhitespace to ' '.
 bool IsBertControl(uint32_t cp);
 // BertNormalizer's is_chinese_char: the eight CJK ranges of HF's code,
 // including its 0x2B920..0x2CEAF (not the 0x2B820 of Google's BERT).
 bool IsBertChineseChar(uint32_t cp);
 // Oniguruma's \w with Unicode (ONIGENC_CTYPE_WORD): Alphabetic | General_
-// Category M* | Nd | Pc. Used by the Whitespace pre-tokenizer's
+// Category M* | Nd | Pc, no Join_Control. (Its docs say L|M|N|Pc, but the
+// generated tables are Alphabetic-based: Onigmo's [[:word:]] has 128917 code
+// points in Unicode 12.1, exactly |Alphabetic u M u Nd u Pc| there, while
+// L|M|N|Pc would be 129675.) Used by the Whitespace pre-tokenizer's
 // `\w+|[^\w\s]+` and by the regex engine.
 bool IsOnigWord(uint32_t cp);
 // Oniguruma's \d with Unicode: General_Category Nd.
