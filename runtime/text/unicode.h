@@ -71,9 +71,9 @@ bool IsBertControl(uint32_t cp);
 // including its 0x2B920..0x2CEAF (not the 0x2B820 of Google's BERT).
 bool IsBertChineseChar(uint32_t cp);
 // Oniguruma's \w with Unicode (ONIGENC_CTYPE_WORD): Alphabetic | General_
-// Category M* | Nd | Pc, no Join_Control. (Its docs say L|M|N|Pc, but the
-// generated tables are Alphabetic-based: Onigmo's [[:word:]] has 128917 code
-// points in Unicode 12.1, exactly |Alphabetic u M u Nd u Pc| there, while
+// Category M* | Nd | Pc, no Join_Control. (The docs say L|M|N|Pc; the
+// tables say otherwise: Onigmo's [[:word:]], same lineage, has 128917 code
+// points in Unicode 12.1, exactly |Alphabetic u M u Nd u Pc| there, where
 // L|M|N|Pc would be 129675.) Used by the Whitespace pre-tokenizer's
 // `\w+|[^\w\s]+` and by the regex engine.
 bool IsOnigWord(uint32_t cp);

@@ -599,6 +599,46 @@ TEST_CASE("Normalize: ASCII fast path, bad bytes, and cap handling") {
   for (size_t k = 4; k < sizeof(buf); ++k) CHECK(buf[k] == 'Z');
 }
 
+TEST_CASE("Transforms on random bytes: valid UTF-8 out, within the growth bounds, stable size") {
+  std::mt19937 rng(99);
+  const uint8_t pool[] = {'a', 'Z', ' ', 0x80, 0xBF, 0xC3, 0xA9, 0xCC, 0x81, 0xE0, 0xA4,
+                          0xED, 0xA0, 0xEF, 0xB7, 0xBA, 0xF0, 0x9F, 0xF4, 0x90, 0xFF, 0xE1};
+  std::vector<char> out;
+  for (int t = 0; t < 20000; ++t) {
+    std::string in(rng() % 40, '\0');
+    for (char& c : in) c = static_cast<char>(pool[rng() % sizeof(pool)]);
+    const auto check = [&](auto transform, size_t growth) {
+      const size_t need = transform(in.data(), in.size(), nullptr, 0);
+      REQUIRE(need <= growth * in.size());
+      out.assign(need + 4, '\x5A');
+      REQUIRE(transform(in.data(), in.size(), out.data(), need) == need);
+      REQUIRE(Utf8ValidPrefix(out.data(), need) == need);
+      for (size_t k = need; k < out.size(); ++k) REQUIRE(out[k] == '\x5A');
+      const size_t half = need / 2;  // a short buffer: same size, nothing past cap
+      std::fill(out.begin(), out.end(), '\x5A');
+      REQUIRE(transform(in.data(), in.size(), out.data(), half) == need);
+      for (size_t k = half; k < out.size(); ++k) REQUIRE(out[k] == '\x5A');
+    };
+    for (NormForm form : {NormForm::kNfc, NormForm::kNfd, NormForm::kNfkc, NormForm::kNfkd}) {
+      check([form](const char* s, size_t n, char* o, size_t c) { return Normalize(form, s, n, o, c); },
+            kMaxNormalizeGrowth);
+    }
+    check([](const char* s, size_t n, char* o, size_t c) { return Lowercase(s, n, o, c); },
+          kMaxLowercaseGrowth);
+    check([](const char* s, size_t n, char* o, size_t c) { return StripAccents(s, n, o, c); },
+          kMaxStripAccentsGrowth);
+    size_t i = 0, clusters = 0;
+    while (i < in.size()) {
+      const size_t next = NextGraphemeEnd(in.data(), in.size(), i);
+      REQUIRE(next > i);
+      REQUIRE(next <= in.size());
+      i = next;
+      ++clusters;
+    }
+    REQUIRE(clusters <= in.size());
+  }
+}
+
 // --- Grapheme clusters ------------------------------------------------------------
 
 TEST_CASE("NextGraphemeEnd passes GraphemeBreakTest.txt") {
