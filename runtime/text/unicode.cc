@@ -84,7 +84,8 @@ struct Sink {
     size += k;
   }
   void PutBytes(const char* s, size_t k) {
-    if (size + k <= cap) std::memcpy(out + size, s, k);
+    // k == 0 must not reach memcpy: out may be null when cap is 0.
+    if (k != 0 && size + k <= cap) std::memcpy(out + size, s, k);
     size += k;
   }
 };
@@ -99,7 +100,7 @@ struct Decomposer {
   size_t n;
   size_t pos = 0;
   bool compat;
-  uint32_t cur = 0;     // the input code point being expanded
+  uint32_t cur = 0;      // the input code point being expanded
   uint32_t off = kSelf;  // its expansion: kDecompData offset, kSelf or kHangul
   uint8_t len = 0, idx = 0;
 
@@ -148,7 +149,7 @@ struct Decomposer {
 // each pass replaying the run from a saved Decomposer. So a run of any length
 // needs no buffer, at a cost of one pass per distinct class in the run.
 struct Reorderer {
-  Decomposer d;  // next element outside an unsorted run
+  Decomposer d;              // next element outside an unsorted run
   uint32_t sorted_left = 0;  // elements left of an in-order run
   // The unsorted run being emitted.
   Decomposer run_start, run_end, pass;
@@ -330,8 +331,8 @@ bool IsPunctuation(uint32_t cp) {
 
 bool IsBertPunctuation(uint32_t cp) {
   if (cp < 0x80) {
-    return (cp >= 0x21 && cp <= 0x2F) || (cp >= 0x3A && cp <= 0x40) ||
-           (cp >= 0x5B && cp <= 0x60) || (cp >= 0x7B && cp <= 0x7E);
+    return (cp >= 0x21 && cp <= 0x2F) || (cp >= 0x3A && cp <= 0x40) || (cp >= 0x5B && cp <= 0x60) ||
+           (cp >= 0x7B && cp <= 0x7E);
   }
   return IsPunctuation(cp);
 }
@@ -357,8 +358,8 @@ bool IsOnigWord(uint32_t cp) {
   const uint32_t p = Props(cp);
   if (p & kAlphabeticBit) return true;
   const auto c = static_cast<Category>(p & kCategoryMask);
-  return c == Category::kMn || c == Category::kMc || c == Category::kMe ||
-         c == Category::kNd || c == Category::kPc;
+  return c == Category::kMn || c == Category::kMc || c == Category::kMe || c == Category::kNd ||
+         c == Category::kPc;
 }
 
 bool IsOnigDigit(uint32_t cp) { return CategoryOf(cp) == Category::kNd; }
@@ -551,8 +552,8 @@ size_t NextGraphemeEnd(const char* s, size_t n, size_t i) {
                cur == G::kLF || cur == G::kControl) {
       join = false;  // GB4, GB5
     } else if (prev == G::kL) {
-      join = cur == G::kL || cur == G::kV || cur == G::kLV || cur == G::kLVT ||
-             cur == G::kExtend || cur == G::kZWJ || cur == G::kSpacingMark;  // GB6, GB9, GB9a
+      join = cur == G::kL || cur == G::kV || cur == G::kLV || cur == G::kLVT || cur == G::kExtend ||
+             cur == G::kZWJ || cur == G::kSpacingMark;  // GB6, GB9, GB9a
     } else if ((prev == G::kLV || prev == G::kV) && (cur == G::kV || cur == G::kT)) {
       join = true;  // GB7
     } else if ((prev == G::kLVT || prev == G::kT) && cur == G::kT) {

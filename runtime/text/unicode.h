@@ -26,6 +26,7 @@ namespace octet::text {
 
 // General_Category (UnicodeData.txt field 2); kCn for unassigned code points,
 // noncharacters and anything above U+10FFFF.
+// clang-format off
 enum class Category : uint8_t {
   kLu, kLl, kLt, kLm, kLo,        // letters
   kMn, kMc, kMe,                  // marks
@@ -35,6 +36,7 @@ enum class Category : uint8_t {
   kZs, kZl, kZp,                  // separators
   kCc, kCf, kCs, kCo, kCn,        // other
 };
+// clang-format on
 constexpr int kCategoryCount = 30;
 
 Category CategoryOf(uint32_t cp);
@@ -135,10 +137,12 @@ size_t StripAccents(const char* in, size_t n, char* out, size_t cap);
 // --- Grapheme clusters ----------------------------------------------------------
 
 // Grapheme_Cluster_Break property values (GraphemeBreakProperty.txt).
+// clang-format off
 enum class GraphemeBreak : uint8_t {
   kOther, kCR, kLF, kControl, kExtend, kZWJ, kRegionalIndicator, kPrepend,
   kSpacingMark, kL, kV, kT, kLV, kLVT,
 };
+// clang-format on
 GraphemeBreak GraphemeBreakOf(uint32_t cp);
 // Extended_Pictographic (emoji-data.txt).
 bool IsExtendedPictographic(uint32_t cp);
