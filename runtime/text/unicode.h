@@ -153,7 +153,10 @@ bool IsExtendedPictographic(uint32_t cp);
 // syllable sequences, Extend/ZWJ/SpacingMark, Prepend, Extended_Pictographic
 // Extend* ZWJ x Extended_Pictographic, regional-indicator pairs). i must be
 // a character boundary; returns n when i >= n. The SentencePiece Precompiled
-// normalizer walks text with it.
+// normalizer walks text with it. Newer unicode-segmentation releases (Unicode
+// 15.1+) add GB9c, which keeps Indic consonant conjuncts together; those
+// clusters are 9+ bytes, and Precompiled maps any cluster of 6+ bytes code
+// point by code point, so its output is the same either way.
 size_t NextGraphemeEnd(const char* s, size_t n, size_t i);
 
 }  // namespace octet::text
