@@ -42,6 +42,17 @@ BIT_COMPAT_DECOMP = 1 << 13
 BIT_COMPOSE_SECOND = 1 << 14
 BIT_LOWER = 1 << 15
 BIT_FOLD = 1 << 16
+# A normalization boundary sits before the code point: text on either side
+# normalizes independently (its decomposition starts with a starter, and for
+# the composing forms that starter cannot be the second of a pair).
+BIT_BOUNDARY_NFD = 1 << 17
+BIT_BOUNDARY_NFKD = 1 << 18
+BIT_BOUNDARY_NFC = 1 << 19
+BIT_BOUNDARY_NFKC = 1 << 20
+# NFC_QC / NFKC_QC = Yes (DerivedNormalizationProps): alone, the code point is
+# already in that form.
+BIT_NFC_YES = 1 << 21
+BIT_NFKC_YES = 1 << 22
 
 
 def data_lines(path):
@@ -106,6 +117,13 @@ class Ucd:
         self.alphabetic = read_property(self.path("DerivedCoreProperties.txt"), "Alphabetic")
         self.excluded = read_property(self.path("DerivedNormalizationProps.txt"),
                                       "Full_Composition_Exclusion")
+        self.nfc_qc_not_yes = set()
+        self.nfkc_qc_not_yes = set()
+        for fields in data_lines(self.path("DerivedNormalizationProps.txt")):
+            if fields[1] == "NFC_QC":
+                self.nfc_qc_not_yes.update(parse_range(fields[0]))
+            elif fields[1] == "NFKC_QC":
+                self.nfkc_qc_not_yes.update(parse_range(fields[0]))
         self.ext_pict = read_property(self.path("emoji/emoji-data.txt"), "Extended_Pictographic")
         self.gcb = [0] * NCP
         for fields in data_lines(self.path("auxiliary/GraphemeBreakProperty.txt")):
@@ -193,6 +211,19 @@ def generate_tables(ucd, command):
         if not is_compat and len(parts) == 2 and cp not in ucd.excluded:
             compose[(parts[0], parts[1])] = cp
     compose_second = {b for (_, b) in compose}
+    jamo_second = set(range(VBASE, VBASE + VCOUNT)) | set(range(TBASE + 1, TBASE + TCOUNT))
+
+    def boundary_bits(cp):
+        bits = 0
+        for compat_form, bit_d, bit_c in ((False, BIT_BOUNDARY_NFD, BIT_BOUNDARY_NFC),
+                                          (True, BIT_BOUNDARY_NFKD, BIT_BOUNDARY_NFKC)):
+            first = hangul_decomp(cp)[0] if SBASE <= cp < SBASE + SCOUNT else \
+                ucd.full_decomp(cp, compat_form)[0]
+            if ucd.ccc[first] == 0:
+                bits |= bit_d
+                if first not in compose_second and first not in jamo_second:
+                    bits |= bit_c
+        return bits
 
     # The worst output/input byte ratio of any decomposition: kMaxNormalizeGrowth.
     growth = 1.0
@@ -230,6 +261,9 @@ def generate_tables(ucd, command):
         if cp in compose_second: r |= BIT_COMPOSE_SECOND
         if cp in ucd.lower and ucd.lower[cp] != [cp]: r |= BIT_LOWER
         if cp in orbit_next: r |= BIT_FOLD
+        r |= boundary_bits(cp)
+        if cp not in ucd.nfc_qc_not_yes: r |= BIT_NFC_YES
+        if cp not in ucd.nfkc_qc_not_yes: r |= BIT_NFKC_YES
         r |= ucd.ccc[cp] << 24
         if r not in record_index:
             record_index[r] = len(records)
@@ -246,17 +280,22 @@ def generate_tables(ucd, command):
             best = (size, shift, stage1, blocks)
     _, shift, stage1, blocks = best
 
-    decomp_data = []
-    def pack(table):
-        keys, vals = sorted(table), []
-        for cp in keys:
-            d = table[cp]
-            vals.append((len(decomp_data) << 5) | len(d))
-            decomp_data.extend(d)
-        return keys, vals
-    canon_keys, canon_vals = pack(canon)
-    compat_keys, compat_vals = pack(compat)
+    # One key list for both kinds; equal sequences (most compatibility
+    # decompositions of canonically decomposable letters) are stored once.
+    decomp_data, seq_offset = [], {}
+    def pack(seq):
+        if seq is None:
+            return 0
+        key = tuple(seq)
+        if key not in seq_offset:
+            seq_offset[key] = len(decomp_data)
+            decomp_data.extend(seq)
+        return (seq_offset[key] << 5) | len(seq)
+    decomp_keys = sorted(set(canon) | set(compat))
+    canon_vals = [pack(canon.get(cp)) for cp in decomp_keys]
+    compat_vals = [pack(compat.get(cp)) for cp in decomp_keys]
     assert max(len(d) for d in compat.values()) < 32
+    assert set(canon) <= set(compat)
 
     compose_keys = sorted(compose)
     lower_keys = sorted(cp for cp in ucd.lower if len(ucd.lower[cp]) == 1 and ucd.lower[cp] != [cp])
@@ -280,11 +319,10 @@ def generate_tables(ucd, command):
         c_array("uint8_t", "kPropStage2", [v for b in blocks for v in b], 24),
         c_array("uint32_t", "kPropRecords", records, 8, hexfmt),
         "",
-        "// Full decompositions (Hangul syllables excluded): sorted keys, value = offset << 5 | length"
-        " into kDecompData.",
-        c_array("uint32_t", "kCanonKeys", canon_keys, 12, hexfmt),
+        "// Full canonical and compatibility decompositions (Hangul syllables excluded), by sorted",
+        "// key: value = offset << 5 | length into kDecompData, 0 for none.",
+        c_array("uint32_t", "kDecompKeys", decomp_keys, 12, hexfmt),
         c_array("uint32_t", "kCanonVals", canon_vals, 12, hexfmt),
-        c_array("uint32_t", "kCompatKeys", compat_keys, 12, hexfmt),
         c_array("uint32_t", "kCompatVals", compat_vals, 12, hexfmt),
         c_array("uint32_t", "kDecompData", decomp_data, 12, hexfmt),
         "",

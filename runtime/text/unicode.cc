@@ -22,6 +22,12 @@ constexpr uint32_t kCompatDecompBit = 1u << 13;
 constexpr uint32_t kComposeSecondBit = 1u << 14;
 constexpr uint32_t kLowerBit = 1u << 15;
 constexpr uint32_t kFoldBit = 1u << 16;
+constexpr uint32_t kBoundaryNfdBit = 1u << 17;
+constexpr uint32_t kBoundaryNfkdBit = 1u << 18;
+constexpr uint32_t kBoundaryNfcBit = 1u << 19;
+constexpr uint32_t kBoundaryNfkcBit = 1u << 20;
+constexpr uint32_t kNfcYesBit = 1u << 21;
+constexpr uint32_t kNfkcYesBit = 1u << 22;
 constexpr int kCccShift = 24;
 
 inline uint32_t Props(uint32_t cp) {
@@ -78,7 +84,8 @@ struct Sink {
     size += k;
   }
   void PutBytes(const char* s, size_t k) {
-    if (size + k <= cap) std::memcpy(out + size, s, k);
+    // k == 0 must not reach memcpy: out may be null when cap is 0.
+    if (k != 0 && size + k <= cap) std::memcpy(out + size, s, k);
     size += k;
   }
 };
@@ -93,7 +100,7 @@ struct Decomposer {
   size_t n;
   size_t pos = 0;
   bool compat;
-  uint32_t cur = 0;     // the input code point being expanded
+  uint32_t cur = 0;      // the input code point being expanded
   uint32_t off = kSelf;  // its expansion: kDecompData offset, kSelf or kHangul
   uint8_t len = 0, idx = 0;
 
@@ -126,7 +133,7 @@ struct Decomposer {
       off = kHangul;
       len = (cur - kSBase) % kTCount ? 3 : 2;
     } else if (cur >= 0x80 && (Props(cur) & (compat ? kCompatDecompBit : kCanonDecompBit))) {
-      const int k = compat ? Find(kCompatKeys, cur) : Find(kCanonKeys, cur);
+      const int k = Find(kDecompKeys, cur);
       const uint32_t v = compat ? kCompatVals[k] : kCanonVals[k];
       off = v >> 5;
       len = static_cast<uint8_t>(v & 31);
@@ -142,7 +149,7 @@ struct Decomposer {
 // each pass replaying the run from a saved Decomposer. So a run of any length
 // needs no buffer, at a cost of one pass per distinct class in the run.
 struct Reorderer {
-  Decomposer d;  // next element outside an unsorted run
+  Decomposer d;              // next element outside an unsorted run
   uint32_t sorted_left = 0;  // elements left of an in-order run
   // The unsorted run being emitted.
   Decomposer run_start, run_end, pass;
@@ -324,8 +331,8 @@ bool IsPunctuation(uint32_t cp) {
 
 bool IsBertPunctuation(uint32_t cp) {
   if (cp < 0x80) {
-    return (cp >= 0x21 && cp <= 0x2F) || (cp >= 0x3A && cp <= 0x40) ||
-           (cp >= 0x5B && cp <= 0x60) || (cp >= 0x7B && cp <= 0x7E);
+    return (cp >= 0x21 && cp <= 0x2F) || (cp >= 0x3A && cp <= 0x40) || (cp >= 0x5B && cp <= 0x60) ||
+           (cp >= 0x7B && cp <= 0x7E);
   }
   return IsPunctuation(cp);
 }
@@ -351,8 +358,8 @@ bool IsOnigWord(uint32_t cp) {
   const uint32_t p = Props(cp);
   if (p & kAlphabeticBit) return true;
   const auto c = static_cast<Category>(p & kCategoryMask);
-  return c == Category::kMn || c == Category::kMc || c == Category::kMe ||
-         c == Category::kNd || c == Category::kPc;
+  return c == Category::kMn || c == Category::kMc || c == Category::kMe || c == Category::kNd ||
+         c == Category::kPc;
 }
 
 bool IsOnigDigit(uint32_t cp) { return CategoryOf(cp) == Category::kNd; }
@@ -396,20 +403,63 @@ size_t Normalize(NormForm form, const char* in, size_t n, char* out, size_t cap)
   Sink sink{out, cap};
   const bool compose = form == NormForm::kNfc || form == NormForm::kNfkc;
   const bool compat = form == NormForm::kNfkc || form == NormForm::kNfkd;
-  // ASCII never decomposes and no two ASCII characters compose, so an ASCII
-  // prefix is copied as is, except its last character when composing (a
-  // following mark may attach to it).
-  size_t start = SkipAscii(in, n, 0);
-  if (start < n && compose && start > 0) --start;
-  sink.PutBytes(in, start);
-  if (start == n) return sink.size;
-  Reorderer ordered(Decomposer(in + start, n - start, compat));
-  if (compose) {
-    Compose(ordered, &sink);
-  } else {
-    uint32_t cp = 0;
-    uint8_t ccc = 0;
-    while (ordered.Next(&cp, &ccc)) sink.Put(cp);
+  const uint32_t boundary_bit = form == NormForm::kNfc    ? kBoundaryNfcBit
+                                : form == NormForm::kNfd  ? kBoundaryNfdBit
+                                : form == NormForm::kNfkc ? kBoundaryNfkcBit
+                                                          : kBoundaryNfkdBit;
+  // Alone, the code point is already in the form (quick check Yes).
+  const auto is_yes = [&](uint32_t cp, uint32_t props) {
+    if (compose) return (props & (compat ? kNfkcYesBit : kNfcYesBit)) != 0;
+    return !(props & (compat ? kCompatDecompBit : kCanonDecompBit)) && !IsHangulSyllable(cp);
+  };
+  // Boundary of the code point at byte j (a boundary sits before it; the
+  // end of the text is one too). Invalid bytes read as U+FFFD, a boundary.
+  const auto boundary_at = [&](size_t j) {
+    if (j >= n) return true;
+    if (static_cast<uint8_t>(in[j]) < 0x80) return true;
+    bool valid;
+    return (Props(Utf8DecodeChecked(in, n, &j, &valid)) & boundary_bit) != 0;
+  };
+  // Text splits at boundaries into pieces normalized independently. A piece
+  // of one code point already in the form (ASCII, most letters, ideographs,
+  // and for NFC/NFKC precomposed letters) is copied as is; any other goes
+  // through the decompose / reorder / compose pipeline on its own.
+  size_t i = 0;
+  while (i < n) {
+    size_t j = i;
+    while (j < n) {
+      const auto b = static_cast<uint8_t>(in[j]);
+      if (b < 0x80) {
+        j = SkipAscii(in, n, j);
+        if (j < n && !boundary_at(j)) {
+          --j;  // a mark may attach to the last ASCII character: it joins the piece
+          break;
+        }
+        continue;
+      }
+      size_t next = j;
+      bool valid;
+      const uint32_t cp = Utf8DecodeChecked(in, n, &next, &valid);
+      // j is a boundary here, so with one after it the code point is a piece.
+      if (!valid || !is_yes(cp, Props(cp)) || !boundary_at(next)) break;
+      j = next;
+    }
+    sink.PutBytes(in + i, j - i);
+    if (j >= n) break;
+    // The piece: from j to the next boundary after it.
+    size_t end = j;
+    bool valid;
+    Utf8DecodeChecked(in, n, &end, &valid);
+    while (!boundary_at(end)) Utf8DecodeChecked(in, n, &end, &valid);
+    Reorderer ordered(Decomposer(in + j, end - j, compat));
+    if (compose) {
+      Compose(ordered, &sink);
+    } else {
+      uint32_t cp = 0;
+      uint8_t ccc = 0;
+      while (ordered.Next(&cp, &ccc)) sink.Put(cp);
+    }
+    i = end;
   }
   return sink.size;
 }
@@ -418,13 +468,17 @@ size_t Lowercase(const char* in, size_t n, char* out, size_t cap) {
   Sink sink{out, cap};
   size_t i = 0;
   while (i < n) {
-    const auto b = static_cast<uint8_t>(in[i]);
-    if (b < 0x80) {
-      const char lower = static_cast<char>(b >= 'A' && b <= 'Z' ? b + 32 : b);
-      sink.PutBytes(&lower, 1);
-      ++i;
-      continue;
+    const size_t ascii_end = SkipAscii(in, n, i);
+    if (sink.size + (ascii_end - i) <= cap) {
+      for (size_t k = i; k < ascii_end; ++k) {
+        const auto b = static_cast<uint8_t>(in[k]);
+        out[sink.size++] = static_cast<char>(b >= 'A' && b <= 'Z' ? b + 32 : b);
+      }
+    } else {
+      sink.size += ascii_end - i;
     }
+    i = ascii_end;
+    if (i == n) break;
     const size_t at = i;
     bool valid;
     const uint32_t cp = Utf8DecodeChecked(in, n, &i, &valid);
@@ -469,6 +523,13 @@ bool IsExtendedPictographic(uint32_t cp) { return Props(cp) & kExtPictBit; }
 size_t NextGraphemeEnd(const char* s, size_t n, size_t i) {
   using G = GraphemeBreak;
   if (i >= n) return n;
+  // Printable ASCII or a control before ASCII: always a break (GB999, GB4),
+  // except CR LF.
+  const auto b0 = static_cast<uint8_t>(s[i]);
+  if (b0 < 0x80 && (i + 1 == n || static_cast<uint8_t>(s[i + 1]) < 0x80) &&
+      !(b0 == '\r' && i + 1 < n && s[i + 1] == '\n')) {
+    return i + 1;
+  }
   bool valid;
   uint32_t cp = Utf8DecodeChecked(s, n, &i, &valid);
   uint32_t props = Props(cp);
@@ -491,8 +552,8 @@ size_t NextGraphemeEnd(const char* s, size_t n, size_t i) {
                cur == G::kLF || cur == G::kControl) {
       join = false;  // GB4, GB5
     } else if (prev == G::kL) {
-      join = cur == G::kL || cur == G::kV || cur == G::kLV || cur == G::kLVT ||
-             cur == G::kExtend || cur == G::kZWJ || cur == G::kSpacingMark;  // GB6, GB9, GB9a
+      join = cur == G::kL || cur == G::kV || cur == G::kLV || cur == G::kLVT || cur == G::kExtend ||
+             cur == G::kZWJ || cur == G::kSpacingMark;  // GB6, GB9, GB9a
     } else if ((prev == G::kLV || prev == G::kV) && (cur == G::kV || cur == G::kT)) {
       join = true;  // GB7
     } else if ((prev == G::kLVT || prev == G::kT) && cur == G::kT) {

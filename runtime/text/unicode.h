@@ -26,6 +26,7 @@ namespace octet::text {
 
 // General_Category (UnicodeData.txt field 2); kCn for unassigned code points,
 // noncharacters and anything above U+10FFFF.
+// clang-format off
 enum class Category : uint8_t {
   kLu, kLl, kLt, kLm, kLo,        // letters
   kMn, kMc, kMe,                  // marks
@@ -35,6 +36,7 @@ enum class Category : uint8_t {
   kZs, kZl, kZp,                  // separators
   kCc, kCf, kCs, kCo, kCn,        // other
 };
+// clang-format on
 constexpr int kCategoryCount = 30;
 
 Category CategoryOf(uint32_t cp);
@@ -64,13 +66,17 @@ bool IsBertPunctuation(uint32_t cp);
 // BertNormalizer's is_whitespace: '\t', '\n', '\r' or IsWhiteSpace.
 bool IsBertWhitespace(uint32_t cp);
 // BertNormalizer's is_control: not '\t', '\n', '\r', and unicode_categories
-// is_other, which is Cc|Cf|Co (it leaves out Cn and Cs).
+// is_other, which is Cc|Cf|Co (it leaves out Cn and Cs). Its clean_text drops
+// these, U+0000 and U+FFFD, and maps IsBertWhitespace to ' '.
 bool IsBertControl(uint32_t cp);
 // BertNormalizer's is_chinese_char: the eight CJK ranges of HF's code,
 // including its 0x2B920..0x2CEAF (not the 0x2B820 of Google's BERT).
 bool IsBertChineseChar(uint32_t cp);
 // Oniguruma's \w with Unicode (ONIGENC_CTYPE_WORD): Alphabetic | General_
-// Category M* | Nd | Pc. Used by the Whitespace pre-tokenizer's
+// Category M* | Nd | Pc, no Join_Control. (The docs say L|M|N|Pc; the
+// tables say otherwise: Onigmo's [[:word:]], same lineage, has 128917 code
+// points in Unicode 12.1, exactly |Alphabetic u M u Nd u Pc| there, where
+// L|M|N|Pc would be 129675.) Used by the Whitespace pre-tokenizer's
 // `\w+|[^\w\s]+` and by the regex engine.
 bool IsOnigWord(uint32_t cp);
 // Oniguruma's \d with Unicode: General_Category Nd.
@@ -131,10 +137,12 @@ size_t StripAccents(const char* in, size_t n, char* out, size_t cap);
 // --- Grapheme clusters ----------------------------------------------------------
 
 // Grapheme_Cluster_Break property values (GraphemeBreakProperty.txt).
+// clang-format off
 enum class GraphemeBreak : uint8_t {
   kOther, kCR, kLF, kControl, kExtend, kZWJ, kRegionalIndicator, kPrepend,
   kSpacingMark, kL, kV, kT, kLV, kLVT,
 };
+// clang-format on
 GraphemeBreak GraphemeBreakOf(uint32_t cp);
 // Extended_Pictographic (emoji-data.txt).
 bool IsExtendedPictographic(uint32_t cp);
@@ -145,7 +153,10 @@ bool IsExtendedPictographic(uint32_t cp);
 // syllable sequences, Extend/ZWJ/SpacingMark, Prepend, Extended_Pictographic
 // Extend* ZWJ x Extended_Pictographic, regional-indicator pairs). i must be
 // a character boundary; returns n when i >= n. The SentencePiece Precompiled
-// normalizer walks text with it.
+// normalizer walks text with it. Newer unicode-segmentation releases (Unicode
+// 15.1+) add GB9c, which keeps Indic consonant conjuncts together; those
+// clusters are 9+ bytes, and Precompiled maps any cluster of 6+ bytes code
+// point by code point, so its output is the same either way.
 size_t NextGraphemeEnd(const char* s, size_t n, size_t i);
 
 }  // namespace octet::text

@@ -58,8 +58,9 @@ std::string Run(F transform, const std::string& in) {
 }
 
 std::string Norm(NormForm form, const std::string& in) {
-  return Run([form](const char* s, size_t n, char* o, size_t c) { return Normalize(form, s, n, o, c); },
-             in);
+  return Run(
+      [form](const char* s, size_t n, char* o, size_t c) { return Normalize(form, s, n, o, c); },
+      in);
 }
 
 // --- UTF-8 -------------------------------------------------------------------
@@ -72,11 +73,20 @@ size_t ReferenceValidPrefix(const uint8_t* p, size_t n) {
     const uint8_t b = p[i];
     size_t len;
     uint32_t cp;
-    if (b < 0x80) { len = 1; cp = b; }
-    else if ((b & 0xE0) == 0xC0) { len = 2; cp = b & 0x1F; }
-    else if ((b & 0xF0) == 0xE0) { len = 3; cp = b & 0x0F; }
-    else if ((b & 0xF8) == 0xF0) { len = 4; cp = b & 0x07; }
-    else return i;
+    if (b < 0x80) {
+      len = 1;
+      cp = b;
+    } else if ((b & 0xE0) == 0xC0) {
+      len = 2;
+      cp = b & 0x1F;
+    } else if ((b & 0xF0) == 0xE0) {
+      len = 3;
+      cp = b & 0x0F;
+    } else if ((b & 0xF8) == 0xF0) {
+      len = 4;
+      cp = b & 0x07;
+    } else
+      return i;
     if (i + len > n) return i;
     for (size_t k = 1; k < len; ++k) {
       if ((p[i + k] & 0xC0) != 0x80) return i;
@@ -90,30 +100,36 @@ size_t ReferenceValidPrefix(const uint8_t* p, size_t n) {
 }
 
 TEST_CASE("Utf8ValidPrefix: each kind of bad sequence and its offset") {
-  struct Case { const char* bytes; size_t len; size_t expect; };
+  struct Case {
+    const char* bytes;
+    size_t len;
+    size_t expect;
+  };
   const Case cases[] = {
       {"", 0, 0},
       {"plain ascii", 11, 11},
-      {"\x80", 1, 0},                          // stray continuation
-      {"a\xC0\x80", 3, 1},                     // overlong NUL
-      {"\xC1\xBF", 2, 0},                      // overlong 2-byte
-      {"\xC2\x80", 2, 2},                      // U+0080
-      {"\xE0\x9F\xBF", 3, 0},                  // overlong 3-byte
-      {"\xE0\xA0\x80", 3, 3},                  // U+0800
-      {"\xED\x9F\xBF", 3, 3},                  // U+D7FF
-      {"\xED\xA0\x80", 3, 0},                  // surrogate U+D800
-      {"x\xED\xBF\xBF", 4, 1},                 // surrogate U+DFFF
-      {"\xF0\x8F\xBF\xBF", 4, 0},              // overlong 4-byte
-      {"\xF0\x90\x80\x80", 4, 4},              // U+10000
-      {"\xF4\x8F\xBF\xBF", 4, 4},              // U+10FFFF
-      {"\xF4\x90\x80\x80", 4, 0},              // U+110000
-      {"\xF5\x80\x80\x80", 4, 0},              // lead byte F5
-      {"ok\xFF", 3, 2},                        // never valid
-      {"\xE2\x82", 2, 0},                      // truncated at the end
-      {"ab\xF0\x9F\x98", 5, 2},                // truncated 4-byte
-      {"\xE2\x28\xA1", 3, 0},                  // bad continuation
-      {"\xE2\x82\xAC\xE2\x82", 5, 3},          // good euro, then truncated
-      {"0123456789abcdef\xC3\xA9" "0123456789abcdef\x80", 35, 34},  // after the 8-byte path
+      {"\x80", 1, 0},                  // stray continuation
+      {"a\xC0\x80", 3, 1},             // overlong NUL
+      {"\xC1\xBF", 2, 0},              // overlong 2-byte
+      {"\xC2\x80", 2, 2},              // U+0080
+      {"\xE0\x9F\xBF", 3, 0},          // overlong 3-byte
+      {"\xE0\xA0\x80", 3, 3},          // U+0800
+      {"\xED\x9F\xBF", 3, 3},          // U+D7FF
+      {"\xED\xA0\x80", 3, 0},          // surrogate U+D800
+      {"x\xED\xBF\xBF", 4, 1},         // surrogate U+DFFF
+      {"\xF0\x8F\xBF\xBF", 4, 0},      // overlong 4-byte
+      {"\xF0\x90\x80\x80", 4, 4},      // U+10000
+      {"\xF4\x8F\xBF\xBF", 4, 4},      // U+10FFFF
+      {"\xF4\x90\x80\x80", 4, 0},      // U+110000
+      {"\xF5\x80\x80\x80", 4, 0},      // lead byte F5
+      {"ok\xFF", 3, 2},                // never valid
+      {"\xE2\x82", 2, 0},              // truncated at the end
+      {"ab\xF0\x9F\x98", 5, 2},        // truncated 4-byte
+      {"\xE2\x28\xA1", 3, 0},          // bad continuation
+      {"\xE2\x82\xAC\xE2\x82", 5, 3},  // good euro, then truncated
+      {"0123456789abcdef\xC3\xA9"
+       "0123456789abcdef\x80",
+       35, 34},  // after the 8-byte path
   };
   for (const Case& c : cases) {
     CAPTURE(c.expect);
@@ -137,8 +153,8 @@ TEST_CASE("Utf8ValidPrefix matches the reference on every 1-3 byte string and ra
     }
   }
   std::mt19937 rng(7);
-  const uint8_t pool[] = {'a', 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC2, 0xDF,
-                          0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xC0, 0xFF};
+  const uint8_t pool[] = {'a',  0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC2,
+                          0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xC0, 0xFF};
   for (int t = 0; t < 200000; ++t) {
     const size_t len = rng() % 16;
     for (size_t k = 0; k < len; ++k) buf[k] = pool[rng() % sizeof(pool)];
@@ -206,10 +222,9 @@ TEST_CASE("CategoryOf agrees with Python's unicodedata on every code point") {
 }
 
 TEST_CASE("IsWhiteSpace is exactly the White_Space property") {
-  const uint32_t ws[] = {0x9,    0xA,    0xB,    0xC,    0xD,    0x20,   0x85,   0xA0,
-                         0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006,
-                         0x2007, 0x2008, 0x2009, 0x200A, 0x2028, 0x2029, 0x202F, 0x205F,
-                         0x3000};
+  const uint32_t ws[] = {0x9,    0xA,    0xB,    0xC,    0xD,    0x20,   0x85,   0xA0,   0x1680,
+                         0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008,
+                         0x2009, 0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000};
   size_t found = 0;
   for (uint32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
     const bool expect = std::find(std::begin(ws), std::end(ws), cp) != std::end(ws);
@@ -242,9 +257,9 @@ TEST_CASE("HF predicates: spot checks of each definition") {
     const bool ascii_punct = cp > 0x20 && cp < 0x7F && !std::isalnum(static_cast<int>(cp));
     REQUIRE(IsBertPunctuation(cp) == ascii_punct);
   }
-  CHECK(IsBertPunctuation(0xBF));     // INVERTED QUESTION MARK (Po)
-  CHECK(IsBertPunctuation(0x2014));   // EM DASH (Pd)
-  CHECK(IsBertPunctuation(0x300C));   // LEFT CORNER BRACKET (Ps)
+  CHECK(IsBertPunctuation(0xBF));          // INVERTED QUESTION MARK (Po)
+  CHECK(IsBertPunctuation(0x2014));        // EM DASH (Pd)
+  CHECK(IsBertPunctuation(0x300C));        // LEFT CORNER BRACKET (Ps)
   CHECK_FALSE(IsBertPunctuation(0x20AC));  // EURO SIGN (Sc)
   CHECK_FALSE(IsPunctuation('$'));
   CHECK(IsPunctuation('_'));
@@ -254,9 +269,9 @@ TEST_CASE("HF predicates: spot checks of each definition") {
   CHECK_FALSE(IsBertControl('\r'));
   CHECK(IsBertControl(0x0));
   CHECK(IsBertControl(0x7F));
-  CHECK(IsBertControl(0x200B));  // ZERO WIDTH SPACE (Cf)
-  CHECK(IsBertControl(0xFEFF));  // BOM (Cf)
-  CHECK(IsBertControl(0xE000));  // private use (Co)
+  CHECK(IsBertControl(0x200B));        // ZERO WIDTH SPACE (Cf)
+  CHECK(IsBertControl(0xFEFF));        // BOM (Cf)
+  CHECK(IsBertControl(0xE000));        // private use (Co)
   CHECK_FALSE(IsBertControl(0x0378));  // unassigned (Cn)
   CHECK_FALSE(IsBertControl(0xD800));  // surrogate (Cs)
   CHECK_FALSE(IsBertControl('a'));
@@ -297,8 +312,8 @@ TEST_CASE("HF predicates: spot checks of each definition") {
     const bool mark = c == Category::kMn || c == Category::kMc || c == Category::kMe;
     REQUIRE(IsCombiningMark(cp) == mark);
     REQUIRE(IsNumeric(cp) == (c == Category::kNd || c == Category::kNl || c == Category::kNo));
-    REQUIRE(IsOnigWord(cp) == (IsAlphabetic(cp) || mark || c == Category::kNd ||
-                               c == Category::kPc));
+    REQUIRE(IsOnigWord(cp) ==
+            (IsAlphabetic(cp) || mark || c == Category::kNd || c == Category::kPc));
     if (c == Category::kLu || c == Category::kLl || c == Category::kLt || c == Category::kLm ||
         c == Category::kLo || c == Category::kNl) {
       REQUIRE(IsAlphabetic(cp));  // Alphabetic includes every L* and Nl
@@ -320,8 +335,8 @@ TEST_CASE("CombiningClass spot checks") {
 TEST_CASE("SimpleCaseFold and its orbits (what (?i) matches)") {
   CHECK(SimpleCaseFold('S') == 's');
   CHECK(SimpleCaseFold('s') == 's');
-  CHECK(SimpleCaseFold(0x17F) == 's');   // LATIN SMALL LETTER LONG S
-  CHECK(SimpleCaseFold(0x212A) == 'k');  // KELVIN SIGN
+  CHECK(SimpleCaseFold(0x17F) == 's');    // LATIN SMALL LETTER LONG S
+  CHECK(SimpleCaseFold(0x212A) == 'k');   // KELVIN SIGN
   CHECK(SimpleCaseFold(0x1E9E) == 0xDF);  // CAPITAL SHARP S (status S)
   CHECK(SimpleCaseFold(0x3A3) == 0x3C3);
   CHECK(SimpleCaseFold(0x3C2) == 0x3C3);  // final sigma folds to sigma
@@ -364,7 +379,9 @@ TEST_CASE("ToLowercase and Lowercase follow Rust char::to_lowercase per code poi
   CHECK(out[0] == 0x1C6);
   CHECK(ToLowercase(0x10400, out) == 1);  // DESERET CAPITAL LONG I
   CHECK(out[0] == 0x10428);
-  const auto lower = [](const char* s, size_t n, char* o, size_t c) { return Lowercase(s, n, o, c); };
+  const auto lower = [](const char* s, size_t n, char* o, size_t c) {
+    return Lowercase(s, n, o, c);
+  };
   // No Final_Sigma rule: HF maps char by char.
   CHECK(Run(lower, "\xCE\x9F\xCE\x94\xCE\x9F\xCE\xA3") == "\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x83");
   CHECK(Run(lower, "HeLLo W\xC3\x96RLD \xC4\xB0") == "hello w\xC3\xB6rld i\xCC\x87");
@@ -388,7 +405,11 @@ TEST_CASE("StripAccents drops combining marks and nothing else") {
   CHECK(Run(strip, "\xC3\xA9") == "\xC3\xA9");  // precomposed: no decomposition here
   CHECK(Run(strip, Norm(NormForm::kNfd, "H\xC3\xA9ll\xC3\xB2 h\xC3\xB4w")) == "Hello how");
   CHECK(Run(strip, "\xE0\xA4\x95\xE0\xA4\x83!") == "\xE0\xA4\x95!");  // Mc dropped too
-  CHECK(Run(strip, "a\x80" "b") == "a\xEF\xBF\xBD" "b");
+  CHECK(Run(strip,
+            "a\x80"
+            "b") ==
+        "a\xEF\xBF\xBD"
+        "b");
 }
 
 // --- Normalization --------------------------------------------------------------
@@ -561,11 +582,11 @@ TEST_CASE("Normalize: long and unordered runs of combining marks match the refer
   }
   // Random mixes of starters that compose, marks of several classes, Hangul
   // jamo, excluded and compatibility characters.
-  const uint32_t pool[] = {'a', 'e', 'o', 'A', 0x0301, 0x0300, 0x0308, 0x0316, 0x0323, 0x0345,
-                           0x05B0, 0x0F73, 0x0F75, 0x0344, 0x1100, 0x1161, 0x11A8, 0xAC00,
-                           0xAC01, 0x0958, 0x2126, 0x212B, 0xFB2C, 0x1E9B, 0x00C5, 0x01C4,
-                           0x0F71, 0x0F72, 0x0B47, 0x0B3E, 0x0DD9, 0x0DCF, 0xFDFA, 0x1D15E,
-                           0x3099, 0x304B, 0x0CC6, 0x0CC2, 0x0CD5};
+  const uint32_t pool[] = {'a',    'e',     'o',    'A',    0x0301, 0x0300, 0x0308, 0x0316,
+                           0x0323, 0x0345,  0x05B0, 0x0F73, 0x0F75, 0x0344, 0x1100, 0x1161,
+                           0x11A8, 0xAC00,  0xAC01, 0x0958, 0x2126, 0x212B, 0xFB2C, 0x1E9B,
+                           0x00C5, 0x01C4,  0x0F71, 0x0F72, 0x0B47, 0x0B3E, 0x0DD9, 0x0DCF,
+                           0xFDFA, 0x1D15E, 0x3099, 0x304B, 0x0CC6, 0x0CC2, 0x0CD5};
   std::mt19937 rng(12345);
   for (int t = 0; t < 3000; ++t) {
     std::vector<uint32_t> s(1 + rng() % (t < 2900 ? 12 : 120));
@@ -597,6 +618,47 @@ TEST_CASE("Normalize: ASCII fast path, bad bytes, and cap handling") {
   const size_t need = Normalize(NormForm::kNfkd, in.data(), in.size(), buf, 4);
   CHECK(need == 3 + 33);
   for (size_t k = 4; k < sizeof(buf); ++k) CHECK(buf[k] == 'Z');
+}
+
+TEST_CASE("Transforms on random bytes: valid UTF-8 out, within the growth bounds, stable size") {
+  std::mt19937 rng(99);
+  const uint8_t pool[] = {'a',  'Z',  ' ',  0x80, 0xBF, 0xC3, 0xA9, 0xCC, 0x81, 0xE0, 0xA4,
+                          0xED, 0xA0, 0xEF, 0xB7, 0xBA, 0xF0, 0x9F, 0xF4, 0x90, 0xFF, 0xE1};
+  std::vector<char> out;
+  for (int t = 0; t < 20000; ++t) {
+    std::string in(rng() % 40, '\0');
+    for (char& c : in) c = static_cast<char>(pool[rng() % sizeof(pool)]);
+    const auto check = [&](auto transform, size_t growth) {
+      const size_t need = transform(in.data(), in.size(), nullptr, 0);
+      REQUIRE(need <= growth * in.size());
+      out.assign(need + 4, '\x5A');
+      REQUIRE(transform(in.data(), in.size(), out.data(), need) == need);
+      REQUIRE(Utf8ValidPrefix(out.data(), need) == need);
+      for (size_t k = need; k < out.size(); ++k) REQUIRE(out[k] == '\x5A');
+      const size_t half = need / 2;  // a short buffer: same size, nothing past cap
+      std::fill(out.begin(), out.end(), '\x5A');
+      REQUIRE(transform(in.data(), in.size(), out.data(), half) == need);
+      for (size_t k = half; k < out.size(); ++k) REQUIRE(out[k] == '\x5A');
+    };
+    for (NormForm form : {NormForm::kNfc, NormForm::kNfd, NormForm::kNfkc, NormForm::kNfkd}) {
+      check([form](const char* s, size_t n, char* o,
+                   size_t c) { return Normalize(form, s, n, o, c); },
+            kMaxNormalizeGrowth);
+    }
+    check([](const char* s, size_t n, char* o, size_t c) { return Lowercase(s, n, o, c); },
+          kMaxLowercaseGrowth);
+    check([](const char* s, size_t n, char* o, size_t c) { return StripAccents(s, n, o, c); },
+          kMaxStripAccentsGrowth);
+    size_t i = 0, clusters = 0;
+    while (i < in.size()) {
+      const size_t next = NextGraphemeEnd(in.data(), in.size(), i);
+      REQUIRE(next > i);
+      REQUIRE(next <= in.size());
+      i = next;
+      ++clusters;
+    }
+    REQUIRE(clusters <= in.size());
+  }
 }
 
 // --- Grapheme clusters ------------------------------------------------------------
