@@ -172,19 +172,29 @@ class Vocabulary {
     next_id_ = std::max(next_id_, id + 1);
   }
 
-  void Add(const TokenSpec& t) {
-    if (t.content.empty() || added_ids_.count(t.content)) return;
+  bool Has(const std::string& content) const { return added_index_.count(content) != 0; }
+
+  // Adds `t`, or gives an added token of the same content t's flags when
+  // `replace` (tokenizers' add_tokens keeps the last flags for an id).
+  void Add(const TokenSpec& t, bool replace = false) {
+    if (t.content.empty()) return;
+    const json entry = {{"content", t.content},     {"single_word", t.single_word},
+                        {"lstrip", t.lstrip},       {"rstrip", t.rstrip},
+                        {"normalized", t.normalized}, {"special", t.special}};
+    auto known = added_index_.find(t.content);
+    if (known != added_index_.end()) {
+      if (!replace) return;
+      json& old = added_[known->second];
+      for (const auto& [key, value] : entry.items()) old[key] = value;
+      return;
+    }
     auto it = ids_.find(t.content);
     const int64_t id = it != ids_.end() ? it->second : next_id_++;
     ids_[t.content] = id;
-    added_ids_[t.content] = id;
-    added_.push_back({{"id", id},
-                      {"content", t.content},
-                      {"single_word", t.single_word},
-                      {"lstrip", t.lstrip},
-                      {"rstrip", t.rstrip},
-                      {"normalized", t.normalized},
-                      {"special", t.special}});
+    added_index_[t.content] = added_.size();
+    json with_id = entry;
+    with_id["id"] = id;
+    added_.push_back(with_id);
   }
 
   int64_t Id(const std::string& token, const char* what) const {
@@ -202,34 +212,10 @@ class Vocabulary {
 
  private:
   std::unordered_map<std::string, int64_t> ids_;
-  std::unordered_map<std::string, int64_t> added_ids_;
+  std::unordered_map<std::string, size_t> added_index_;  // content -> index in added_
   json added_ = json::array();
   int64_t next_id_ = 0;
 };
-
-// tokenizer_config.json's added_tokens_decoder (newer checkpoints): the exact
-// flags of every added token, by id.
-void AddConfigDecoderTokens(const json& config, Vocabulary* vocab) {
-  const auto it = config.find("added_tokens_decoder");
-  if (it == config.end() || !it->is_object()) return;
-  std::vector<std::pair<int64_t, TokenSpec>> tokens;
-  for (const auto& [key, value] : it->items()) {
-    int64_t id = -1;
-    try {
-      id = std::stoll(key);
-    } catch (const std::exception&) {
-      Fail("tokenizer_config.json: added_tokens_decoder key ", JsonValueString(key),
-           " is not an id");
-    }
-    TokenSpec flags;
-    flags.special = value.is_object() && value.value("special", false);
-    std::optional<TokenSpec> t = ConfigToken(it.value(), key, std::nullopt, flags);
-    if (t) tokens.emplace_back(id, *t);
-  }
-  std::sort(tokens.begin(), tokens.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [id, t] : tokens) vocab->Add(t);
-}
 
 // The special-token attributes, in transformers' SPECIAL_TOKENS_ATTRIBUTES order.
 struct SpecialDefaults {
@@ -269,7 +255,41 @@ SpecialTokens ReadSpecialTokens(const json& config, const SpecialDefaults& d) {
   return s;
 }
 
-void AddSpecialTokens(const SpecialTokens& s, Vocabulary* vocab) {
+bool IsSpecialContent(const SpecialTokens& s, const std::string& content) {
+  for (const auto* t : {&s.bos, &s.eos, &s.unk, &s.sep, &s.pad, &s.cls, &s.mask}) {
+    if (*t && (*t)->content == content) return true;
+  }
+  return std::any_of(s.additional.begin(), s.additional.end(),
+                     [&](const TokenSpec& t) { return t.content == content; });
+}
+
+// What PreTrainedTokenizerFast.__init__ adds on top of the converter's tokens:
+// tokenizer_config.json's added_tokens_decoder (newer checkpoints; by id, its
+// flags win, special when flagged so or named by a special-token attribute),
+// then the special-token attributes whose content is not added yet.
+void AddFastTokenizerTokens(const json& config, const SpecialTokens& s, Vocabulary* vocab) {
+  const auto it = config.find("added_tokens_decoder");
+  if (it != config.end() && it->is_object()) {
+    std::vector<std::pair<int64_t, TokenSpec>> tokens;
+    for (const auto& [key, value] : it->items()) {
+      int64_t id = -1;
+      try {
+        id = std::stoll(key);
+      } catch (const std::exception&) {
+        Fail("tokenizer_config.json: added_tokens_decoder key ", JsonValueString(key),
+             " is not an id");
+      }
+      TokenSpec flags;
+      flags.special = value.is_object() && value.value("special", false);
+      std::optional<TokenSpec> t = ConfigToken(*it, key, std::nullopt, flags);
+      if (!t) continue;
+      t->special = t->special || IsSpecialContent(s, t->content);
+      tokens.emplace_back(id, *t);
+    }
+    std::stable_sort(tokens.begin(), tokens.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [id, t] : tokens) vocab->Add(t, /*replace=*/true);
+  }
   for (const auto* t : {&s.bos, &s.eos, &s.unk, &s.sep, &s.pad, &s.cls, &s.mask}) {
     if (*t) vocab->Add(**t);
   }
@@ -336,8 +356,7 @@ json BertJson(const fs::path& dir, const json& config) {
   d.cls = "[CLS]";
   d.mask = "[MASK]";
   const SpecialTokens s = ReadSpecialTokens(config, d);
-  AddConfigDecoderTokens(config, &vocab);
-  AddSpecialTokens(s, &vocab);
+  AddFastTokenizerTokens(config, s, &vocab);
 
   const std::string& cls = Content(s.cls, "cls_token");
   const std::string& sep = Content(s.sep, "sep_token");
@@ -435,8 +454,7 @@ json Gpt2Json(const fs::path& dir, const json& config) {
   d.flags.normalized = true;
   d.mask_flags = d.flags;
   const SpecialTokens s = ReadSpecialTokens(config, d);
-  AddConfigDecoderTokens(config, &vocab);
-  AddSpecialTokens(s, &vocab);
+  AddFastTokenizerTokens(config, s, &vocab);
   const bool add_prefix_space = ConfigBool(config, "add_prefix_space", false);
   json post = ByteLevel(true, false);
   if (ConfigBool(config, "add_bos_token", false)) {
@@ -460,8 +478,7 @@ json RobertaJson(const fs::path& dir, const json& config) {
   d.flags.normalized = true;  // AddedToken(lstrip=False, rstrip=False)
   d.mask_flags.lstrip = true;  // AddedToken(mask, lstrip=True, rstrip=False, normalized=False)
   const SpecialTokens s = ReadSpecialTokens(config, d);
-  AddConfigDecoderTokens(config, &vocab);
-  AddSpecialTokens(s, &vocab);
+  AddFastTokenizerTokens(config, s, &vocab);
   const bool add_prefix_space = ConfigBool(config, "add_prefix_space", false);
   const std::string& sep = Content(s.sep, "sep_token");
   const std::string& cls = Content(s.cls, "cls_token");
@@ -745,8 +762,7 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
                  (t.content == "<start_of_turn>" || t.content == "<end_of_turn>"));
     vocab.Add(t);
   }
-  AddConfigDecoderTokens(config, &vocab);
-  AddSpecialTokens(s, &vocab);
+  AddFastTokenizerTokens(config, s, &vocab);
 
   const std::string charsmap = proto.precompiled_charsmap;
   auto precompiled = [&]() {

@@ -96,8 +96,13 @@ def train(workdir, name, **kwargs):
     prefix = os.path.join(workdir, name)
     spm.SentencePieceTrainer.train(input=corpus, model_prefix=prefix, character_coverage=1.0,
                                    minloglevel=2, num_threads=1, **kwargs)
+    proto = model_pb2.ModelProto()
     with open(prefix + ".model", "rb") as f:
-        return f.read()
+        proto.ParseFromString(f.read())
+    # The trainer records where it read and wrote: scratch paths, not data.
+    proto.trainer_spec.ClearField("input")
+    proto.trainer_spec.ClearField("model_prefix")
+    return proto.SerializeToString()
 
 
 def hf_ids(node_modules, tokenizer_json, lines):

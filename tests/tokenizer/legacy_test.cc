@@ -148,6 +148,32 @@ TEST_CASE("legacy: what each SentencePiece family adds") {
   }
 }
 
+TEST_CASE("legacy: tokenizer_config.json's added_tokens_decoder sets the added tokens' flags") {
+  ScratchDir dir("decoder");
+  fs::copy_file(kCases / "albert" / "src" / "spiece.model", dir.path() / "spiece.model");
+  // [MASK] is a user-defined piece: the converter adds it as a plain token...
+  json config = {{"tokenizer_class", "AlbertTokenizer"}};
+  auto mask_of = [](const json& tok) {
+    for (const json& t : tok["added_tokens"]) {
+      if (t["content"] == "[MASK]") return t;
+    }
+    return json();
+  };
+  json mask = mask_of(LegacyTokenizerJson(dir.path(), config));
+  CHECK(mask["special"] == false);
+  CHECK(mask["lstrip"] == false);
+  // ...and a config that lists it (as newer checkpoints do) gives its flags,
+  // special too when a special-token attribute names it.
+  config["added_tokens_decoder"] = {
+      {"4", {{"content", "[MASK]"}, {"lstrip", true}, {"normalized", false}, {"rstrip", false},
+             {"single_word", false}, {"special", false}}}};
+  config["mask_token"] = "[MASK]";
+  mask = mask_of(LegacyTokenizerJson(dir.path(), config));
+  CHECK(mask["id"] == 4);
+  CHECK(mask["special"] == true);
+  CHECK(mask["lstrip"] == true);
+}
+
 TEST_CASE("legacy: vocab.txt read as BertTokenizer reads it") {
   ScratchDir dir("bert");
   // CRLF and a lone CR end lines too; a repeated token keeps its last line.
