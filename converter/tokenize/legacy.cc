@@ -70,9 +70,7 @@ std::vector<size_t> CodePointStarts(const std::string& s) {
 
 // --- tokenizer.json pieces, as the tokenizers library serializes them ------------
 
-json Pattern(const std::string& s, bool regex) {
-  return json{{regex ? "Regex" : "String", s}};
-}
+json Pattern(const std::string& s, bool regex) { return json{{regex ? "Regex" : "String", s}}; }
 json ReplaceStep(const std::string& pattern, const std::string& content, bool regex = false) {
   return {{"type", "Replace"}, {"pattern", Pattern(pattern, regex)}, {"content", content}};
 }
@@ -97,7 +95,8 @@ json TemplatePiece(const std::string& text) {
   int type_id = 0;
   const size_t colon = text.rfind(':');
   if (colon != std::string::npos && colon + 1 < text.size() &&
-      std::all_of(text.begin() + colon + 1, text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      std::all_of(text.begin() + colon + 1, text.end(),
+                  [](char c) { return c >= '0' && c <= '9'; })) {
     name = text.substr(0, colon);
     type_id = std::stoi(text.substr(colon + 1));
   }
@@ -178,8 +177,8 @@ class Vocabulary {
   // `replace` (tokenizers' add_tokens keeps the last flags for an id).
   void Add(const TokenSpec& t, bool replace = false) {
     if (t.content.empty()) return;
-    const json entry = {{"content", t.content},     {"single_word", t.single_word},
-                        {"lstrip", t.lstrip},       {"rstrip", t.rstrip},
+    const json entry = {{"content", t.content},       {"single_word", t.single_word},
+                        {"lstrip", t.lstrip},         {"rstrip", t.rstrip},
                         {"normalized", t.normalized}, {"special", t.special}};
     auto known = added_index_.find(t.content);
     if (known != added_index_.end()) {
@@ -199,7 +198,8 @@ class Vocabulary {
 
   int64_t Id(const std::string& token, const char* what) const {
     auto it = ids_.find(token);
-    if (it == ids_.end()) Fail(what, ": token ", JsonValueString(token), " is not in the vocabulary");
+    if (it == ids_.end())
+      Fail(what, ": token ", JsonValueString(token), " is not in the vocabulary");
     return it->second;
   }
 
@@ -369,9 +369,9 @@ json BertJson(const fs::path& dir, const json& config) {
                      {"handle_chinese_chars", ConfigBool(config, "tokenize_chinese_chars", true)},
                      {"strip_accents", strip_accents},
                      {"lowercase", ConfigBool(config, "do_lower_case", true)}};
-  json post = Template({cls + ":0", "$A:0", sep + ":0"},
-                       {cls + ":0", "$A:0", sep + ":0", "$B:1", sep + ":1"},
-                       {{cls, vocab.Id(cls, "BertTokenizer")}, {sep, vocab.Id(sep, "BertTokenizer")}});
+  json post = Template(
+      {cls + ":0", "$A:0", sep + ":0"}, {cls + ":0", "$A:0", sep + ":0", "$B:1", sep + ":1"},
+      {{cls, vocab.Id(cls, "BertTokenizer")}, {sep, vocab.Id(sep, "BertTokenizer")}});
   json model = {{"type", "WordPiece"},
                 {"unk_token", Content(s.unk, "unk_token")},
                 {"continuing_subword_prefix", "##"},
@@ -475,7 +475,7 @@ json RobertaJson(const fs::path& dir, const json& config) {
   d.unk = "<unk>";
   d.pad = "<pad>";
   d.mask = "<mask>";
-  d.flags.normalized = true;  // AddedToken(lstrip=False, rstrip=False)
+  d.flags.normalized = true;   // AddedToken(lstrip=False, rstrip=False)
   d.mask_flags.lstrip = true;  // AddedToken(mask, lstrip=True, rstrip=False, normalized=False)
   const SpecialTokens s = ReadSpecialTokens(config, d);
   AddFastTokenizerTokens(config, s, &vocab);
@@ -497,11 +497,16 @@ enum class SpmKind { kT5, kAlbert, kXlmRoberta, kLlama, kGemma };
 
 const char* SpmClassName(SpmKind kind) {
   switch (kind) {
-    case SpmKind::kT5: return "T5Tokenizer";
-    case SpmKind::kAlbert: return "AlbertTokenizer";
-    case SpmKind::kXlmRoberta: return "XLMRobertaTokenizer";
-    case SpmKind::kLlama: return "LlamaTokenizer";
-    case SpmKind::kGemma: return "GemmaTokenizer";
+    case SpmKind::kT5:
+      return "T5Tokenizer";
+    case SpmKind::kAlbert:
+      return "AlbertTokenizer";
+    case SpmKind::kXlmRoberta:
+      return "XLMRobertaTokenizer";
+    case SpmKind::kLlama:
+      return "LlamaTokenizer";
+    case SpmKind::kGemma:
+      return "GemmaTokenizer";
   }
   return "?";
 }
@@ -542,7 +547,8 @@ json SpmMerges(const std::unordered_map<std::string, int64_t>& piece_ids,
     double score;
     int64_t left_id, right_id;
   };
-  std::vector<std::pair<std::string, double>> unique;  // dict(vocab_scores): first place, last value
+  std::vector<std::pair<std::string, double>>
+      unique;  // dict(vocab_scores): first place, last value
   std::unordered_map<std::string, size_t> where;
   for (const auto& [piece, score] : vocab_scores) {
     auto it = where.find(piece);
@@ -655,14 +661,15 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
       for (const auto& p : pieces) {
         // check_number_comma: "3," style pieces are pushed down by 100.
         const std::string& t = p.piece;
-        const bool number_comma = t.size() >= 2 && t.back() == ',' &&
-                                  t[t.size() - 2] >= '0' && t[t.size() - 2] <= '9';
+        const bool number_comma =
+            t.size() >= 2 && t.back() == ',' && t[t.size() - 2] >= '0' && t[t.size() - 2] <= '9';
         scored.emplace_back(t, number_comma ? double{p.score} - 100.0 : double{p.score});
       }
       break;
     case SpmKind::kXlmRoberta:
       scored = {{"<s>", 0.0}, {"<pad>", 0.0}, {"</s>", 0.0}, {"<unk>", 0.0}};
-      for (size_t i = 3; i < pieces.size(); ++i) scored.emplace_back(pieces[i].piece, pieces[i].score);
+      for (size_t i = 3; i < pieces.size(); ++i)
+        scored.emplace_back(pieces[i].piece, pieces[i].score);
       scored.emplace_back("<mask>", 0.0);
       break;
     case SpmKind::kLlama:
@@ -671,7 +678,8 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
         // unless tokenizer_config.json's added_tokens_decoder renames them.
         if (i < 3) {
           std::string token = pieces[i].piece;
-          if (config.contains("added_tokens_decoder") && config["added_tokens_decoder"].is_object()) {
+          if (config.contains("added_tokens_decoder") &&
+              config["added_tokens_decoder"].is_object()) {
             const json& dec = config["added_tokens_decoder"];
             const std::string key = std::to_string(i);
             if (dec.contains(key) && dec[key].is_object() && dec[key].contains("content") &&
@@ -690,10 +698,11 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
       scored = {{Content(s.pad, "pad_token"), 0.0},
                 {Content(s.eos, "eos_token"), 0.0},
                 {Content(s.bos, "bos_token"), 0.0}};
-      for (size_t i = 3; i < pieces.size(); ++i) scored.emplace_back(pieces[i].piece, pieces[i].score);
+      for (size_t i = 3; i < pieces.size(); ++i)
+        scored.emplace_back(pieces[i].piece, pieces[i].score);
       // Older Gemma files lack "\t": the byte piece <0x09> takes its place.
-      const bool has_tab = std::any_of(scored.begin(), scored.end(),
-                                       [](const auto& e) { return e.first == "\t"; });
+      const bool has_tab =
+          std::any_of(scored.begin(), scored.end(), [](const auto& e) { return e.first == "\t"; });
       if (!has_tab) {
         for (auto& e : scored) {
           if (e.first == "<0x09>") {
@@ -721,7 +730,9 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
     if (unk_id < 0 || unk_id >= static_cast<int64_t>(scored.size())) {
       Fail(cls_name, ": unk id ", unk_id, " is outside the vocabulary");
     }
-    model = {{"type", "Unigram"}, {"unk_id", unk_id}, {"vocab", std::move(list)},
+    model = {{"type", "Unigram"},
+             {"unk_id", unk_id},
+             {"vocab", std::move(list)},
              {"byte_fallback", byte_fallback}};
   } else {
     json bpe_vocab = json::object();
@@ -808,7 +819,8 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
       } else {
         pre_tokenizer = Metaspace(scheme, false);
       }
-      json steps = json::array({ReplaceStep(kMetaspace, " "), Typed("ByteFallback"), Typed("Fuse")});
+      json steps =
+          json::array({ReplaceStep(kMetaspace, " "), Typed("ByteFallback"), Typed("Fuse")});
       if (add_prefix_space) {
         steps.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
       }
@@ -821,8 +833,9 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
                        {"pattern", Pattern(" ", false)},
                        {"behavior", "MergedWithPrevious"},
                        {"invert", false}};
-      decoder = {{"type", "Sequence"},
-                 {"decoders", {ReplaceStep(kMetaspace, " "), Typed("ByteFallback"), Typed("Fuse")}}};
+      decoder = {
+          {"type", "Sequence"},
+          {"decoders", {ReplaceStep(kMetaspace, " "), Typed("ByteFallback"), Typed("Fuse")}}};
       break;
   }
 
@@ -833,8 +846,9 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
       break;
     }
     case SpmKind::kAlbert:
-      post = Template({"[CLS]:0", "$A:0", "[SEP]:0"}, {"[CLS]:0", "$A:0", "[SEP]:0", "$B:1", "[SEP]:1"},
-                      {{"[CLS]", vocab.Id("[CLS]", cls_name)}, {"[SEP]", vocab.Id("[SEP]", cls_name)}});
+      post = Template(
+          {"[CLS]:0", "$A:0", "[SEP]:0"}, {"[CLS]:0", "$A:0", "[SEP]:0", "$B:1", "[SEP]:1"},
+          {{"[CLS]", vocab.Id("[CLS]", cls_name)}, {"[SEP]", vocab.Id("[SEP]", cls_name)}});
       break;
     case SpmKind::kXlmRoberta:
       post = Template({"<s>", "$A", "</s>"}, {"<s>", "$A", "</s>", "</s>", "$B", "</s>"},
@@ -879,18 +893,19 @@ std::string TokenizerClass(const fs::path& dir, const json& config) {
   }
   const fs::path config_path = dir / "config.json";
   if (!fs::exists(config_path)) {
-    Fail("tokenizer_config.json has no tokenizer_class and there is no config.json to tell the "
-         "tokenizer");
+    Fail(
+        "tokenizer_config.json has no tokenizer_class and there is no config.json to tell the "
+        "tokenizer");
   }
   const json model_config = ReadJsonFile(config_path, "config.json");
   const std::string type = model_config.value("model_type", std::string());
   static const std::map<std::string, std::string> kByModelType = {
-      {"bert", "BertTokenizer"},           {"distilbert", "DistilBertTokenizer"},
-      {"electra", "ElectraTokenizer"},     {"gpt2", "GPT2Tokenizer"},
-      {"roberta", "RobertaTokenizer"},     {"t5", "T5Tokenizer"},
-      {"albert", "AlbertTokenizer"},       {"xlm-roberta", "XLMRobertaTokenizer"},
-      {"llama", "LlamaTokenizer"},         {"mistral", "LlamaTokenizer"},
-      {"gemma", "GemmaTokenizer"},         {"marian", "MarianTokenizer"},
+      {"bert", "BertTokenizer"},       {"distilbert", "DistilBertTokenizer"},
+      {"electra", "ElectraTokenizer"}, {"gpt2", "GPT2Tokenizer"},
+      {"roberta", "RobertaTokenizer"}, {"t5", "T5Tokenizer"},
+      {"albert", "AlbertTokenizer"},   {"xlm-roberta", "XLMRobertaTokenizer"},
+      {"llama", "LlamaTokenizer"},     {"mistral", "LlamaTokenizer"},
+      {"gemma", "GemmaTokenizer"},     {"marian", "MarianTokenizer"},
   };
   const auto it = kByModelType.find(type);
   if (it == kByModelType.end()) {
@@ -905,9 +920,9 @@ std::string TokenizerClass(const fs::path& dir, const json& config) {
 json LegacyTokenizerJson(const fs::path& dir, const json& tokenizer_config) {
   const json config = tokenizer_config.is_object() ? tokenizer_config : json::object();
   const std::string cls = TokenizerClass(dir, config);
-  static const char* const kBert[] = {"BertTokenizer", "DistilBertTokenizer", "ElectraTokenizer",
-                                      "ConvBertTokenizer", "MobileBertTokenizer",
-                                      "SqueezeBertTokenizer", "LayoutLMTokenizer"};
+  static const char* const kBert[] = {
+      "BertTokenizer",       "DistilBertTokenizer",  "ElectraTokenizer", "ConvBertTokenizer",
+      "MobileBertTokenizer", "SqueezeBertTokenizer", "LayoutLMTokenizer"};
   for (const char* name : kBert) {
     if (cls == name) return BertJson(dir, config);
   }
@@ -923,8 +938,9 @@ json LegacyTokenizerJson(const fs::path& dir, const json& tokenizer_config) {
   }
   if (cls == "GemmaTokenizer") return SpmJson(dir, config, SpmKind::kGemma);
   if (cls == "MarianTokenizer") {
-    Fail("MarianTokenizer: transformers has no tokenizer.json form of it (no fast converter); "
-         "source.spm cannot be converted");
+    Fail(
+        "MarianTokenizer: transformers has no tokenizer.json form of it (no fast converter); "
+        "source.spm cannot be converted");
   }
   Fail("tokenizer class ", JsonValueString(cls), " has no converter from its legacy files");
 }
