@@ -449,9 +449,10 @@ json Gpt2Json(const fs::path& dir, const json& config) {
   json model = ByteLevelBpeModel(dir, "GPT2Tokenizer", &vocab);
   SpecialDefaults d;
   d.bos = d.eos = d.unk = "<|endoftext|>";
-  // GPT2Tokenizer wraps them as AddedToken(lstrip=False, rstrip=False), which
-  // leaves normalized at True (published gpt2 tokenizer.json agrees).
-  d.flags.normalized = true;
+  // GPT2Tokenizer wraps them as special AddedTokens: normalized False (the
+  // gpt2 tokenizer.json of 2020 said True; GPT-2 has no normalizer, so the
+  // ids are the same either way).
+  d.flags.normalized = false;
   d.mask_flags = d.flags;
   const SpecialTokens s = ReadSpecialTokens(config, d);
   AddFastTokenizerTokens(config, s, &vocab);
@@ -475,8 +476,9 @@ json RobertaJson(const fs::path& dir, const json& config) {
   d.unk = "<unk>";
   d.pad = "<pad>";
   d.mask = "<mask>";
-  d.flags.normalized = true;   // AddedToken(lstrip=False, rstrip=False)
-  d.mask_flags.lstrip = true;  // AddedToken(mask, lstrip=True, rstrip=False, normalized=False)
+  // Special AddedTokens (normalized False); the mask token takes the space
+  // before it: AddedToken(mask, lstrip=True, rstrip=False, normalized=False).
+  d.mask_flags.lstrip = true;
   const SpecialTokens s = ReadSpecialTokens(config, d);
   AddFastTokenizerTokens(config, s, &vocab);
   const bool add_prefix_space = ConfigBool(config, "add_prefix_space", false);
