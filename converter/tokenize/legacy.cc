@@ -70,9 +70,7 @@ std::vector<size_t> CodePointStarts(const std::string& s) {
 
 // --- tokenizer.json pieces, as the tokenizers library serializes them ------------
 
-json Pattern(const std::string& s, bool regex) {
-  return json{{regex ? "Regex" : "String", s}};
-}
+json Pattern(const std::string& s, bool regex) { return json{{regex ? "Regex" : "String", s}}; }
 json ReplaceStep(const std::string& pattern, const std::string& content, bool regex = false) {
   return {{"type", "Replace"}, {"pattern", Pattern(pattern, regex)}, {"content", content}};
 }
@@ -97,7 +95,8 @@ json TemplatePiece(const std::string& text) {
   int type_id = 0;
   const size_t colon = text.rfind(':');
   if (colon != std::string::npos && colon + 1 < text.size() &&
-      std::all_of(text.begin() + colon + 1, text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      std::all_of(text.begin() + colon + 1, text.end(),
+                  [](char c) { return c >= '0' && c <= '9'; })) {
     name = text.substr(0, colon);
     type_id = std::stoi(text.substr(colon + 1));
   }
@@ -172,24 +171,35 @@ class Vocabulary {
     next_id_ = std::max(next_id_, id + 1);
   }
 
-  void Add(const TokenSpec& t) {
-    if (t.content.empty() || added_ids_.count(t.content)) return;
+  bool Has(const std::string& content) const { return added_index_.count(content) != 0; }
+
+  // Adds `t`, or gives an added token of the same content t's flags when
+  // `replace` (tokenizers' add_tokens keeps the last flags for an id).
+  void Add(const TokenSpec& t, bool replace = false) {
+    if (t.content.empty()) return;
+    const json entry = {{"content", t.content},       {"single_word", t.single_word},
+                        {"lstrip", t.lstrip},         {"rstrip", t.rstrip},
+                        {"normalized", t.normalized}, {"special", t.special}};
+    auto known = added_index_.find(t.content);
+    if (known != added_index_.end()) {
+      if (!replace) return;
+      json& old = added_[known->second];
+      for (const auto& [key, value] : entry.items()) old[key] = value;
+      return;
+    }
     auto it = ids_.find(t.content);
     const int64_t id = it != ids_.end() ? it->second : next_id_++;
     ids_[t.content] = id;
-    added_ids_[t.content] = id;
-    added_.push_back({{"id", id},
-                      {"content", t.content},
-                      {"single_word", t.single_word},
-                      {"lstrip", t.lstrip},
-                      {"rstrip", t.rstrip},
-                      {"normalized", t.normalized},
-                      {"special", t.special}});
+    added_index_[t.content] = added_.size();
+    json with_id = entry;
+    with_id["id"] = id;
+    added_.push_back(with_id);
   }
 
   int64_t Id(const std::string& token, const char* what) const {
     auto it = ids_.find(token);
-    if (it == ids_.end()) Fail(what, ": token ", JsonValueString(token), " is not in the vocabulary");
+    if (it == ids_.end())
+      Fail(what, ": token ", JsonValueString(token), " is not in the vocabulary");
     return it->second;
   }
 
@@ -202,34 +212,10 @@ class Vocabulary {
 
  private:
   std::unordered_map<std::string, int64_t> ids_;
-  std::unordered_map<std::string, int64_t> added_ids_;
+  std::unordered_map<std::string, size_t> added_index_;  // content -> index in added_
   json added_ = json::array();
   int64_t next_id_ = 0;
 };
-
-// tokenizer_config.json's added_tokens_decoder (newer checkpoints): the exact
-// flags of every added token, by id.
-void AddConfigDecoderTokens(const json& config, Vocabulary* vocab) {
-  const auto it = config.find("added_tokens_decoder");
-  if (it == config.end() || !it->is_object()) return;
-  std::vector<std::pair<int64_t, TokenSpec>> tokens;
-  for (const auto& [key, value] : it->items()) {
-    int64_t id = -1;
-    try {
-      id = std::stoll(key);
-    } catch (const std::exception&) {
-      Fail("tokenizer_config.json: added_tokens_decoder key ", JsonValueString(key),
-           " is not an id");
-    }
-    TokenSpec flags;
-    flags.special = value.is_object() && value.value("special", false);
-    std::optional<TokenSpec> t = ConfigToken(it.value(), key, std::nullopt, flags);
-    if (t) tokens.emplace_back(id, *t);
-  }
-  std::sort(tokens.begin(), tokens.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [id, t] : tokens) vocab->Add(t);
-}
 
 // The special-token attributes, in transformers' SPECIAL_TOKENS_ATTRIBUTES order.
 struct SpecialDefaults {
@@ -269,7 +255,41 @@ SpecialTokens ReadSpecialTokens(const json& config, const SpecialDefaults& d) {
   return s;
 }
 
-void AddSpecialTokens(const SpecialTokens& s, Vocabulary* vocab) {
+bool IsSpecialContent(const SpecialTokens& s, const std::string& content) {
+  for (const auto* t : {&s.bos, &s.eos, &s.unk, &s.sep, &s.pad, &s.cls, &s.mask}) {
+    if (*t && (*t)->content == content) return true;
+  }
+  return std::any_of(s.additional.begin(), s.additional.end(),
+                     [&](const TokenSpec& t) { return t.content == content; });
+}
+
+// What PreTrainedTokenizerFast.__init__ adds on top of the converter's tokens:
+// tokenizer_config.json's added_tokens_decoder (newer checkpoints; by id, its
+// flags win, special when flagged so or named by a special-token attribute),
+// then the special-token attributes whose content is not added yet.
+void AddFastTokenizerTokens(const json& config, const SpecialTokens& s, Vocabulary* vocab) {
+  const auto it = config.find("added_tokens_decoder");
+  if (it != config.end() && it->is_object()) {
+    std::vector<std::pair<int64_t, TokenSpec>> tokens;
+    for (const auto& [key, value] : it->items()) {
+      int64_t id = -1;
+      try {
+        id = std::stoll(key);
+      } catch (const std::exception&) {
+        Fail("tokenizer_config.json: added_tokens_decoder key ", JsonValueString(key),
+             " is not an id");
+      }
+      TokenSpec flags;
+      flags.special = value.is_object() && value.value("special", false);
+      std::optional<TokenSpec> t = ConfigToken(*it, key, std::nullopt, flags);
+      if (!t) continue;
+      t->special = t->special || IsSpecialContent(s, t->content);
+      tokens.emplace_back(id, *t);
+    }
+    std::stable_sort(tokens.begin(), tokens.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [id, t] : tokens) vocab->Add(t, /*replace=*/true);
+  }
   for (const auto* t : {&s.bos, &s.eos, &s.unk, &s.sep, &s.pad, &s.cls, &s.mask}) {
     if (*t) vocab->Add(**t);
   }
@@ -336,8 +356,7 @@ json BertJson(const fs::path& dir, const json& config) {
   d.cls = "[CLS]";
   d.mask = "[MASK]";
   const SpecialTokens s = ReadSpecialTokens(config, d);
-  AddConfigDecoderTokens(config, &vocab);
-  AddSpecialTokens(s, &vocab);
+  AddFastTokenizerTokens(config, s, &vocab);
 
   const std::string& cls = Content(s.cls, "cls_token");
   const std::string& sep = Content(s.sep, "sep_token");
@@ -350,9 +369,9 @@ json BertJson(const fs::path& dir, const json& config) {
                      {"handle_chinese_chars", ConfigBool(config, "tokenize_chinese_chars", true)},
                      {"strip_accents", strip_accents},
                      {"lowercase", ConfigBool(config, "do_lower_case", true)}};
-  json post = Template({cls + ":0", "$A:0", sep + ":0"},
-                       {cls + ":0", "$A:0", sep + ":0", "$B:1", sep + ":1"},
-                       {{cls, vocab.Id(cls, "BertTokenizer")}, {sep, vocab.Id(sep, "BertTokenizer")}});
+  json post = Template(
+      {cls + ":0", "$A:0", sep + ":0"}, {cls + ":0", "$A:0", sep + ":0", "$B:1", sep + ":1"},
+      {{cls, vocab.Id(cls, "BertTokenizer")}, {sep, vocab.Id(sep, "BertTokenizer")}});
   json model = {{"type", "WordPiece"},
                 {"unk_token", Content(s.unk, "unk_token")},
                 {"continuing_subword_prefix", "##"},
@@ -430,13 +449,13 @@ json Gpt2Json(const fs::path& dir, const json& config) {
   json model = ByteLevelBpeModel(dir, "GPT2Tokenizer", &vocab);
   SpecialDefaults d;
   d.bos = d.eos = d.unk = "<|endoftext|>";
-  // GPT2Tokenizer wraps them as AddedToken(lstrip=False, rstrip=False), which
-  // leaves normalized at True (published gpt2 tokenizer.json agrees).
-  d.flags.normalized = true;
+  // GPT2Tokenizer wraps them as special AddedTokens: normalized False (the
+  // gpt2 tokenizer.json of 2020 said True; GPT-2 has no normalizer, so the
+  // ids are the same either way).
+  d.flags.normalized = false;
   d.mask_flags = d.flags;
   const SpecialTokens s = ReadSpecialTokens(config, d);
-  AddConfigDecoderTokens(config, &vocab);
-  AddSpecialTokens(s, &vocab);
+  AddFastTokenizerTokens(config, s, &vocab);
   const bool add_prefix_space = ConfigBool(config, "add_prefix_space", false);
   json post = ByteLevel(true, false);
   if (ConfigBool(config, "add_bos_token", false)) {
@@ -457,11 +476,11 @@ json RobertaJson(const fs::path& dir, const json& config) {
   d.unk = "<unk>";
   d.pad = "<pad>";
   d.mask = "<mask>";
-  d.flags.normalized = true;  // AddedToken(lstrip=False, rstrip=False)
-  d.mask_flags.lstrip = true;  // AddedToken(mask, lstrip=True, rstrip=False, normalized=False)
+  // Special AddedTokens (normalized False); the mask token takes the space
+  // before it: AddedToken(mask, lstrip=True, rstrip=False, normalized=False).
+  d.mask_flags.lstrip = true;
   const SpecialTokens s = ReadSpecialTokens(config, d);
-  AddConfigDecoderTokens(config, &vocab);
-  AddSpecialTokens(s, &vocab);
+  AddFastTokenizerTokens(config, s, &vocab);
   const bool add_prefix_space = ConfigBool(config, "add_prefix_space", false);
   const std::string& sep = Content(s.sep, "sep_token");
   const std::string& cls = Content(s.cls, "cls_token");
@@ -480,11 +499,16 @@ enum class SpmKind { kT5, kAlbert, kXlmRoberta, kLlama, kGemma };
 
 const char* SpmClassName(SpmKind kind) {
   switch (kind) {
-    case SpmKind::kT5: return "T5Tokenizer";
-    case SpmKind::kAlbert: return "AlbertTokenizer";
-    case SpmKind::kXlmRoberta: return "XLMRobertaTokenizer";
-    case SpmKind::kLlama: return "LlamaTokenizer";
-    case SpmKind::kGemma: return "GemmaTokenizer";
+    case SpmKind::kT5:
+      return "T5Tokenizer";
+    case SpmKind::kAlbert:
+      return "AlbertTokenizer";
+    case SpmKind::kXlmRoberta:
+      return "XLMRobertaTokenizer";
+    case SpmKind::kLlama:
+      return "LlamaTokenizer";
+    case SpmKind::kGemma:
+      return "GemmaTokenizer";
   }
   return "?";
 }
@@ -525,7 +549,8 @@ json SpmMerges(const std::unordered_map<std::string, int64_t>& piece_ids,
     double score;
     int64_t left_id, right_id;
   };
-  std::vector<std::pair<std::string, double>> unique;  // dict(vocab_scores): first place, last value
+  std::vector<std::pair<std::string, double>>
+      unique;  // dict(vocab_scores): first place, last value
   std::unordered_map<std::string, size_t> where;
   for (const auto& [piece, score] : vocab_scores) {
     auto it = where.find(piece);
@@ -638,14 +663,15 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
       for (const auto& p : pieces) {
         // check_number_comma: "3," style pieces are pushed down by 100.
         const std::string& t = p.piece;
-        const bool number_comma = t.size() >= 2 && t.back() == ',' &&
-                                  t[t.size() - 2] >= '0' && t[t.size() - 2] <= '9';
+        const bool number_comma =
+            t.size() >= 2 && t.back() == ',' && t[t.size() - 2] >= '0' && t[t.size() - 2] <= '9';
         scored.emplace_back(t, number_comma ? double{p.score} - 100.0 : double{p.score});
       }
       break;
     case SpmKind::kXlmRoberta:
       scored = {{"<s>", 0.0}, {"<pad>", 0.0}, {"</s>", 0.0}, {"<unk>", 0.0}};
-      for (size_t i = 3; i < pieces.size(); ++i) scored.emplace_back(pieces[i].piece, pieces[i].score);
+      for (size_t i = 3; i < pieces.size(); ++i)
+        scored.emplace_back(pieces[i].piece, pieces[i].score);
       scored.emplace_back("<mask>", 0.0);
       break;
     case SpmKind::kLlama:
@@ -654,7 +680,8 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
         // unless tokenizer_config.json's added_tokens_decoder renames them.
         if (i < 3) {
           std::string token = pieces[i].piece;
-          if (config.contains("added_tokens_decoder") && config["added_tokens_decoder"].is_object()) {
+          if (config.contains("added_tokens_decoder") &&
+              config["added_tokens_decoder"].is_object()) {
             const json& dec = config["added_tokens_decoder"];
             const std::string key = std::to_string(i);
             if (dec.contains(key) && dec[key].is_object() && dec[key].contains("content") &&
@@ -673,10 +700,11 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
       scored = {{Content(s.pad, "pad_token"), 0.0},
                 {Content(s.eos, "eos_token"), 0.0},
                 {Content(s.bos, "bos_token"), 0.0}};
-      for (size_t i = 3; i < pieces.size(); ++i) scored.emplace_back(pieces[i].piece, pieces[i].score);
+      for (size_t i = 3; i < pieces.size(); ++i)
+        scored.emplace_back(pieces[i].piece, pieces[i].score);
       // Older Gemma files lack "\t": the byte piece <0x09> takes its place.
-      const bool has_tab = std::any_of(scored.begin(), scored.end(),
-                                       [](const auto& e) { return e.first == "\t"; });
+      const bool has_tab =
+          std::any_of(scored.begin(), scored.end(), [](const auto& e) { return e.first == "\t"; });
       if (!has_tab) {
         for (auto& e : scored) {
           if (e.first == "<0x09>") {
@@ -704,7 +732,9 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
     if (unk_id < 0 || unk_id >= static_cast<int64_t>(scored.size())) {
       Fail(cls_name, ": unk id ", unk_id, " is outside the vocabulary");
     }
-    model = {{"type", "Unigram"}, {"unk_id", unk_id}, {"vocab", std::move(list)},
+    model = {{"type", "Unigram"},
+             {"unk_id", unk_id},
+             {"vocab", std::move(list)},
              {"byte_fallback", byte_fallback}};
   } else {
     json bpe_vocab = json::object();
@@ -745,8 +775,7 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
                  (t.content == "<start_of_turn>" || t.content == "<end_of_turn>"));
     vocab.Add(t);
   }
-  AddConfigDecoderTokens(config, &vocab);
-  AddSpecialTokens(s, &vocab);
+  AddFastTokenizerTokens(config, s, &vocab);
 
   const std::string charsmap = proto.precompiled_charsmap;
   auto precompiled = [&]() {
@@ -792,7 +821,8 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
       } else {
         pre_tokenizer = Metaspace(scheme, false);
       }
-      json steps = json::array({ReplaceStep(kMetaspace, " "), Typed("ByteFallback"), Typed("Fuse")});
+      json steps =
+          json::array({ReplaceStep(kMetaspace, " "), Typed("ByteFallback"), Typed("Fuse")});
       if (add_prefix_space) {
         steps.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
       }
@@ -805,8 +835,9 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
                        {"pattern", Pattern(" ", false)},
                        {"behavior", "MergedWithPrevious"},
                        {"invert", false}};
-      decoder = {{"type", "Sequence"},
-                 {"decoders", {ReplaceStep(kMetaspace, " "), Typed("ByteFallback"), Typed("Fuse")}}};
+      decoder = {
+          {"type", "Sequence"},
+          {"decoders", {ReplaceStep(kMetaspace, " "), Typed("ByteFallback"), Typed("Fuse")}}};
       break;
   }
 
@@ -817,8 +848,9 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
       break;
     }
     case SpmKind::kAlbert:
-      post = Template({"[CLS]:0", "$A:0", "[SEP]:0"}, {"[CLS]:0", "$A:0", "[SEP]:0", "$B:1", "[SEP]:1"},
-                      {{"[CLS]", vocab.Id("[CLS]", cls_name)}, {"[SEP]", vocab.Id("[SEP]", cls_name)}});
+      post = Template(
+          {"[CLS]:0", "$A:0", "[SEP]:0"}, {"[CLS]:0", "$A:0", "[SEP]:0", "$B:1", "[SEP]:1"},
+          {{"[CLS]", vocab.Id("[CLS]", cls_name)}, {"[SEP]", vocab.Id("[SEP]", cls_name)}});
       break;
     case SpmKind::kXlmRoberta:
       post = Template({"<s>", "$A", "</s>"}, {"<s>", "$A", "</s>", "</s>", "$B", "</s>"},
@@ -863,18 +895,19 @@ std::string TokenizerClass(const fs::path& dir, const json& config) {
   }
   const fs::path config_path = dir / "config.json";
   if (!fs::exists(config_path)) {
-    Fail("tokenizer_config.json has no tokenizer_class and there is no config.json to tell the "
-         "tokenizer");
+    Fail(
+        "tokenizer_config.json has no tokenizer_class and there is no config.json to tell the "
+        "tokenizer");
   }
   const json model_config = ReadJsonFile(config_path, "config.json");
   const std::string type = model_config.value("model_type", std::string());
   static const std::map<std::string, std::string> kByModelType = {
-      {"bert", "BertTokenizer"},           {"distilbert", "DistilBertTokenizer"},
-      {"electra", "ElectraTokenizer"},     {"gpt2", "GPT2Tokenizer"},
-      {"roberta", "RobertaTokenizer"},     {"t5", "T5Tokenizer"},
-      {"albert", "AlbertTokenizer"},       {"xlm-roberta", "XLMRobertaTokenizer"},
-      {"llama", "LlamaTokenizer"},         {"mistral", "LlamaTokenizer"},
-      {"gemma", "GemmaTokenizer"},         {"marian", "MarianTokenizer"},
+      {"bert", "BertTokenizer"},       {"distilbert", "DistilBertTokenizer"},
+      {"electra", "ElectraTokenizer"}, {"gpt2", "GPT2Tokenizer"},
+      {"roberta", "RobertaTokenizer"}, {"t5", "T5Tokenizer"},
+      {"albert", "AlbertTokenizer"},   {"xlm-roberta", "XLMRobertaTokenizer"},
+      {"llama", "LlamaTokenizer"},     {"mistral", "LlamaTokenizer"},
+      {"gemma", "GemmaTokenizer"},     {"marian", "MarianTokenizer"},
   };
   const auto it = kByModelType.find(type);
   if (it == kByModelType.end()) {
@@ -889,9 +922,9 @@ std::string TokenizerClass(const fs::path& dir, const json& config) {
 json LegacyTokenizerJson(const fs::path& dir, const json& tokenizer_config) {
   const json config = tokenizer_config.is_object() ? tokenizer_config : json::object();
   const std::string cls = TokenizerClass(dir, config);
-  static const char* const kBert[] = {"BertTokenizer", "DistilBertTokenizer", "ElectraTokenizer",
-                                      "ConvBertTokenizer", "MobileBertTokenizer",
-                                      "SqueezeBertTokenizer", "LayoutLMTokenizer"};
+  static const char* const kBert[] = {
+      "BertTokenizer",       "DistilBertTokenizer",  "ElectraTokenizer", "ConvBertTokenizer",
+      "MobileBertTokenizer", "SqueezeBertTokenizer", "LayoutLMTokenizer"};
   for (const char* name : kBert) {
     if (cls == name) return BertJson(dir, config);
   }
@@ -907,8 +940,9 @@ json LegacyTokenizerJson(const fs::path& dir, const json& tokenizer_config) {
   }
   if (cls == "GemmaTokenizer") return SpmJson(dir, config, SpmKind::kGemma);
   if (cls == "MarianTokenizer") {
-    Fail("MarianTokenizer: transformers has no tokenizer.json form of it (no fast converter); "
-         "source.spm cannot be converted");
+    Fail(
+        "MarianTokenizer: transformers has no tokenizer.json form of it (no fast converter); "
+        "source.spm cannot be converted");
   }
   Fail("tokenizer class ", JsonValueString(cls), " has no converter from its legacy files");
 }

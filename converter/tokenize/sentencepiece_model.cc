@@ -61,8 +61,8 @@ class Reader {
   float Fixed32Float() {
     if (size_ - pos_ < 4) Truncated();
     const auto* p = reinterpret_cast<const uint8_t*>(data_ + pos_);
-    const uint32_t bits = uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 |
-                          uint32_t{p[3]} << 24;
+    const uint32_t bits =
+        uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
     pos_ += 4;
     float value;
     std::memcpy(&value, &bits, sizeof(value));

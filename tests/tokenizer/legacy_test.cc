@@ -78,8 +78,8 @@ json MergePairs(const json& merges) {
 TEST_CASE("legacy: Llama 2's tokenizer.model gives its published tokenizer.json") {
   const json got = ConvertCase("llama2-published");
   const json pub = ReadJson(kCases / "llama2-published" / "published.json");
-  for (const char* field : {"added_tokens", "normalizer", "pre_tokenizer", "post_processor",
-                            "decoder"}) {
+  for (const char* field :
+       {"added_tokens", "normalizer", "pre_tokenizer", "post_processor", "decoder"}) {
     CAPTURE(field);
     CHECK(got[field] == pub[field]);
   }
@@ -97,8 +97,30 @@ TEST_CASE("legacy: Llama 2's tokenizer.model gives its published tokenizer.json"
   CHECK(gm["merges"] == MergePairs(pm["merges"]));
 }
 
+TEST_CASE("legacy: GPT-2's vocab.json + merges.txt give its published tokenizer.json") {
+  const json got = ConvertCase("gpt2-published");
+  const json pub = ReadJson(kCases / "gpt2-published" / "published.json");
+  for (const char* field :
+       {"added_tokens", "normalizer", "pre_tokenizer", "post_processor", "decoder"}) {
+    CAPTURE(field);
+    CHECK(got[field] == pub[field]);
+  }
+  const json& gm = got["model"];
+  const json& pm = pub["model"];
+  for (const char* field : {"type", "dropout", "unk_token", "continuing_subword_prefix",
+                            "end_of_word_suffix", "fuse_unk", "byte_fallback"}) {
+    CAPTURE(field);
+    CHECK(gm[field] == pm[field]);
+  }
+  CHECK(gm["ignore_merges"] == pm.value("ignore_merges", false));
+  CHECK(gm["vocab"].size() == 50257);
+  CHECK(gm["vocab"] == pm["vocab"]);
+  CHECK(gm["merges"].size() == 50000);
+  CHECK(gm["merges"] == MergePairs(pm["merges"]));
+}
+
 TEST_CASE("legacy: SentencePiece families give the checked tokenizer.json") {
-  for (const char* name : {"t5", "albert", "xlmr", "llama", "gemma", "llama2-published"}) {
+  for (const char* name : {"t5", "albert", "xlmr", "llama", "gemma"}) {
     CAPTURE(name);
     const json got = ConvertCase(name);
     const json want = ReadJson(kCases / name / "expected.json");
@@ -146,6 +168,36 @@ TEST_CASE("legacy: what each SentencePiece family adds") {
   for (const json& t : gemma["added_tokens"]) {
     if (t["content"] == "<start_of_turn>") CHECK(t["special"] == true);
   }
+}
+
+TEST_CASE("legacy: tokenizer_config.json's added_tokens_decoder sets the added tokens' flags") {
+  ScratchDir dir("decoder");
+  fs::copy_file(kCases / "albert" / "src" / "spiece.model", dir.path() / "spiece.model");
+  // [MASK] is a user-defined piece: the converter adds it as a plain token...
+  json config = {{"tokenizer_class", "AlbertTokenizer"}};
+  auto mask_of = [](const json& tok) {
+    for (const json& t : tok["added_tokens"]) {
+      if (t["content"] == "[MASK]") return t;
+    }
+    return json();
+  };
+  json mask = mask_of(LegacyTokenizerJson(dir.path(), config));
+  CHECK(mask["special"] == false);
+  CHECK(mask["lstrip"] == false);
+  // ...and a config that lists it (as newer checkpoints do) gives its flags,
+  // special too when a special-token attribute names it.
+  config["added_tokens_decoder"] = {{"4",
+                                     {{"content", "[MASK]"},
+                                      {"lstrip", true},
+                                      {"normalized", false},
+                                      {"rstrip", false},
+                                      {"single_word", false},
+                                      {"special", false}}}};
+  config["mask_token"] = "[MASK]";
+  mask = mask_of(LegacyTokenizerJson(dir.path(), config));
+  CHECK(mask["id"] == 4);
+  CHECK(mask["special"] == true);
+  CHECK(mask["lstrip"] == true);
 }
 
 TEST_CASE("legacy: vocab.txt read as BertTokenizer reads it") {
@@ -200,10 +252,10 @@ TEST_CASE("legacy: vocab.json + merges.txt read as GPT2Tokenizer reads them") {
   CHECK(got["post_processor"]["trim_offsets"] == false);
   REQUIRE(got["added_tokens"].size() == 1);
   CHECK(got["added_tokens"][0]["id"] == 5);
-  CHECK(got["added_tokens"][0]["normalized"] == true);
+  CHECK(got["added_tokens"][0]["normalized"] == false);
 
-  got = LegacyTokenizerJson(dir.path(), {{"tokenizer_class", "RobertaTokenizer"},
-                                         {"add_prefix_space", true}});
+  got = LegacyTokenizerJson(dir.path(),
+                            {{"tokenizer_class", "RobertaTokenizer"}, {"add_prefix_space", true}});
   CHECK(got["post_processor"]["type"] == "RobertaProcessing");
   CHECK(got["post_processor"]["cls"] == json::parse(R"(["<s>", 6])"));
   CHECK(got["post_processor"]["sep"] == json::parse(R"(["</s>", 7])"));
@@ -212,7 +264,9 @@ TEST_CASE("legacy: vocab.json + merges.txt read as GPT2Tokenizer reads them") {
   CHECK(got["added_tokens"].back()["lstrip"] == true);
 
   dir.Write("merges.txt", "#version: 0.2\na b c\n");
-  CHECK(Has(ErrorOf([&] { LegacyTokenizerJson(dir.path(), {{"tokenizer_class", "GPT2Tokenizer"}}); }),
+  CHECK(Has(ErrorOf([&] {
+              LegacyTokenizerJson(dir.path(), {{"tokenizer_class", "GPT2Tokenizer"}});
+            }),
             "merges.txt: line 2"));
 }
 
@@ -224,9 +278,13 @@ TEST_CASE("legacy: the tokenizer class comes from config.json when the config ha
   CHECK(LegacyTokenizerJson(dir.path(), json::object())["model"]["type"] == "WordPiece");
   dir.Write("config.json", R"({"model_type": "marian"})");
   CHECK(Has(ErrorOf([&] { LegacyTokenizerJson(dir.path(), json::object()); }), "MarianTokenizer"));
-  CHECK(Has(ErrorOf([&] { LegacyTokenizerJson(dir.path(), {{"tokenizer_class", "FooTokenizer"}}); }),
+  CHECK(Has(ErrorOf([&] {
+              LegacyTokenizerJson(dir.path(), {{"tokenizer_class", "FooTokenizer"}});
+            }),
             "FooTokenizer"));
-  CHECK(Has(ErrorOf([&] { LegacyTokenizerJson(dir.path(), {{"tokenizer_class", "T5Tokenizer"}}); }),
+  CHECK(Has(ErrorOf([&] {
+              LegacyTokenizerJson(dir.path(), {{"tokenizer_class", "T5Tokenizer"}});
+            }),
             "spiece.model is missing"));
 }
 
@@ -237,14 +295,16 @@ TEST_CASE("legacy: malformed SentencePiece models give one-line errors") {
   CHECK(ParseSentencePieceModel(good, "spiece.model").pieces.size() == 800);
 
   CHECK(Has(ErrorOf([&] { ParseSentencePieceModel("", "spiece.model"); }), "no pieces"));
-  CHECK(Has(ErrorOf([&] { ParseSentencePieceModel(good.substr(0, good.size() / 2), "spiece.model"); }),
-            "truncated"));
+  CHECK(Has(
+      ErrorOf([&] { ParseSentencePieceModel(good.substr(0, good.size() / 2), "spiece.model"); }),
+      "truncated"));
   // Field 1 with wire type 7 (none such).
   CHECK(Has(ErrorOf([&] { ParseSentencePieceModel(std::string("\x0f", 1), "x.model"); }),
             "wire type"));
   // A length that runs past the end.
-  CHECK(Has(ErrorOf([&] { ParseSentencePieceModel(std::string("\x0a\xff\xff\x03", 4), "x.model"); }),
-            "truncated"));
+  CHECK(
+      Has(ErrorOf([&] { ParseSentencePieceModel(std::string("\x0a\xff\xff\x03", 4), "x.model"); }),
+          "truncated"));
 
   // Random damage: parsed or refused, never a crash or a read out of bounds
   // (the asan preset checks the latter).
