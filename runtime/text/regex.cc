@@ -1469,11 +1469,19 @@ Status RegexCompiler::Emit(int n) {
 // ---------------------------------------------------------------------------
 // Regex
 
-Status Regex::Compile(std::string_view pattern) {
+Status Regex::CompileGeneralOnly(std::string_view pattern) {
+  fast_ = regex_fast::Kind::kNone;
   RegexCompiler compiler(pattern, this);
   Status s = compiler.Run();
   if (!s.ok()) program_.clear();
   return s;
+}
+
+Status Regex::Compile(std::string_view pattern) {
+  OCTET_RETURN_IF_ERROR(CompileGeneralOnly(pattern));
+  fast_ = regex_fast::Recognize(pattern);
+  if (fast_ != regex_fast::Kind::kNone) kinds_.Build();
+  return Status::Ok();
 }
 
 size_t Regex::ScratchBytes(size_t text_bytes) const {
@@ -1546,6 +1554,16 @@ Result<bool> Regex::Find(const char* text, size_t n, size_t from, size_t* begin,
 Regex::Outcome Regex::FindImpl(const char* text, size_t n, size_t from, size_t* begin,
                                size_t* end, void* stack, size_t cap) const {
   const auto* s = reinterpret_cast<const uint8_t*>(text);
+  if (fast_ != regex_fast::Kind::kNone) {
+    // These patterns match at every position of non-empty text.
+    if (from >= n) return Outcome::kNoMatch;
+    *begin = from;
+    *end = fast_ == regex_fast::Kind::kGpt2 ? regex_fast::MatchGpt2(kinds_, s, n, from)
+                                            : regex_fast::MatchLlama3(
+                                                  kinds_, s, n, from,
+                                                  fast_ == regex_fast::Kind::kLlama3 ? 3 : 1);
+    return Outcome::kMatch;
+  }
   const ByteSet* first = first_set_ >= 0 ? &byte_sets_[first_set_] : nullptr;
   size_t pos = from;
   for (;;) {
@@ -1801,19 +1819,13 @@ RegexMatchIterator::RegexMatchIterator(const Regex& regex, const char* text, siz
   stack_cap_ = AlignScratch(scratch, scratch_bytes, &stack_);
 }
 
-Result<bool> RegexMatchIterator::Next(size_t* begin, size_t* end) {
-  if (regex_.program_.empty()) return Status(StatusCode::kInvalidArgument, "regex: not compiled");
-  if (n_ >= 0xFFFFFFFFu) return Status(StatusCode::kInvalidArgument, "regex: text of 4 GiB or more");
-  if (stack_cap_ == 0) return Status(StatusCode::kOutOfMemory, "regex: scratch too small");
+Regex::Outcome RegexMatchIterator::Step(size_t* begin, size_t* end) {
   for (;;) {
-    if (last_end_ > n_) return false;
+    if (last_end_ > n_) return Regex::Outcome::kNoMatch;
     size_t b = 0, e = 0;
     const Regex::Outcome o = regex_.FindImpl(text_, n_, last_end_, &b, &e, stack_, stack_cap_);
-    if (o == Regex::Outcome::kNoMatch) {
-      last_end_ = n_ + 1;
-      return false;
-    }
-    if (o != Regex::Outcome::kMatch) return Regex::OutcomeStatus(o);
+    if (o == Regex::Outcome::kNoMatch) last_end_ = n_ + 1;
+    if (o != Regex::Outcome::kMatch) return o;
     last_end_ = e;
     if (b == e) {
       size_t len = 1;
@@ -1828,8 +1840,32 @@ Result<bool> RegexMatchIterator::Next(size_t* begin, size_t* end) {
     }
     *begin = b;
     *end = e;
-    return true;
+    return o;
   }
+}
+
+Result<bool> RegexMatchIterator::Next(size_t* begin, size_t* end) {
+  if (regex_.program_.empty()) return Status(StatusCode::kInvalidArgument, "regex: not compiled");
+  if (n_ >= 0xFFFFFFFFu) return Status(StatusCode::kInvalidArgument, "regex: text of 4 GiB or more");
+  if (stack_cap_ == 0) return Status(StatusCode::kOutOfMemory, "regex: scratch too small");
+  const Regex::Outcome o = Step(begin, end);
+  if (o == Regex::Outcome::kMatch) return true;
+  if (o == Regex::Outcome::kNoMatch) return false;
+  return Regex::OutcomeStatus(o);
+}
+
+Result<size_t> RegexMatchIterator::NextBatch(size_t* spans, size_t max) {
+  if (regex_.program_.empty()) return Status(StatusCode::kInvalidArgument, "regex: not compiled");
+  if (n_ >= 0xFFFFFFFFu) return Status(StatusCode::kInvalidArgument, "regex: text of 4 GiB or more");
+  if (stack_cap_ == 0) return Status(StatusCode::kOutOfMemory, "regex: scratch too small");
+  size_t count = 0;
+  while (count < max) {
+    const Regex::Outcome o = Step(&spans[2 * count], &spans[2 * count + 1]);
+    if (o == Regex::Outcome::kNoMatch) break;
+    if (o != Regex::Outcome::kMatch) return Regex::OutcomeStatus(o);
+    ++count;
+  }
+  return count;
 }
 
 }  // namespace octet::text

@@ -35,6 +35,7 @@
 
 #include "core/result.h"
 #include "core/status.h"
+#include "text/regex_fast.h"
 
 namespace octet::text {
 
@@ -46,6 +47,10 @@ class Regex {
   // unsupported or malformed pattern gives kUnsupported / kInvalidArgument
   // with a message naming the construct and its byte offset in the pattern.
   Status Compile(std::string_view pattern);
+  // The same without the hand-written matchers that Compile picks for the
+  // GPT-2 and Llama 3 / Qwen2 split patterns: the general engine only (for
+  // the tests that compare the two, and for benchmarks).
+  Status CompileGeneralOnly(std::string_view pattern);
 
   // Leftmost match that starts at or after `from` in text[0, n): on true,
   // [*begin, *end) is the match. `from` must be a character boundary <= n.
@@ -65,6 +70,8 @@ class Regex {
   size_t ScratchBytes(size_t text_bytes) const;
 
   bool compiled() const { return !program_.empty(); }
+  // True when Find runs a hand-written matcher for this pattern.
+  bool uses_fast_path() const { return fast_ != regex_fast::Kind::kNone; }
 
   // Implementation types (public so the compiler in regex.cc can fill them).
   struct Inst {
@@ -114,6 +121,8 @@ class Regex {
   std::vector<uint32_t> loop_min_lengths_;  // one per push site inside a loop
   bool anchored_start_ = false;             // pattern starts with \A
   int32_t first_set_ = -1;                  // byte set of a match's first byte, or -1
+  regex_fast::Kind fast_ = regex_fast::Kind::kNone;
+  regex_fast::CharKinds kinds_;  // built only for a fast pattern
 };
 
 // Hugging Face tokenizers' SysRegex::find_iter, which is the onig crate's
@@ -130,8 +139,13 @@ class RegexMatchIterator {
 
   // The next match, or false at the end. Errors as Regex::Find.
   Result<bool> Next(size_t* begin, size_t* end);
+  // Up to `max` next matches: match i is [spans[2i], spans[2i+1]). Returns
+  // how many (0 at the end). Cheaper per match than Next for short pieces.
+  Result<size_t> NextBatch(size_t* spans, size_t max);
 
  private:
+  Regex::Outcome Step(size_t* begin, size_t* end);
+
   const Regex& regex_;
   const char* text_;
   size_t n_;
