@@ -220,11 +220,85 @@ const PropertyName kCategoryNames[] = {
     {"any", 0xFFFFFFFFu},
 };
 
-// Oniguruma folds these strings together with one character each under (?i)
-// ("ss" matches U+00DF, "st" U+FB06, ...): a (?i) literal containing one is
-// refused, since only one-to-one folds are implemented. The ASCII ones are the
-// only ones a tokenizer pattern could plausibly contain.
-const char* const kMultiFoldAscii[] = {"ss", "st", "ff", "fi", "fl"};
+// CaseFolding.txt's full (status F) folds: under (?i) Oniguruma matches the
+// character and the string against each other (U+00DF ~ "ss"). Only
+// one-to-one folds are implemented, so a (?i) pattern where one of these could
+// apply is refused. Generated from the UCD 15.0 CaseFolding.txt (Debian
+// unicode-data) with a two-line script; sorted by code point.
+struct MultiFold {
+  uint32_t cp;
+  uint32_t to[3];  // 0-terminated when shorter
+};
+const MultiFold kMultiFolds[] = {
+    {0xDF, {0x73, 0x73, 0x0}}, {0x130, {0x69, 0x307, 0x0}}, {0x149, {0x2BC, 0x6E, 0x0}},
+    {0x1F0, {0x6A, 0x30C, 0x0}}, {0x390, {0x3B9, 0x308, 0x301}}, {0x3B0, {0x3C5, 0x308, 0x301}},
+    {0x587, {0x565, 0x582, 0x0}}, {0x1E96, {0x68, 0x331, 0x0}}, {0x1E97, {0x74, 0x308, 0x0}},
+    {0x1E98, {0x77, 0x30A, 0x0}}, {0x1E99, {0x79, 0x30A, 0x0}}, {0x1E9A, {0x61, 0x2BE, 0x0}},
+    {0x1E9E, {0x73, 0x73, 0x0}}, {0x1F50, {0x3C5, 0x313, 0x0}}, {0x1F52, {0x3C5, 0x313, 0x300}},
+    {0x1F54, {0x3C5, 0x313, 0x301}}, {0x1F56, {0x3C5, 0x313, 0x342}},
+    {0x1F80, {0x1F00, 0x3B9, 0x0}}, {0x1F81, {0x1F01, 0x3B9, 0x0}}, {0x1F82, {0x1F02, 0x3B9, 0x0}},
+    {0x1F83, {0x1F03, 0x3B9, 0x0}}, {0x1F84, {0x1F04, 0x3B9, 0x0}}, {0x1F85, {0x1F05, 0x3B9, 0x0}},
+    {0x1F86, {0x1F06, 0x3B9, 0x0}}, {0x1F87, {0x1F07, 0x3B9, 0x0}}, {0x1F88, {0x1F00, 0x3B9, 0x0}},
+    {0x1F89, {0x1F01, 0x3B9, 0x0}}, {0x1F8A, {0x1F02, 0x3B9, 0x0}}, {0x1F8B, {0x1F03, 0x3B9, 0x0}},
+    {0x1F8C, {0x1F04, 0x3B9, 0x0}}, {0x1F8D, {0x1F05, 0x3B9, 0x0}}, {0x1F8E, {0x1F06, 0x3B9, 0x0}},
+    {0x1F8F, {0x1F07, 0x3B9, 0x0}}, {0x1F90, {0x1F20, 0x3B9, 0x0}}, {0x1F91, {0x1F21, 0x3B9, 0x0}},
+    {0x1F92, {0x1F22, 0x3B9, 0x0}}, {0x1F93, {0x1F23, 0x3B9, 0x0}}, {0x1F94, {0x1F24, 0x3B9, 0x0}},
+    {0x1F95, {0x1F25, 0x3B9, 0x0}}, {0x1F96, {0x1F26, 0x3B9, 0x0}}, {0x1F97, {0x1F27, 0x3B9, 0x0}},
+    {0x1F98, {0x1F20, 0x3B9, 0x0}}, {0x1F99, {0x1F21, 0x3B9, 0x0}}, {0x1F9A, {0x1F22, 0x3B9, 0x0}},
+    {0x1F9B, {0x1F23, 0x3B9, 0x0}}, {0x1F9C, {0x1F24, 0x3B9, 0x0}}, {0x1F9D, {0x1F25, 0x3B9, 0x0}},
+    {0x1F9E, {0x1F26, 0x3B9, 0x0}}, {0x1F9F, {0x1F27, 0x3B9, 0x0}}, {0x1FA0, {0x1F60, 0x3B9, 0x0}},
+    {0x1FA1, {0x1F61, 0x3B9, 0x0}}, {0x1FA2, {0x1F62, 0x3B9, 0x0}}, {0x1FA3, {0x1F63, 0x3B9, 0x0}},
+    {0x1FA4, {0x1F64, 0x3B9, 0x0}}, {0x1FA5, {0x1F65, 0x3B9, 0x0}}, {0x1FA6, {0x1F66, 0x3B9, 0x0}},
+    {0x1FA7, {0x1F67, 0x3B9, 0x0}}, {0x1FA8, {0x1F60, 0x3B9, 0x0}}, {0x1FA9, {0x1F61, 0x3B9, 0x0}},
+    {0x1FAA, {0x1F62, 0x3B9, 0x0}}, {0x1FAB, {0x1F63, 0x3B9, 0x0}}, {0x1FAC, {0x1F64, 0x3B9, 0x0}},
+    {0x1FAD, {0x1F65, 0x3B9, 0x0}}, {0x1FAE, {0x1F66, 0x3B9, 0x0}}, {0x1FAF, {0x1F67, 0x3B9, 0x0}},
+    {0x1FB2, {0x1F70, 0x3B9, 0x0}}, {0x1FB3, {0x3B1, 0x3B9, 0x0}}, {0x1FB4, {0x3AC, 0x3B9, 0x0}},
+    {0x1FB6, {0x3B1, 0x342, 0x0}}, {0x1FB7, {0x3B1, 0x342, 0x3B9}}, {0x1FBC, {0x3B1, 0x3B9, 0x0}},
+    {0x1FC2, {0x1F74, 0x3B9, 0x0}}, {0x1FC3, {0x3B7, 0x3B9, 0x0}}, {0x1FC4, {0x3AE, 0x3B9, 0x0}},
+    {0x1FC6, {0x3B7, 0x342, 0x0}}, {0x1FC7, {0x3B7, 0x342, 0x3B9}}, {0x1FCC, {0x3B7, 0x3B9, 0x0}},
+    {0x1FD2, {0x3B9, 0x308, 0x300}}, {0x1FD3, {0x3B9, 0x308, 0x301}}, {0x1FD6, {0x3B9, 0x342, 0x0}},
+    {0x1FD7, {0x3B9, 0x308, 0x342}}, {0x1FE2, {0x3C5, 0x308, 0x300}},
+    {0x1FE3, {0x3C5, 0x308, 0x301}}, {0x1FE4, {0x3C1, 0x313, 0x0}}, {0x1FE6, {0x3C5, 0x342, 0x0}},
+    {0x1FE7, {0x3C5, 0x308, 0x342}}, {0x1FF2, {0x1F7C, 0x3B9, 0x0}}, {0x1FF3, {0x3C9, 0x3B9, 0x0}},
+    {0x1FF4, {0x3CE, 0x3B9, 0x0}}, {0x1FF6, {0x3C9, 0x342, 0x0}}, {0x1FF7, {0x3C9, 0x342, 0x3B9}},
+    {0x1FFC, {0x3C9, 0x3B9, 0x0}}, {0xFB00, {0x66, 0x66, 0x0}}, {0xFB01, {0x66, 0x69, 0x0}},
+    {0xFB02, {0x66, 0x6C, 0x0}}, {0xFB03, {0x66, 0x66, 0x69}}, {0xFB04, {0x66, 0x66, 0x6C}},
+    {0xFB05, {0x73, 0x74, 0x0}}, {0xFB06, {0x73, 0x74, 0x0}}, {0xFB13, {0x574, 0x576, 0x0}},
+    {0xFB14, {0x574, 0x565, 0x0}}, {0xFB15, {0x574, 0x56B, 0x0}}, {0xFB16, {0x57E, 0x576, 0x0}},
+    {0xFB17, {0x574, 0x56D, 0x0}},
+};
+
+bool IsMultiFoldSource(uint32_t cp) {
+  // The character or any of its (?i) equivalents.
+  uint32_t o = cp;
+  do {
+    size_t lo = 0, hi = sizeof(kMultiFolds) / sizeof(kMultiFolds[0]);
+    while (lo < hi) {
+      const size_t mid = (lo + hi) / 2;
+      if (kMultiFolds[mid].cp < o) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    if (lo < sizeof(kMultiFolds) / sizeof(kMultiFolds[0]) && kMultiFolds[lo].cp == o) return true;
+    o = SimpleFoldOrbitNext(o);
+  } while (o != cp);
+  return false;
+}
+
+// True when the folded literal sequence contains a multi-character fold.
+bool HasMultiFoldTarget(const std::vector<uint32_t>& folded) {
+  for (const MultiFold& m : kMultiFolds) {
+    const size_t len = m.to[2] != 0 ? 3 : 2;
+    for (size_t i = 0; i + len <= folded.size(); ++i) {
+      bool same = true;
+      for (size_t k = 0; k < len && same; ++k) same = folded[i + k] == m.to[k];
+      if (same) return true;
+    }
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -293,6 +367,7 @@ class RegexCompiler {
   bool EvalSetPositive(int set, uint32_t cp) const;
   bool EvalItem(const ClassItem& item, uint32_t cp) const;
   int BuildClass(int set);  // -> index in out_->classes_
+  Status CheckFoldedClass(int set, size_t offset);
   void CollectBounds(int set, bool* fold, std::vector<uint32_t>* bounds) const;
   uint32_t AddBlock(const Regex::Block& block);
   int LiteralSet(uint32_t cp, bool fold);
@@ -1129,6 +1204,19 @@ int RegexCompiler::BuildClass(int set) {
   return index;
 }
 
+// A (?i) class holding a character with a multi-character fold would match
+// that string too in Oniguruma: refused. (Negated classes do not expand.)
+Status RegexCompiler::CheckFoldedClass(int set, size_t offset) {
+  if (!sets_[set].fold || sets_[set].negate) return Status::Ok();
+  const int cls = BuildClass(set);
+  for (const MultiFold& m : kMultiFolds) {
+    if (out_->ClassHas(static_cast<uint32_t>(cls), m.cp)) {
+      return Unsupported(offset, "(?i) class with a character that has a multi-character case fold");
+    }
+  }
+  return Status::Ok();
+}
+
 // A literal as a one-character class (for repetitions and (?i) letters).
 int RegexCompiler::LiteralSet(uint32_t cp, bool fold) {
   ClassItem item;
@@ -1257,6 +1345,9 @@ Status RegexCompiler::Emit(int n) {
     case NodeKind::kEmpty:
       return Status::Ok();
     case NodeKind::kLiteral: {
+      if (node.fold && IsMultiFoldSource(node.cp)) {
+        return Unsupported(node.offset, "(?i) character with a multi-character case fold");
+      }
       if (node.fold) {
         if (SimpleFoldOrbitNext(node.cp) != node.cp) {
           const int set = LiteralSet(node.cp, true);
@@ -1269,22 +1360,27 @@ Status RegexCompiler::Emit(int n) {
       return EmitConcatRun(one, &k);
     }
     case NodeKind::kClass:
+      OCTET_RETURN_IF_ERROR(CheckFoldedClass(node.set, node.offset));
       return Push(Regex::Inst{kOpClass, 0, 0, static_cast<uint32_t>(BuildClass(node.set)), 0, 0});
     case NodeKind::kConcat: {
-      // (?i) literals with a multi-character fold partner are refused.
-      std::string folded;
+      // (?i) literals that a multi-character fold could match are refused.
+      std::vector<uint32_t> folded;
       for (int k : node.kids) {
-        if (nodes_[k].kind == NodeKind::kLiteral && nodes_[k].fold && nodes_[k].cp < 0x80) {
-          const char ch = static_cast<char>(nodes_[k].cp);
-          folded.push_back(ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch);
-        } else {
-          folded.push_back('\0');
+        const Node& kid = nodes_[k];
+        if (kid.kind != NodeKind::kLiteral || !kid.fold) {
+          if (HasMultiFoldTarget(folded)) {
+            return Unsupported(node.offset, "(?i) literal with a multi-character case fold (e.g. \"ss\")");
+          }
+          folded.clear();
+          continue;
         }
+        if (IsMultiFoldSource(kid.cp)) {
+          return Unsupported(kid.offset, "(?i) character with a multi-character case fold");
+        }
+        folded.push_back(SimpleCaseFold(kid.cp));
       }
-      for (const char* mf : kMultiFoldAscii) {
-        if (folded.find(mf) != std::string::npos) {
-          return Unsupported(node.offset, "(?i) literal with a multi-character case fold (e.g. \"ss\")");
-        }
+      if (HasMultiFoldTarget(folded)) {
+        return Unsupported(node.offset, "(?i) literal with a multi-character case fold (e.g. \"ss\")");
       }
       size_t k = 0;
       while (k < node.kids.size()) {
@@ -1344,6 +1440,10 @@ Status RegexCompiler::Emit(int n) {
       const bool single =
           b.kind == NodeKind::kClass || (b.kind == NodeKind::kLiteral);
       if (single) {
+        if (b.kind == NodeKind::kLiteral && b.fold && IsMultiFoldSource(b.cp)) {
+          return Unsupported(b.offset, "(?i) character with a multi-character case fold");
+        }
+        if (b.kind == NodeKind::kClass) OCTET_RETURN_IF_ERROR(CheckFoldedClass(b.set, b.offset));
         const int set = b.kind == NodeKind::kClass ? b.set : LiteralSet(b.cp, b.fold);
         const uint32_t cls = static_cast<uint32_t>(BuildClass(set));
         if (node.min == node.max && node.mode != kPossessive) {

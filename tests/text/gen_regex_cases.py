@@ -187,7 +187,6 @@ CONSTRUCTS = [
     (r"(?i)[^a]+", ["aAbB"]),
     (r"(?i)σ", ["Σσς"]),
     (r"(?i)ǆ", ["ǄǅǆDž"]),
-    (r"(?i)\p{Lu}", ["aA"]),
     (r"(?i:a)b", ["ab Ab aB"]),
     (r"(?i:a(?-i:b))", ["ab Ab aB AB"]),
     (r"(?i)a|b", ["A B"]),
@@ -214,7 +213,7 @@ CLASS_PATTERNS = [
     r"\p{C}", r"\p{Cc}", r"\p{Cf}", r"\p{Co}", r"\p{Cn}",
     r"[^\s\p{L}\p{N}]", r"[^\r\n\p{L}\p{N}]", r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]",
     r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]", r"[^\r\n\p{L}\p{P}\p{S}]", r"[\p{P}\p{S}]",
-    r"(?i)[a-z]", r"(?i)[^k]", r"(?i)\p{Lu}", r"(?i)[α-ω]", r"[a-z&&[^aeiou]]",
+    r"(?i)[a-z]", r"(?i)[^k]", r"(?i)[^\p{Lu}]", r"(?i)[α-ω]", r"[a-z&&[^aeiou]]",
     r"[^(\s|[.,!?…。，、।۔،])]",
 ]
 

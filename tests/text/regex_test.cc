@@ -277,6 +277,10 @@ TEST_CASE("regex: unsupported or malformed patterns are refused with construct a
       {"a{100001}", StatusCode::kUnsupported, "at offset 1"},
       {"(?i)ss", StatusCode::kUnsupported, "at offset 4"},
       {"(?i:fi)", StatusCode::kUnsupported, "at offset 4"},
+      {"(?i)\xc3\x9f", StatusCode::kUnsupported, "at offset 4"},        // U+00DF ~ "ss"
+      {"(?i)a\xe1\xba\x9e", StatusCode::kUnsupported, "at offset 5"},  // U+1E9E, orbit of U+00DF
+      {"(?i)[a\xc3\x9f]", StatusCode::kUnsupported, "at offset 4"},
+      {"(?i)\\p{Lu}+", StatusCode::kUnsupported, "at offset 4"},    // holds U+1E9E
       {"[]a]", StatusCode::kUnsupported, "at offset 1"},
       {"[\\d-z]", StatusCode::kUnsupported, "at offset 3"},
       {"[\\b]", StatusCode::kUnsupported, "at offset 1"},
