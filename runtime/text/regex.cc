@@ -594,14 +594,15 @@ Status RegexCompiler::ParseQuantifier(int* node) {
     RepeatMode mode = kGreedy;
     if (Peek() == '?') {
       if (interval && min == max) {
-        // Ruby syntax reads a{n}? as (?:a{n})?, Perl as a lazy a{n}.
+        // Oniguruma reads a{n}? as (?:a{n})? (FIXED_INTERVAL_IS_GREEDY_ONLY),
+        // Perl as a lazy a{n}.
         return Unsupported(i_, "'?' after an exact {n} (ambiguous)");
       }
       mode = kLazy;
       ++i_;
     } else if (Peek() == '+') {
       if (interval) {
-        // Ruby syntax reads a{n,m}+ as (?:a{n,m})+, Perl as possessive.
+        // Oniguruma reads a{n,m}+ as (?:a{n,m})+, Perl as possessive.
         return Unsupported(i_, "'+' after {n,m} (ambiguous)");
       }
       mode = kPossessive;
@@ -914,7 +915,7 @@ Status RegexCompiler::ParseEscape(bool fold, int* node) {
   return Status::Ok();
 }
 
-// [...]: items, ranges, nested classes, && intersections (Ruby syntax).
+// [...]: items, ranges, nested classes, && intersections (CCLASS_SET_OP).
 Status RegexCompiler::ParseClass(bool fold, int depth, int* set_out) {
   if (depth > kMaxNesting) return Unsupported(i_, "classes nested deeper than 200");
   const size_t start = i_;

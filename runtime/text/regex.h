@@ -1,5 +1,6 @@
-// A backtracking regex engine with Oniguruma's semantics (Ruby syntax, UTF-8,
-// Unicode character classes) for the patterns Hugging Face tokenizers run
+// A backtracking regex engine with Oniguruma's semantics (its default syntax,
+// ONIG_SYNTAX_ONIGURUMA, which the onig crate's Regex::new uses; UTF-8 and
+// Unicode character classes, no ASCII-range option) for the patterns Hugging Face tokenizers run
 // through Oniguruma: the Split pre-tokenizers (GPT-2, Llama 3, Qwen, o200k,
 // DeepSeek, ...), ByteLevel's GPT-2 split and the Replace normalizers.
 //
@@ -16,9 +17,9 @@
 // \p{..} \P{..} \p{^..} for General_Category values (short and long names),
 // groups ( ), (?: ), (?<name> ), (?i) (?-i) (?i: ) (?-i: ), alternation,
 // * + ? {m} {m,} {m,n} {,n} greedy, lazy (suffix ?) and possessive (suffix +,
-// except after {..}, which Ruby syntax reads as a further repetition), (?> ),
+// except after {..}, which Oniguruma reads as a further repetition), (?> ),
 // lookahead (?= ) (?! ), lookbehind (?<= ) (?<! ) of fixed character length
-// per alternative, anchors ^ $ (line anchors, as in Ruby) \A \z \Z \b \B.
+// per alternative, anchors ^ $ (line anchors, as in Oniguruma) \A \z \Z \b \B.
 // Case-insensitive matching uses simple case folding (so (?i)s matches U+017F
 // and (?i)k matches U+212A); Oniguruma's multi-character folds (e.g. "ss"
 // against U+00DF) are not applied, and a (?i) literal that such a fold could

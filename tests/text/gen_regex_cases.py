@@ -5,12 +5,13 @@ Run with Debian's interpreter, which has python3-regex (apt-get install python3-
     /usr/bin/python3 tests/text/gen_regex_cases.py
 
 The reference is the `regex` module (mrab-regex), which follows Perl priorities like
-Oniguruma. Hugging Face tokenizers runs these patterns with Oniguruma (Ruby syntax, UTF-8), so
+Oniguruma. Hugging Face tokenizers runs these patterns with Oniguruma (onig crate Regex::new:
+ONIG_SYNTAX_ONIGURUMA, no options, UTF-8), so
 each pattern is first rewritten into the `regex` spelling of Oniguruma's meaning where the two
 differ (checked one by one, see to_reference()):
   - \\w: Oniguruma's Unicode Word is Alphabetic | M | Nd | Pc; `regex` adds Join_Control
     (U+200C, U+200D), so \\w, \\W and \\b \\B are spelled with that explicit class.
-  - ^ and $ are line anchors in Ruby syntax: MULTILINE. \\Z, \\z, \\e, \\x{..} have no
+  - ^ and $ are line anchors in Oniguruma: MULTILINE. \\Z, \\z, \\e, \\x{..} have no
     `regex` spelling or another meaning; they are written out.
   - nested classes and && exist only in `regex`'s V1 mode, used for those patterns (V1 would
     switch (?i) to full case folding, so no pattern here combines them).
@@ -298,7 +299,7 @@ def long_text(rng, size):
 
 
 def to_reference(pattern):
-    """The `regex` spelling of what Oniguruma (Ruby syntax) means by `pattern`."""
+    """The `regex` spelling of what Oniguruma means by `pattern`."""
     out = []
     i = 0
     depth = 0  # class nesting
