@@ -18,6 +18,7 @@
 #include "text/regex.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 #include <string>
@@ -31,10 +32,13 @@ namespace octet::text {
 namespace {
 
 constexpr uint32_t kInfinite = 0xFFFFFFFFu;
-constexpr size_t kMaxProgram = 1u << 20;      // instructions
+constexpr size_t kMaxProgram = 1u << 17;      // instructions (tokenizer patterns use ~100)
 constexpr uint32_t kMaxRepeatCount = 100000;  // Oniguruma's ONIG_MAX_REPEAT_NUM
 constexpr int kMaxNesting = 200;              // groups and classes, to bound recursion
-constexpr uint64_t kMaxBacktracks = 50000000;  // per Find: a pathological pattern errs, not hangs
+// Per match attempt, as Oniguruma's default retry limit: a pathological
+// pattern errs instead of hanging.
+constexpr uint64_t kMaxBacktracks = 10000000;
+constexpr size_t kMaxClasses = 4096;  // each costs a walk over the property runs
 
 enum Op : uint8_t {
   kOpString,     // a: literals_ offset, b: length
@@ -331,6 +335,7 @@ class RegexCompiler {
     return static_cast<int>(nodes_.size()) - 1;
   }
   int NewSet() {
+    if (sets_.size() >= kMaxClasses) too_many_classes_ = true;
     sets_.push_back(ClassSet());
     sets_.back().parts.emplace_back();
     return static_cast<int>(sets_.size()) - 1;
@@ -406,11 +411,12 @@ class RegexCompiler {
   std::vector<Info> info_;
   std::vector<bool> info_done_;
   std::map<std::string, int> class_cache_;
-  std::map<std::vector<uint64_t>, uint32_t> block_cache_;
+  std::map<std::array<uint64_t, 4>, uint32_t> block_cache_;
   std::vector<Regex::ByteSet> class_first_;  // per compiled class: lead bytes of members
   std::vector<int> set_class_;               // ClassSet -> compiled class, -1 until built
   std::vector<uint32_t> loop_min_;            // min chars of the enclosing loop bodies
   int word_class_ = -1;
+  bool too_many_classes_ = false;
 };
 
 Status RegexCompiler::DecodePatternChar(uint32_t* cp) {
@@ -438,6 +444,7 @@ Status RegexCompiler::Run() {
   int root = -1;
   OCTET_RETURN_IF_ERROR(ParseAlt(false, 0, &root));
   if (!AtEnd()) return Error(StatusCode::kInvalidArgument, i_, "unmatched ')'");
+  if (too_many_classes_) return Unsupported(0, "pattern with more than 4096 character classes");
 
   info_.assign(nodes_.size(), Info());
   info_done_.assign(nodes_.size(), false);
@@ -1061,13 +1068,13 @@ bool RegexCompiler::EvalSet(int set, uint32_t cp) const {
 }
 
 uint32_t RegexCompiler::AddBlock(const Regex::Block& block) {
-  std::vector<uint64_t> key(block.bits, block.bits + 4);
+  const std::array<uint64_t, 4> key = {block.bits[0], block.bits[1], block.bits[2], block.bits[3]};
+  if ((key[0] | key[1] | key[2] | key[3]) == 0) return 0;
   auto it = block_cache_.find(key);
   if (it != block_cache_.end()) return it->second;
-  if (key == std::vector<uint64_t>(4, 0)) return 0;
   out_->blocks_.push_back(block);
   const uint32_t index = static_cast<uint32_t>(out_->blocks_.size()) - 1;
-  block_cache_.emplace(std::move(key), index);
+  block_cache_.emplace(key, index);
   return index;
 }
 
@@ -1157,9 +1164,14 @@ int RegexCompiler::BuildClass(int set) {
   std::vector<uint32_t> astral;
   for (size_t r = 0; r < members.size(); r += 2) {
     const uint32_t lo = members[r], hi = members[r + 1];
-    for (uint32_t cp = lo; cp <= hi && cp < 0x10000; ++cp) {
-      if (cp >= 0xD800 && cp <= 0xDFFF) continue;  // never decoded from UTF-8
-      bmp[cp >> 8].bits[(cp >> 6) & 3] |= uint64_t{1} << (cp & 63);
+    // BMP bits a 64-bit word at a time (surrogates are never decoded from
+    // UTF-8; leaving them in changes nothing).
+    for (uint32_t cp = lo; cp <= hi && cp < 0x10000;) {
+      const uint32_t word_end = std::min<uint32_t>({hi, 0xFFFF, cp | 63});
+      const uint32_t count = word_end - cp + 1;
+      const uint64_t bits = (count == 64 ? ~uint64_t{0} : ((uint64_t{1} << count) - 1)) << (cp & 63);
+      bmp[cp >> 8].bits[(cp >> 6) & 3] |= bits;
+      cp = word_end + 1;
     }
     if (hi >= 0x10000) {
       astral.push_back(std::max<uint32_t>(lo, 0x10000));
