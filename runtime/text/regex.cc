@@ -356,6 +356,23 @@ class RegexCompiler {
   }
 
   bool AtEnd() const { return i_ >= p_.size(); }
+  // Whether p_[at] starts a valid {m} {m,} {m,n} {,n} (else '{' is a literal).
+  bool IsInterval(size_t at) const {
+    if (at >= p_.size() || p_[at] != '{') return false;
+    size_t j = at + 1;
+    auto digits = [&]() {
+      const size_t s = j;
+      while (j < p_.size() && p_[j] >= '0' && p_[j] <= '9') ++j;
+      return j > s;
+    };
+    const bool a = digits();
+    if (j < p_.size() && p_[j] == ',') {
+      ++j;
+      const bool b = digits();
+      return j < p_.size() && p_[j] == '}' && (a || b);
+    }
+    return a && j < p_.size() && p_[j] == '}';
+  }
   char Peek(size_t k = 0) const { return i_ + k < p_.size() ? p_[i_ + k] : '\0'; }
 
   // --- analysis ---
@@ -625,7 +642,8 @@ Status RegexCompiler::ParseQuantifier(int* node) {
     nodes_[r].max = max;
     nodes_[r].mode = mode;
     *node = r;
-    if (Peek() == '*' || Peek() == '+' || Peek() == '?') {
+    if (Peek() == '*' || Peek() == '+' || Peek() == '?' || IsInterval(i_)) {
+      // Oniguruma nests them ((?:a{2}){3}); refused rather than guessed.
       return Unsupported(i_, "quantifier after a quantifier");
     }
     break;

@@ -1,8 +1,9 @@
-// A backtracking regex engine with Oniguruma's semantics (its default syntax,
-// ONIG_SYNTAX_ONIGURUMA, which the onig crate's Regex::new uses; UTF-8 and
-// Unicode character classes, no ASCII-range option) for the patterns Hugging Face tokenizers run
-// through Oniguruma: the Split pre-tokenizers (GPT-2, Llama 3, Qwen, o200k,
-// DeepSeek, ...), ByteLevel's GPT-2 split and the Replace normalizers.
+// A backtracking regex engine with Oniguruma's semantics for the patterns
+// Hugging Face tokenizers run through Oniguruma: the Split pre-tokenizers
+// (GPT-2, Llama 3, Qwen, o200k, DeepSeek, ...), ByteLevel's GPT-2 split and
+// the Replace normalizers. The reference is Oniguruma's default syntax
+// (ONIG_SYNTAX_ONIGURUMA, what the onig crate's Regex::new uses) with UTF-8,
+// Unicode classes and no options; HF's iteration is RegexMatchIterator.
 //
 // Matching is leftmost-first with Perl priorities: alternatives in order,
 // greedy quantifiers longest first, lazy ones shortest first, possessive and
@@ -11,19 +12,20 @@
 // model whose pattern we would mis-run is refused at conversion, not
 // mis-tokenized.
 //
-// Supported: literals and escapes (\t \n \r \f \v \a \e \xHH \x{H..} \uHHHH,
-// escaped punctuation), `.` (any character but \n), classes [...] with ranges,
-// negation, nested classes (union) and && (intersection), \s \S \d \D \w \W
-// \p{..} \P{..} \p{^..} for General_Category values (short and long names),
-// groups ( ), (?: ), (?<name> ), (?i) (?-i) (?i: ) (?-i: ), alternation,
+// Supported: literals and escapes (\t \n \r \f \v \a \e \xHH (< 0x80) \x{H..}
+// \uHHHH, escaped punctuation), `.` (any character but \n), classes [...] with
+// ranges, negation, nested classes (union) and && (intersection), \s \S \d \D
+// \w \W (Unicode: White_Space, Nd, Alphabetic|M|Nd|Pc), \p{..} \P{..} \p{^..}
+// for General_Category values (short and long names, Any), groups ( ), (?: ),
+// (?<name> ), (?i) (?-i) at the start of a group, (?i: ) (?-i: ), alternation,
 // * + ? {m} {m,} {m,n} {,n} greedy, lazy (suffix ?) and possessive (suffix +,
 // except after {..}, which Oniguruma reads as a further repetition), (?> ),
-// lookahead (?= ) (?! ), lookbehind (?<= ) (?<! ) of fixed character length
-// per alternative, anchors ^ $ (line anchors, as in Oniguruma) \A \z \Z \b \B.
-// Case-insensitive matching uses simple case folding (so (?i)s matches U+017F
-// and (?i)k matches U+212A); Oniguruma's multi-character folds (e.g. "ss"
-// against U+00DF) are not applied, and a (?i) literal that such a fold could
-// match is refused.
+// lookahead (?= ) (?! ), lookbehind (?<= ) (?<! ) whose alternatives each have
+// a fixed length, anchors ^ $ (line anchors, as in Oniguruma) \A \z \Z \b \B.
+// (?i) uses simple case folding (CaseFolding.txt C and S: (?i)s matches U+017F,
+// (?i)k matches U+212A), closing classes before negating them as Oniguruma
+// does; where Oniguruma would also apply a multi-character fold (U+00DF ~
+// "ss"), Compile refuses the pattern.
 //
 // A Regex is immutable after Compile and can be shared between threads; each
 // Find uses only the caller's scratch space.

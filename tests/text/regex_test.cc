@@ -271,6 +271,8 @@ TEST_CASE("regex: unsupported or malformed patterns are refused with construct a
       {"a{2}+", StatusCode::kUnsupported, "at offset 4"},
       {"a{2}?", StatusCode::kUnsupported, "at offset 4"},
       {"a**", StatusCode::kUnsupported, "at offset 2"},
+      {"a{2}{3}", StatusCode::kUnsupported, "at offset 4"},
+      {"a*{2}", StatusCode::kUnsupported, "at offset 2"},
       {"(?<=a+)b", StatusCode::kUnsupported, "at offset 0"},
       {"(?<=a|bc*)d", StatusCode::kUnsupported, "at offset 0"},
       {"\\xA0", StatusCode::kUnsupported, "at offset 0"},
