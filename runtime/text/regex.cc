@@ -18,6 +18,7 @@
 #include "text/regex.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 #include <string>
@@ -31,10 +32,13 @@ namespace octet::text {
 namespace {
 
 constexpr uint32_t kInfinite = 0xFFFFFFFFu;
-constexpr size_t kMaxProgram = 1u << 20;      // instructions
+constexpr size_t kMaxProgram = 1u << 17;      // instructions (tokenizer patterns use ~100)
 constexpr uint32_t kMaxRepeatCount = 100000;  // Oniguruma's ONIG_MAX_REPEAT_NUM
 constexpr int kMaxNesting = 200;              // groups and classes, to bound recursion
-constexpr uint64_t kMaxBacktracks = 50000000;  // per Find: a pathological pattern errs, not hangs
+// Per match attempt, as Oniguruma's default retry limit: a pathological
+// pattern errs instead of hanging.
+constexpr uint64_t kMaxBacktracks = 10000000;
+constexpr size_t kMaxClasses = 4096;  // each costs a walk over the property runs
 
 enum Op : uint8_t {
   kOpString,     // a: literals_ offset, b: length
@@ -220,11 +224,85 @@ const PropertyName kCategoryNames[] = {
     {"any", 0xFFFFFFFFu},
 };
 
-// Oniguruma folds these strings together with one character each under (?i)
-// ("ss" matches U+00DF, "st" U+FB06, ...): a (?i) literal containing one is
-// refused, since only one-to-one folds are implemented. The ASCII ones are the
-// only ones a tokenizer pattern could plausibly contain.
-const char* const kMultiFoldAscii[] = {"ss", "st", "ff", "fi", "fl"};
+// CaseFolding.txt's full (status F) folds: under (?i) Oniguruma matches the
+// character and the string against each other (U+00DF ~ "ss"). Only
+// one-to-one folds are implemented, so a (?i) pattern where one of these could
+// apply is refused. Generated from the UCD 15.0 CaseFolding.txt (Debian
+// unicode-data) with a two-line script; sorted by code point.
+struct MultiFold {
+  uint32_t cp;
+  uint32_t to[3];  // 0-terminated when shorter
+};
+const MultiFold kMultiFolds[] = {
+    {0xDF, {0x73, 0x73, 0x0}}, {0x130, {0x69, 0x307, 0x0}}, {0x149, {0x2BC, 0x6E, 0x0}},
+    {0x1F0, {0x6A, 0x30C, 0x0}}, {0x390, {0x3B9, 0x308, 0x301}}, {0x3B0, {0x3C5, 0x308, 0x301}},
+    {0x587, {0x565, 0x582, 0x0}}, {0x1E96, {0x68, 0x331, 0x0}}, {0x1E97, {0x74, 0x308, 0x0}},
+    {0x1E98, {0x77, 0x30A, 0x0}}, {0x1E99, {0x79, 0x30A, 0x0}}, {0x1E9A, {0x61, 0x2BE, 0x0}},
+    {0x1E9E, {0x73, 0x73, 0x0}}, {0x1F50, {0x3C5, 0x313, 0x0}}, {0x1F52, {0x3C5, 0x313, 0x300}},
+    {0x1F54, {0x3C5, 0x313, 0x301}}, {0x1F56, {0x3C5, 0x313, 0x342}},
+    {0x1F80, {0x1F00, 0x3B9, 0x0}}, {0x1F81, {0x1F01, 0x3B9, 0x0}}, {0x1F82, {0x1F02, 0x3B9, 0x0}},
+    {0x1F83, {0x1F03, 0x3B9, 0x0}}, {0x1F84, {0x1F04, 0x3B9, 0x0}}, {0x1F85, {0x1F05, 0x3B9, 0x0}},
+    {0x1F86, {0x1F06, 0x3B9, 0x0}}, {0x1F87, {0x1F07, 0x3B9, 0x0}}, {0x1F88, {0x1F00, 0x3B9, 0x0}},
+    {0x1F89, {0x1F01, 0x3B9, 0x0}}, {0x1F8A, {0x1F02, 0x3B9, 0x0}}, {0x1F8B, {0x1F03, 0x3B9, 0x0}},
+    {0x1F8C, {0x1F04, 0x3B9, 0x0}}, {0x1F8D, {0x1F05, 0x3B9, 0x0}}, {0x1F8E, {0x1F06, 0x3B9, 0x0}},
+    {0x1F8F, {0x1F07, 0x3B9, 0x0}}, {0x1F90, {0x1F20, 0x3B9, 0x0}}, {0x1F91, {0x1F21, 0x3B9, 0x0}},
+    {0x1F92, {0x1F22, 0x3B9, 0x0}}, {0x1F93, {0x1F23, 0x3B9, 0x0}}, {0x1F94, {0x1F24, 0x3B9, 0x0}},
+    {0x1F95, {0x1F25, 0x3B9, 0x0}}, {0x1F96, {0x1F26, 0x3B9, 0x0}}, {0x1F97, {0x1F27, 0x3B9, 0x0}},
+    {0x1F98, {0x1F20, 0x3B9, 0x0}}, {0x1F99, {0x1F21, 0x3B9, 0x0}}, {0x1F9A, {0x1F22, 0x3B9, 0x0}},
+    {0x1F9B, {0x1F23, 0x3B9, 0x0}}, {0x1F9C, {0x1F24, 0x3B9, 0x0}}, {0x1F9D, {0x1F25, 0x3B9, 0x0}},
+    {0x1F9E, {0x1F26, 0x3B9, 0x0}}, {0x1F9F, {0x1F27, 0x3B9, 0x0}}, {0x1FA0, {0x1F60, 0x3B9, 0x0}},
+    {0x1FA1, {0x1F61, 0x3B9, 0x0}}, {0x1FA2, {0x1F62, 0x3B9, 0x0}}, {0x1FA3, {0x1F63, 0x3B9, 0x0}},
+    {0x1FA4, {0x1F64, 0x3B9, 0x0}}, {0x1FA5, {0x1F65, 0x3B9, 0x0}}, {0x1FA6, {0x1F66, 0x3B9, 0x0}},
+    {0x1FA7, {0x1F67, 0x3B9, 0x0}}, {0x1FA8, {0x1F60, 0x3B9, 0x0}}, {0x1FA9, {0x1F61, 0x3B9, 0x0}},
+    {0x1FAA, {0x1F62, 0x3B9, 0x0}}, {0x1FAB, {0x1F63, 0x3B9, 0x0}}, {0x1FAC, {0x1F64, 0x3B9, 0x0}},
+    {0x1FAD, {0x1F65, 0x3B9, 0x0}}, {0x1FAE, {0x1F66, 0x3B9, 0x0}}, {0x1FAF, {0x1F67, 0x3B9, 0x0}},
+    {0x1FB2, {0x1F70, 0x3B9, 0x0}}, {0x1FB3, {0x3B1, 0x3B9, 0x0}}, {0x1FB4, {0x3AC, 0x3B9, 0x0}},
+    {0x1FB6, {0x3B1, 0x342, 0x0}}, {0x1FB7, {0x3B1, 0x342, 0x3B9}}, {0x1FBC, {0x3B1, 0x3B9, 0x0}},
+    {0x1FC2, {0x1F74, 0x3B9, 0x0}}, {0x1FC3, {0x3B7, 0x3B9, 0x0}}, {0x1FC4, {0x3AE, 0x3B9, 0x0}},
+    {0x1FC6, {0x3B7, 0x342, 0x0}}, {0x1FC7, {0x3B7, 0x342, 0x3B9}}, {0x1FCC, {0x3B7, 0x3B9, 0x0}},
+    {0x1FD2, {0x3B9, 0x308, 0x300}}, {0x1FD3, {0x3B9, 0x308, 0x301}}, {0x1FD6, {0x3B9, 0x342, 0x0}},
+    {0x1FD7, {0x3B9, 0x308, 0x342}}, {0x1FE2, {0x3C5, 0x308, 0x300}},
+    {0x1FE3, {0x3C5, 0x308, 0x301}}, {0x1FE4, {0x3C1, 0x313, 0x0}}, {0x1FE6, {0x3C5, 0x342, 0x0}},
+    {0x1FE7, {0x3C5, 0x308, 0x342}}, {0x1FF2, {0x1F7C, 0x3B9, 0x0}}, {0x1FF3, {0x3C9, 0x3B9, 0x0}},
+    {0x1FF4, {0x3CE, 0x3B9, 0x0}}, {0x1FF6, {0x3C9, 0x342, 0x0}}, {0x1FF7, {0x3C9, 0x342, 0x3B9}},
+    {0x1FFC, {0x3C9, 0x3B9, 0x0}}, {0xFB00, {0x66, 0x66, 0x0}}, {0xFB01, {0x66, 0x69, 0x0}},
+    {0xFB02, {0x66, 0x6C, 0x0}}, {0xFB03, {0x66, 0x66, 0x69}}, {0xFB04, {0x66, 0x66, 0x6C}},
+    {0xFB05, {0x73, 0x74, 0x0}}, {0xFB06, {0x73, 0x74, 0x0}}, {0xFB13, {0x574, 0x576, 0x0}},
+    {0xFB14, {0x574, 0x565, 0x0}}, {0xFB15, {0x574, 0x56B, 0x0}}, {0xFB16, {0x57E, 0x576, 0x0}},
+    {0xFB17, {0x574, 0x56D, 0x0}},
+};
+
+bool IsMultiFoldSource(uint32_t cp) {
+  // The character or any of its (?i) equivalents.
+  uint32_t o = cp;
+  do {
+    size_t lo = 0, hi = sizeof(kMultiFolds) / sizeof(kMultiFolds[0]);
+    while (lo < hi) {
+      const size_t mid = (lo + hi) / 2;
+      if (kMultiFolds[mid].cp < o) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    if (lo < sizeof(kMultiFolds) / sizeof(kMultiFolds[0]) && kMultiFolds[lo].cp == o) return true;
+    o = SimpleFoldOrbitNext(o);
+  } while (o != cp);
+  return false;
+}
+
+// True when the folded literal sequence contains a multi-character fold.
+bool HasMultiFoldTarget(const std::vector<uint32_t>& folded) {
+  for (const MultiFold& m : kMultiFolds) {
+    const size_t len = m.to[2] != 0 ? 3 : 2;
+    for (size_t i = 0; i + len <= folded.size(); ++i) {
+      bool same = true;
+      for (size_t k = 0; k < len && same; ++k) same = folded[i + k] == m.to[k];
+      if (same) return true;
+    }
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -257,6 +335,7 @@ class RegexCompiler {
     return static_cast<int>(nodes_.size()) - 1;
   }
   int NewSet() {
+    if (sets_.size() >= kMaxClasses) too_many_classes_ = true;
     sets_.push_back(ClassSet());
     sets_.back().parts.emplace_back();
     return static_cast<int>(sets_.size()) - 1;
@@ -277,6 +356,23 @@ class RegexCompiler {
   }
 
   bool AtEnd() const { return i_ >= p_.size(); }
+  // Whether p_[at] starts a valid {m} {m,} {m,n} {,n} (else '{' is a literal).
+  bool IsInterval(size_t at) const {
+    if (at >= p_.size() || p_[at] != '{') return false;
+    size_t j = at + 1;
+    auto digits = [&]() {
+      const size_t s = j;
+      while (j < p_.size() && p_[j] >= '0' && p_[j] <= '9') ++j;
+      return j > s;
+    };
+    const bool a = digits();
+    if (j < p_.size() && p_[j] == ',') {
+      ++j;
+      const bool b = digits();
+      return j < p_.size() && p_[j] == '}' && (a || b);
+    }
+    return a && j < p_.size() && p_[j] == '}';
+  }
   char Peek(size_t k = 0) const { return i_ + k < p_.size() ? p_[i_ + k] : '\0'; }
 
   // --- analysis ---
@@ -293,6 +389,7 @@ class RegexCompiler {
   bool EvalSetPositive(int set, uint32_t cp) const;
   bool EvalItem(const ClassItem& item, uint32_t cp) const;
   int BuildClass(int set);  // -> index in out_->classes_
+  Status CheckFoldedClass(int set, size_t offset);
   void CollectBounds(int set, bool* fold, std::vector<uint32_t>* bounds) const;
   uint32_t AddBlock(const Regex::Block& block);
   int LiteralSet(uint32_t cp, bool fold);
@@ -331,11 +428,12 @@ class RegexCompiler {
   std::vector<Info> info_;
   std::vector<bool> info_done_;
   std::map<std::string, int> class_cache_;
-  std::map<std::vector<uint64_t>, uint32_t> block_cache_;
+  std::map<std::array<uint64_t, 4>, uint32_t> block_cache_;
   std::vector<Regex::ByteSet> class_first_;  // per compiled class: lead bytes of members
   std::vector<int> set_class_;               // ClassSet -> compiled class, -1 until built
   std::vector<uint32_t> loop_min_;            // min chars of the enclosing loop bodies
   int word_class_ = -1;
+  bool too_many_classes_ = false;
 };
 
 Status RegexCompiler::DecodePatternChar(uint32_t* cp) {
@@ -363,6 +461,7 @@ Status RegexCompiler::Run() {
   int root = -1;
   OCTET_RETURN_IF_ERROR(ParseAlt(false, 0, &root));
   if (!AtEnd()) return Error(StatusCode::kInvalidArgument, i_, "unmatched ')'");
+  if (too_many_classes_) return Unsupported(0, "pattern with more than 4096 character classes");
 
   info_.assign(nodes_.size(), Info());
   info_done_.assign(nodes_.size(), false);
@@ -519,14 +618,15 @@ Status RegexCompiler::ParseQuantifier(int* node) {
     RepeatMode mode = kGreedy;
     if (Peek() == '?') {
       if (interval && min == max) {
-        // Ruby syntax reads a{n}? as (?:a{n})?, Perl as a lazy a{n}.
+        // Oniguruma reads a{n}? as (?:a{n})? (FIXED_INTERVAL_IS_GREEDY_ONLY),
+        // Perl as a lazy a{n}.
         return Unsupported(i_, "'?' after an exact {n} (ambiguous)");
       }
       mode = kLazy;
       ++i_;
     } else if (Peek() == '+') {
       if (interval) {
-        // Ruby syntax reads a{n,m}+ as (?:a{n,m})+, Perl as possessive.
+        // Oniguruma reads a{n,m}+ as (?:a{n,m})+, Perl as possessive.
         return Unsupported(i_, "'+' after {n,m} (ambiguous)");
       }
       mode = kPossessive;
@@ -542,7 +642,8 @@ Status RegexCompiler::ParseQuantifier(int* node) {
     nodes_[r].max = max;
     nodes_[r].mode = mode;
     *node = r;
-    if (Peek() == '*' || Peek() == '+' || Peek() == '?') {
+    if (Peek() == '*' || Peek() == '+' || Peek() == '?' || IsInterval(i_)) {
+      // Oniguruma nests them ((?:a{2}){3}); refused rather than guessed.
       return Unsupported(i_, "quantifier after a quantifier");
     }
     break;
@@ -839,7 +940,7 @@ Status RegexCompiler::ParseEscape(bool fold, int* node) {
   return Status::Ok();
 }
 
-// [...]: items, ranges, nested classes, && intersections (Ruby syntax).
+// [...]: items, ranges, nested classes, && intersections (CCLASS_SET_OP).
 Status RegexCompiler::ParseClass(bool fold, int depth, int* set_out) {
   if (depth > kMaxNesting) return Unsupported(i_, "classes nested deeper than 200");
   const size_t start = i_;
@@ -985,13 +1086,13 @@ bool RegexCompiler::EvalSet(int set, uint32_t cp) const {
 }
 
 uint32_t RegexCompiler::AddBlock(const Regex::Block& block) {
-  std::vector<uint64_t> key(block.bits, block.bits + 4);
+  const std::array<uint64_t, 4> key = {block.bits[0], block.bits[1], block.bits[2], block.bits[3]};
+  if ((key[0] | key[1] | key[2] | key[3]) == 0) return 0;
   auto it = block_cache_.find(key);
   if (it != block_cache_.end()) return it->second;
-  if (key == std::vector<uint64_t>(4, 0)) return 0;
   out_->blocks_.push_back(block);
   const uint32_t index = static_cast<uint32_t>(out_->blocks_.size()) - 1;
-  block_cache_.emplace(std::move(key), index);
+  block_cache_.emplace(key, index);
   return index;
 }
 
@@ -1081,9 +1182,14 @@ int RegexCompiler::BuildClass(int set) {
   std::vector<uint32_t> astral;
   for (size_t r = 0; r < members.size(); r += 2) {
     const uint32_t lo = members[r], hi = members[r + 1];
-    for (uint32_t cp = lo; cp <= hi && cp < 0x10000; ++cp) {
-      if (cp >= 0xD800 && cp <= 0xDFFF) continue;  // never decoded from UTF-8
-      bmp[cp >> 8].bits[(cp >> 6) & 3] |= uint64_t{1} << (cp & 63);
+    // BMP bits a 64-bit word at a time (surrogates are never decoded from
+    // UTF-8; leaving them in changes nothing).
+    for (uint32_t cp = lo; cp <= hi && cp < 0x10000;) {
+      const uint32_t word_end = std::min<uint32_t>({hi, 0xFFFF, cp | 63});
+      const uint32_t count = word_end - cp + 1;
+      const uint64_t bits = (count == 64 ? ~uint64_t{0} : ((uint64_t{1} << count) - 1)) << (cp & 63);
+      bmp[cp >> 8].bits[(cp >> 6) & 3] |= bits;
+      cp = word_end + 1;
     }
     if (hi >= 0x10000) {
       astral.push_back(std::max<uint32_t>(lo, 0x10000));
@@ -1127,6 +1233,19 @@ int RegexCompiler::BuildClass(int set) {
   class_cache_.emplace(std::move(key), index);
   set_class_[set] = index;
   return index;
+}
+
+// A (?i) class holding a character with a multi-character fold would match
+// that string too in Oniguruma: refused. (Negated classes do not expand.)
+Status RegexCompiler::CheckFoldedClass(int set, size_t offset) {
+  if (!sets_[set].fold || sets_[set].negate) return Status::Ok();
+  const int cls = BuildClass(set);
+  for (const MultiFold& m : kMultiFolds) {
+    if (out_->ClassHas(static_cast<uint32_t>(cls), m.cp)) {
+      return Unsupported(offset, "(?i) class with a character that has a multi-character case fold");
+    }
+  }
+  return Status::Ok();
 }
 
 // A literal as a one-character class (for repetitions and (?i) letters).
@@ -1257,6 +1376,9 @@ Status RegexCompiler::Emit(int n) {
     case NodeKind::kEmpty:
       return Status::Ok();
     case NodeKind::kLiteral: {
+      if (node.fold && IsMultiFoldSource(node.cp)) {
+        return Unsupported(node.offset, "(?i) character with a multi-character case fold");
+      }
       if (node.fold) {
         if (SimpleFoldOrbitNext(node.cp) != node.cp) {
           const int set = LiteralSet(node.cp, true);
@@ -1269,22 +1391,27 @@ Status RegexCompiler::Emit(int n) {
       return EmitConcatRun(one, &k);
     }
     case NodeKind::kClass:
+      OCTET_RETURN_IF_ERROR(CheckFoldedClass(node.set, node.offset));
       return Push(Regex::Inst{kOpClass, 0, 0, static_cast<uint32_t>(BuildClass(node.set)), 0, 0});
     case NodeKind::kConcat: {
-      // (?i) literals with a multi-character fold partner are refused.
-      std::string folded;
+      // (?i) literals that a multi-character fold could match are refused.
+      std::vector<uint32_t> folded;
       for (int k : node.kids) {
-        if (nodes_[k].kind == NodeKind::kLiteral && nodes_[k].fold && nodes_[k].cp < 0x80) {
-          const char ch = static_cast<char>(nodes_[k].cp);
-          folded.push_back(ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch);
-        } else {
-          folded.push_back('\0');
+        const Node& kid = nodes_[k];
+        if (kid.kind != NodeKind::kLiteral || !kid.fold) {
+          if (HasMultiFoldTarget(folded)) {
+            return Unsupported(node.offset, "(?i) literal with a multi-character case fold (e.g. \"ss\")");
+          }
+          folded.clear();
+          continue;
         }
+        if (IsMultiFoldSource(kid.cp)) {
+          return Unsupported(kid.offset, "(?i) character with a multi-character case fold");
+        }
+        folded.push_back(SimpleCaseFold(kid.cp));
       }
-      for (const char* mf : kMultiFoldAscii) {
-        if (folded.find(mf) != std::string::npos) {
-          return Unsupported(node.offset, "(?i) literal with a multi-character case fold (e.g. \"ss\")");
-        }
+      if (HasMultiFoldTarget(folded)) {
+        return Unsupported(node.offset, "(?i) literal with a multi-character case fold (e.g. \"ss\")");
       }
       size_t k = 0;
       while (k < node.kids.size()) {
@@ -1344,6 +1471,10 @@ Status RegexCompiler::Emit(int n) {
       const bool single =
           b.kind == NodeKind::kClass || (b.kind == NodeKind::kLiteral);
       if (single) {
+        if (b.kind == NodeKind::kLiteral && b.fold && IsMultiFoldSource(b.cp)) {
+          return Unsupported(b.offset, "(?i) character with a multi-character case fold");
+        }
+        if (b.kind == NodeKind::kClass) OCTET_RETURN_IF_ERROR(CheckFoldedClass(b.set, b.offset));
         const int set = b.kind == NodeKind::kClass ? b.set : LiteralSet(b.cp, b.fold);
         const uint32_t cls = static_cast<uint32_t>(BuildClass(set));
         if (node.min == node.max && node.mode != kPossessive) {
@@ -1469,11 +1600,19 @@ Status RegexCompiler::Emit(int n) {
 // ---------------------------------------------------------------------------
 // Regex
 
-Status Regex::Compile(std::string_view pattern) {
+Status Regex::CompileGeneralOnly(std::string_view pattern) {
+  fast_ = regex_fast::Kind::kNone;
   RegexCompiler compiler(pattern, this);
   Status s = compiler.Run();
   if (!s.ok()) program_.clear();
   return s;
+}
+
+Status Regex::Compile(std::string_view pattern) {
+  OCTET_RETURN_IF_ERROR(CompileGeneralOnly(pattern));
+  fast_ = regex_fast::Recognize(pattern);
+  if (fast_ != regex_fast::Kind::kNone) kinds_.Build();
+  return Status::Ok();
 }
 
 size_t Regex::ScratchBytes(size_t text_bytes) const {
@@ -1546,6 +1685,16 @@ Result<bool> Regex::Find(const char* text, size_t n, size_t from, size_t* begin,
 Regex::Outcome Regex::FindImpl(const char* text, size_t n, size_t from, size_t* begin,
                                size_t* end, void* stack, size_t cap) const {
   const auto* s = reinterpret_cast<const uint8_t*>(text);
+  if (fast_ != regex_fast::Kind::kNone) {
+    // These patterns match at every position of non-empty text.
+    if (from >= n) return Outcome::kNoMatch;
+    *begin = from;
+    *end = fast_ == regex_fast::Kind::kGpt2 ? regex_fast::MatchGpt2(kinds_, s, n, from)
+                                            : regex_fast::MatchLlama3(
+                                                  kinds_, s, n, from,
+                                                  fast_ == regex_fast::Kind::kLlama3 ? 3 : 1);
+    return Outcome::kMatch;
+  }
   const ByteSet* first = first_set_ >= 0 ? &byte_sets_[first_set_] : nullptr;
   size_t pos = from;
   for (;;) {
@@ -1801,19 +1950,13 @@ RegexMatchIterator::RegexMatchIterator(const Regex& regex, const char* text, siz
   stack_cap_ = AlignScratch(scratch, scratch_bytes, &stack_);
 }
 
-Result<bool> RegexMatchIterator::Next(size_t* begin, size_t* end) {
-  if (regex_.program_.empty()) return Status(StatusCode::kInvalidArgument, "regex: not compiled");
-  if (n_ >= 0xFFFFFFFFu) return Status(StatusCode::kInvalidArgument, "regex: text of 4 GiB or more");
-  if (stack_cap_ == 0) return Status(StatusCode::kOutOfMemory, "regex: scratch too small");
+Regex::Outcome RegexMatchIterator::Step(size_t* begin, size_t* end) {
   for (;;) {
-    if (last_end_ > n_) return false;
+    if (last_end_ > n_) return Regex::Outcome::kNoMatch;
     size_t b = 0, e = 0;
     const Regex::Outcome o = regex_.FindImpl(text_, n_, last_end_, &b, &e, stack_, stack_cap_);
-    if (o == Regex::Outcome::kNoMatch) {
-      last_end_ = n_ + 1;
-      return false;
-    }
-    if (o != Regex::Outcome::kMatch) return Regex::OutcomeStatus(o);
+    if (o == Regex::Outcome::kNoMatch) last_end_ = n_ + 1;
+    if (o != Regex::Outcome::kMatch) return o;
     last_end_ = e;
     if (b == e) {
       size_t len = 1;
@@ -1828,8 +1971,32 @@ Result<bool> RegexMatchIterator::Next(size_t* begin, size_t* end) {
     }
     *begin = b;
     *end = e;
-    return true;
+    return o;
   }
+}
+
+Result<bool> RegexMatchIterator::Next(size_t* begin, size_t* end) {
+  if (regex_.program_.empty()) return Status(StatusCode::kInvalidArgument, "regex: not compiled");
+  if (n_ >= 0xFFFFFFFFu) return Status(StatusCode::kInvalidArgument, "regex: text of 4 GiB or more");
+  if (stack_cap_ == 0) return Status(StatusCode::kOutOfMemory, "regex: scratch too small");
+  const Regex::Outcome o = Step(begin, end);
+  if (o == Regex::Outcome::kMatch) return true;
+  if (o == Regex::Outcome::kNoMatch) return false;
+  return Regex::OutcomeStatus(o);
+}
+
+Result<size_t> RegexMatchIterator::NextBatch(size_t* spans, size_t max) {
+  if (regex_.program_.empty()) return Status(StatusCode::kInvalidArgument, "regex: not compiled");
+  if (n_ >= 0xFFFFFFFFu) return Status(StatusCode::kInvalidArgument, "regex: text of 4 GiB or more");
+  if (stack_cap_ == 0) return Status(StatusCode::kOutOfMemory, "regex: scratch too small");
+  size_t count = 0;
+  while (count < max) {
+    const Regex::Outcome o = Step(&spans[2 * count], &spans[2 * count + 1]);
+    if (o == Regex::Outcome::kNoMatch) break;
+    if (o != Regex::Outcome::kMatch) return Regex::OutcomeStatus(o);
+    ++count;
+  }
+  return count;
 }
 
 }  // namespace octet::text

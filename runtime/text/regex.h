@@ -1,7 +1,9 @@
-// A backtracking regex engine with Oniguruma's semantics (Ruby syntax, UTF-8,
-// Unicode character classes) for the patterns Hugging Face tokenizers run
-// through Oniguruma: the Split pre-tokenizers (GPT-2, Llama 3, Qwen, o200k,
-// DeepSeek, ...), ByteLevel's GPT-2 split and the Replace normalizers.
+// A backtracking regex engine with Oniguruma's semantics for the patterns
+// Hugging Face tokenizers run through Oniguruma: the Split pre-tokenizers
+// (GPT-2, Llama 3, Qwen, o200k, DeepSeek, ...), ByteLevel's GPT-2 split and
+// the Replace normalizers. The reference is Oniguruma's default syntax
+// (ONIG_SYNTAX_ONIGURUMA, what the onig crate's Regex::new uses) with UTF-8,
+// Unicode classes and no options; HF's iteration is RegexMatchIterator.
 //
 // Matching is leftmost-first with Perl priorities: alternatives in order,
 // greedy quantifiers longest first, lazy ones shortest first, possessive and
@@ -10,19 +12,20 @@
 // model whose pattern we would mis-run is refused at conversion, not
 // mis-tokenized.
 //
-// Supported: literals and escapes (\t \n \r \f \v \a \e \xHH \x{H..} \uHHHH,
-// escaped punctuation), `.` (any character but \n), classes [...] with ranges,
-// negation, nested classes (union) and && (intersection), \s \S \d \D \w \W
-// \p{..} \P{..} \p{^..} for General_Category values (short and long names),
-// groups ( ), (?: ), (?<name> ), (?i) (?-i) (?i: ) (?-i: ), alternation,
+// Supported: literals and escapes (\t \n \r \f \v \a \e \xHH (< 0x80) \x{H..}
+// \uHHHH, escaped punctuation), `.` (any character but \n), classes [...] with
+// ranges, negation, nested classes (union) and && (intersection), \s \S \d \D
+// \w \W (Unicode: White_Space, Nd, Alphabetic|M|Nd|Pc), \p{..} \P{..} \p{^..}
+// for General_Category values (short and long names, Any), groups ( ), (?: ),
+// (?<name> ), (?i) (?-i) at the start of a group, (?i: ) (?-i: ), alternation,
 // * + ? {m} {m,} {m,n} {,n} greedy, lazy (suffix ?) and possessive (suffix +,
-// except after {..}, which Ruby syntax reads as a further repetition), (?> ),
-// lookahead (?= ) (?! ), lookbehind (?<= ) (?<! ) of fixed character length
-// per alternative, anchors ^ $ (line anchors, as in Ruby) \A \z \Z \b \B.
-// Case-insensitive matching uses simple case folding (so (?i)s matches U+017F
-// and (?i)k matches U+212A); Oniguruma's multi-character folds (e.g. "ss"
-// against U+00DF) are not applied, and a (?i) literal that such a fold could
-// match is refused.
+// except after {..}, which Oniguruma reads as a further repetition), (?> ),
+// lookahead (?= ) (?! ), lookbehind (?<= ) (?<! ) whose alternatives each have
+// a fixed length, anchors ^ $ (line anchors, as in Oniguruma) \A \z \Z \b \B.
+// (?i) uses simple case folding (CaseFolding.txt C and S: (?i)s matches U+017F,
+// (?i)k matches U+212A), closing classes before negating them as Oniguruma
+// does; where Oniguruma would also apply a multi-character fold (U+00DF ~
+// "ss"), Compile refuses the pattern.
 //
 // A Regex is immutable after Compile and can be shared between threads; each
 // Find uses only the caller's scratch space.
@@ -35,6 +38,7 @@
 
 #include "core/result.h"
 #include "core/status.h"
+#include "text/regex_fast.h"
 
 namespace octet::text {
 
@@ -46,6 +50,10 @@ class Regex {
   // unsupported or malformed pattern gives kUnsupported / kInvalidArgument
   // with a message naming the construct and its byte offset in the pattern.
   Status Compile(std::string_view pattern);
+  // The same without the hand-written matchers that Compile picks for the
+  // GPT-2 and Llama 3 / Qwen2 split patterns: the general engine only (for
+  // the tests that compare the two, and for benchmarks).
+  Status CompileGeneralOnly(std::string_view pattern);
 
   // Leftmost match that starts at or after `from` in text[0, n): on true,
   // [*begin, *end) is the match. `from` must be a character boundary <= n.
@@ -65,6 +73,8 @@ class Regex {
   size_t ScratchBytes(size_t text_bytes) const;
 
   bool compiled() const { return !program_.empty(); }
+  // True when Find runs a hand-written matcher for this pattern.
+  bool uses_fast_path() const { return fast_ != regex_fast::Kind::kNone; }
 
   // Implementation types (public so the compiler in regex.cc can fill them).
   struct Inst {
@@ -114,6 +124,8 @@ class Regex {
   std::vector<uint32_t> loop_min_lengths_;  // one per push site inside a loop
   bool anchored_start_ = false;             // pattern starts with \A
   int32_t first_set_ = -1;                  // byte set of a match's first byte, or -1
+  regex_fast::Kind fast_ = regex_fast::Kind::kNone;
+  regex_fast::CharKinds kinds_;  // built only for a fast pattern
 };
 
 // Hugging Face tokenizers' SysRegex::find_iter, which is the onig crate's
@@ -130,8 +142,13 @@ class RegexMatchIterator {
 
   // The next match, or false at the end. Errors as Regex::Find.
   Result<bool> Next(size_t* begin, size_t* end);
+  // Up to `max` next matches: match i is [spans[2i], spans[2i+1]). Returns
+  // how many (0 at the end). Cheaper per match than Next for short pieces.
+  Result<size_t> NextBatch(size_t* spans, size_t max);
 
  private:
+  Regex::Outcome Step(size_t* begin, size_t* end);
+
   const Regex& regex_;
   const char* text_;
   size_t n_;

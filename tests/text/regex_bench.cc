@@ -1,6 +1,7 @@
 // regex_bench PATTERN FILE [RUNS]: splits FILE with PATTERN as HF's find_iter
 // does and prints the matches and the speed (best of RUNS, default 5).
-// PATTERN is a regex or one of the names below (the tokenizers' patterns).
+// PATTERN is a regex or one of the names below (the tokenizers' patterns);
+// --general runs the general engine even where a hand-written matcher exists.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -36,8 +37,15 @@ const Named kNamed[] = {
 
 int main(int argc, char** argv) {
   if (argc < 3 || std::strcmp(argv[1], "--help") == 0) {
-    std::fprintf(stderr, "usage: regex_bench PATTERN|gpt2|llama3|qwen2|o200k FILE [RUNS]\n");
+    std::fprintf(stderr, "usage: regex_bench [--general] PATTERN|gpt2|llama3|qwen2|o200k FILE [RUNS]\n");
     return argc < 3 ? 2 : 0;
+  }
+  bool general = false;
+  if (std::strcmp(argv[1], "--general") == 0) {
+    general = true;
+    ++argv;
+    --argc;
+    if (argc < 3) return 2;
   }
   const char* pattern = argv[1];
   for (const Named& n : kNamed) {
@@ -57,7 +65,7 @@ int main(int argc, char** argv) {
 
   octet::text::Regex re;
   const auto t0 = std::chrono::steady_clock::now();
-  const octet::Status s = re.Compile(pattern);
+  const octet::Status s = general ? re.CompileGeneralOnly(pattern) : re.Compile(pattern);
   const double compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!s.ok()) {
@@ -72,22 +80,23 @@ int main(int argc, char** argv) {
                                        scratch.size());
     matches = 0;
     const auto start = std::chrono::steady_clock::now();
-    size_t b = 0, e = 0;
+    size_t spans[2 * 256];
     for (;;) {
-      auto next = it.Next(&b, &e);
-      if (!next.ok()) {
-        std::fprintf(stderr, "regex_bench: %s\n", next.status().message());
+      auto got = it.NextBatch(spans, 256);
+      if (!got.ok()) {
+        std::fprintf(stderr, "regex_bench: %s\n", got.status().message());
         return 1;
       }
-      if (!next.value()) break;
-      ++matches;
+      if (got.value() == 0) break;
+      matches += got.value();
     }
     const double sec =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (sec < best) best = sec;
   }
-  std::printf("%zu bytes, %zu matches, compile %.2f ms, scratch %zu bytes, best %.3f ms, %.1f MB/s\n",
-              text.size(), matches, compile_ms, scratch.size(), best * 1e3,
+  std::printf("%s: %zu bytes, %zu matches, compile %.2f ms, scratch %zu bytes, best %.3f ms, %.1f MB/s\n",
+              re.uses_fast_path() ? "hand-written matcher" : "general engine", text.size(),
+              matches, compile_ms, scratch.size(), best * 1e3,
               static_cast<double>(text.size()) / best / 1e6);
   return 0;
 }
