@@ -1,5 +1,7 @@
 #include "tokenize/compile_tokenizer.h"
 
+#include "tokenize/chat_template_check.h"
+
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -16,6 +18,7 @@
 #include "text/tokenizer.h"
 #include "text/tokenizer_check.h"
 #include "text/utf8.h"
+#include "tokenize/chat_template_check.h"
 
 namespace octet {
 namespace convert {
@@ -715,16 +718,12 @@ std::unique_ptr<fb::TokenizerSpecT> CompileTokenizer(const TokenizerSources& sou
 
   if (!sources.tokenizer_config.is_null()) {
     const json& tc = sources.tokenizer_config;
-    if (const json* t = Member(tc, "chat_template")) {
-      if (t->is_string()) {
-        spec->chat_template = t->get<std::string>();
-      } else if (t->is_array()) {
-        for (const json& named : *t) {
-          if (String(named, "name", "", "tokenizer_config.json: chat_template") == "default") {
-            spec->chat_template = String(named, "template", "", "tokenizer_config.json: chat_template");
-          }
-        }
-      }
+    if (const json* t = Member(tc, "chat_template"); t && !t->is_null()) {
+      // A list of named templates: "default" is the one transformers renders.
+      std::string note;
+      spec->chat_template = SelectChatTemplate(*t, &note);
+      // Refused here, with the construct and its line, rather than mis-rendered later.
+      CheckChatTemplate(spec->chat_template);
     }
     spec->bos_token = ConfigToken(tc, "bos_token");
     spec->eos_token = ConfigToken(tc, "eos_token");
