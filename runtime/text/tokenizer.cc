@@ -249,7 +249,10 @@ Status Tokenizer::Init(const fb::TokenizerSpec* spec) {
     }
   }
   if (spec->eos_ids()) {
-    for (int32_t id : *spec->eos_ids()) t->eos[static_cast<size_t>(id)] = 1;
+    for (int32_t id : *spec->eos_ids()) {
+      if (static_cast<size_t>(id) >= t->eos.size()) t->eos.resize(static_cast<size_t>(id) + 1, 0);
+      t->eos[static_cast<size_t>(id)] = 1;
+    }
   }
   if (m.byte_fallback() && m.byte_ids() && m.byte_ids()->size() == 256) {
     t->fallback_byte.assign(t->vocab_size, -1);
@@ -391,7 +394,7 @@ bool Tokenizer::IsSpecial(int32_t id) const {
 }
 
 bool Tokenizer::IsEos(int32_t id) const {
-  return impl_ && id >= 0 && static_cast<uint32_t>(id) < impl_->vocab_size &&
+  return impl_ && id >= 0 && static_cast<size_t>(id) < impl_->eos.size() &&
          impl_->eos[static_cast<size_t>(id)] != 0;
 }
 
