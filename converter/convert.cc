@@ -55,9 +55,12 @@ fb::TokenizerKind TokenizerKindOf(const std::vector<std::string>& present) {
   return fb::TokenizerKind::None;  // e.g. BERT's vocab.txt alone: carried, kind not named
 }
 
-// The compiled tokenizer of `dir` when it has a tokenizer.json (else none).
+// The compiled tokenizer of `dir`: from tokenizer.json (what it cannot
+// compile exactly fails the conversion), else from the older files when
+// transformers has a converter for them (when not, or when they are
+// malformed, the model carries the files and ids only: a warning says so).
 void AddCompiledTokenizer(const std::filesystem::path& dir, const nlohmann::json& config,
-                          ModelWriter& writer) {
+                          ModelWriter& writer, std::vector<std::string>& warnings) {
   std::error_code ec;
   TokenizerSources sources;
   if (std::filesystem::is_regular_file(dir / "tokenizer_config.json", ec)) {
@@ -73,8 +76,15 @@ void AddCompiledTokenizer(const std::filesystem::path& dir, const nlohmann::json
       legacy = legacy || std::filesystem::is_regular_file(dir / name, ec);
     }
     if (!legacy) return;
-    sources.tokenizer = LegacyTokenizerJson(
-        dir, sources.tokenizer_config.is_null() ? nlohmann::json::object() : sources.tokenizer_config);
+    try {
+      sources.tokenizer = LegacyTokenizerJson(
+          dir, sources.tokenizer_config.is_null() ? nlohmann::json::object() : sources.tokenizer_config);
+      sources.config = config;
+      writer.SetCompiledTokenizer(CompileTokenizer(sources));
+    } catch (const Error& e) {
+      warnings.push_back(std::string("no compiled tokenizer (ids only): ") + e.what());
+    }
+    return;
   }
   if (std::filesystem::is_regular_file(dir / "generation_config.json", ec)) {
     sources.generation_config =
@@ -249,8 +259,8 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
   result.model_type = spec.model_type;
   result.num_tensors = spec.tensors.size();
   result.num_tokenizer_files = AddTokenizer(source_dir, writer);
-  AddCompiledTokenizer(source_dir, config, writer);
   result.warnings = spec.warnings;
+  AddCompiledTokenizer(source_dir, config, writer, result.warnings);
   if (int8) {
     // The report: the int8 model and its fp32 twin on the calibration.
     const uint32_t vocab = spec.architecture.vocab_size;

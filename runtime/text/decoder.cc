@@ -138,7 +138,7 @@ Status InitDecoders(TokenizerImpl& t) {
     if (step->kind() == fb::DecoderKind::Replace) {
       const size_t pn = Str(step->pattern()), cn = Str(step->content());
       const size_t g = pn == 0 ? 1 : (cn + pn - 1) / pn + 1;
-      t.decoder_growth *= g;
+      t.decoder_growth = Growth{t.decoder_growth, 1, 0}.Apply(g);
     }
     t.decoders.push_back(std::move(op));
   }
@@ -331,6 +331,7 @@ Status TokenizerImpl::DecodeIds(const int32_t* ids, size_t n, bool skip_special,
           const uint8_t* t = cur->buf + cur->spans[i].begin;
           size_t tn = cur->spans[i].end - cur->spans[i].begin;
           size_t w = 0;
+          if (cur->used + tn + 1 > bcap) return Status(StatusCode::kInternal, "tokenizer: decode outgrew the workspace");
           if (i != 0) {
             if (tn >= pn && std::memcmp(t, pre, pn) == 0) {
               t += pn;

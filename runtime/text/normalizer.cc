@@ -163,7 +163,6 @@ Status TokenizerImpl::Normalize(EncodeState& st, const uint8_t* s, size_t n, con
   int which = 0;
   for (const NormalizerOp& op : normalizers) {
     uint8_t* dst = bufs[which];
-    uint8_t* other = bufs[which ^ 1];
     const fb::NormalizerStep& step = *op.step;
     size_t m = 0;
     switch (step.kind()) {
@@ -262,7 +261,6 @@ Status TokenizerImpl::Normalize(EncodeState& st, const uint8_t* s, size_t n, con
         break;
       default: return Status(StatusCode::kInternal, "normalizer kind");
     }
-    (void)other;
     if (m > cap) return OutgrewWorkspace("normalizers");
     cur = dst;
     cur_n = m;

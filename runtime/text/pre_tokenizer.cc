@@ -23,6 +23,7 @@ struct Piece {
   uint32_t b, e;
   bool match;
 };
+static_assert(sizeof(Piece) == 12, "the workspace plans 12 bytes a piece");
 
 enum class Gpt2Class : uint8_t { kOther, kLetter, kNumber, kSpace };
 
@@ -175,9 +176,13 @@ Status InitPreTokenizers(TokenizerImpl& t) {
     }
     if (step->kind() == fb::PreTokenizerKind::Metaspace) {
       const size_t r = step->replacement() ? step->replacement()->size() : 0;
-      t.pre_growth = Growth{t.pre_growth.num * 2 * (r + 1), 1, t.pre_growth.add * 2 * (r + 1) + r};
+      // Spaces become the replacement; one more before each piece.
+      const Growth step_growth{2 * (r + 1), 1, r};
+      t.pre_growth = Growth{Growth{t.pre_growth.num, 1, 0}.Apply(step_growth.num), 1,
+                            step_growth.Apply(t.pre_growth.add)};
     } else if (step->kind() == fb::PreTokenizerKind::ByteLevel && step->add_prefix_space()) {
-      t.pre_growth = Growth{t.pre_growth.num * 2, 1, t.pre_growth.add * 2 + 1};
+      t.pre_growth = Growth{Growth{t.pre_growth.num, 1, 0}.Apply(2), 1,
+                            Growth{2, 1, 1}.Apply(t.pre_growth.add)};
     }
     t.pre_tokenizers.push_back(std::move(op));
   }

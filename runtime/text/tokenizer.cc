@@ -55,14 +55,10 @@ TokenizerImpl::Layout TokenizerImpl::LayoutFor(size_t max_text_bytes, size_t max
   l.piece = std::min(NormBound(max_text_bytes), 4 * max_text_bytes) + 64;
   l.pre = std::min(pre_growth.Apply(l.piece), 4 * l.piece) + 64;
   l.spans = 2 * l.pre + 4;  // pieces and matches, empty matches included
-  const size_t prefix = model->continuing_subword_prefix() ? model->continuing_subword_prefix()->size() : 0;
-  const size_t suffix = model->end_of_word_suffix() ? model->end_of_word_suffix()->size() : 0;
-  (void)prefix;
-  (void)suffix;
   l.symbols = l.pre + 2;
   l.heap = 3 * l.symbols + 4;
   l.dec_spans = max_decode_ids + 2;
-  l.dec_bytes = decoder_growth * (static_cast<size_t>(max_token_bytes) + 4) * (max_decode_ids + 1);
+  l.dec_bytes = Growth{decoder_growth, 1, 0}.Apply((static_cast<size_t>(max_token_bytes) + 4) * (max_decode_ids + 1));
   size_t regex = 0;
   for (const NormalizerOp& op : normalizers) {
     if (op.regex) regex = std::max(regex, op.regex->ScratchBytes(l.piece));
@@ -86,7 +82,7 @@ TokenizerImpl::Layout TokenizerImpl::LayoutFor(size_t max_text_bytes, size_t max
   l.off_pre_b = take(l.pre);
   l.off_spans_a = take(l.spans * sizeof(Span));
   l.off_spans_b = take(l.spans * sizeof(Span));
-  l.off_spans_c = take(l.spans * sizeof(Span));
+  l.off_spans_c = take(l.spans * 12);  // pre_tokenizer.cc's Piece: {begin, end, match}
   l.off_symbols = take(l.symbols * 16);
   l.off_heap = take(l.heap * 12);
   l.off_dec_a = take(l.dec_bytes);
@@ -253,7 +249,10 @@ Status Tokenizer::Init(const fb::TokenizerSpec* spec) {
     }
   }
   if (spec->eos_ids()) {
-    for (int32_t id : *spec->eos_ids()) t->eos[static_cast<size_t>(id)] = 1;
+    for (int32_t id : *spec->eos_ids()) {
+      if (static_cast<size_t>(id) >= t->eos.size()) t->eos.resize(static_cast<size_t>(id) + 1, 0);
+      t->eos[static_cast<size_t>(id)] = 1;
+    }
   }
   if (m.byte_fallback() && m.byte_ids() && m.byte_ids()->size() == 256) {
     t->fallback_byte.assign(t->vocab_size, -1);
@@ -297,7 +296,7 @@ size_t Tokenizer::MaxIds(size_t text_bytes) const {
 
 size_t Tokenizer::MaxDecodedBytes(size_t n_ids) const {
   if (!impl_) return 0;
-  return impl_->decoder_growth * (static_cast<size_t>(impl_->max_token_bytes) + 4) * (n_ids + 1);
+  return Growth{impl_->decoder_growth, 1, 0}.Apply((static_cast<size_t>(impl_->max_token_bytes) + 4) * (n_ids + 1));
 }
 
 Status Tokenizer::Encode(const char* text, size_t n, const EncodeOptions& options,
@@ -395,7 +394,7 @@ bool Tokenizer::IsSpecial(int32_t id) const {
 }
 
 bool Tokenizer::IsEos(int32_t id) const {
-  return impl_ && id >= 0 && static_cast<uint32_t>(id) < impl_->vocab_size &&
+  return impl_ && id >= 0 && static_cast<size_t>(id) < impl_->eos.size() &&
          impl_->eos[static_cast<size_t>(id)] != 0;
 }
 

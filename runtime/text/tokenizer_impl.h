@@ -33,7 +33,12 @@ struct Growth {
   size_t num = 1;
   size_t den = 1;
   size_t add = 0;
-  size_t Apply(size_t n) const { return (num * n + den - 1) / den + add; }
+  // Saturates: a hostile file's bounds must not wrap to a small size.
+  size_t Apply(size_t n) const {
+    constexpr size_t kHuge = static_cast<size_t>(1) << 40;
+    if (n >= kHuge || num >= kHuge || add >= kHuge || (n != 0 && num > kHuge / n)) return kHuge;
+    return (num * n + den - 1) / den + add;
+  }
 };
 
 // GPT-2's byte <-> character mapping (ByteLevel pre-tokenizer and decoder).

@@ -54,12 +54,10 @@ Status TokenizerImpl::Unigram(EncodeState& st, const uint8_t* w, size_t n) const
     }
     start = next_char;
   }
-  // Walk back, then emit forwards: the path's nodes are chained by starts_at,
-  // so reverse the chain in place through the `id`-free field of a second pass.
-  // Pieces are emitted left to right by first collecting their ends.
+  // The best path, walked back from the end: its piece ends, then emitted in order.
   size_t count = 0;
   for (size_t end = n; end > 0; end = static_cast<size_t>(best[end].starts_at)) ++count;
-  // Ends in reverse order into the heap region.
+  // The ends go to the heap region (3 uint32 per planned heap entry).
   uint32_t* ends = reinterpret_cast<uint32_t*>(st.ws->memory_.get() + st.layout.off_heap);
   if (count > st.layout.heap * 3) return Status(StatusCode::kInternal, "tokenizer: lattice path");
   size_t k = count;

@@ -571,13 +571,20 @@ TEST_CASE("tokenizer files are carried verbatim, with their kind") {
   const uint8_t* bytes = m.value().blob(1, &size);
   CHECK(std::string(reinterpret_cast<const char*>(bytes), size) == "#version: 0.2\na b\n");
 
+  // A tokenizer.json is compiled too (a malformed one fails the conversion).
   testing::WriteText(dir.path() / "tokenizer.json", "{}");
+  CHECK_THROWS_AS(convert::ConvertCheckpoint(dir.path(), out, testing::Fp32Options()), convert::Error);
+  testing::WriteText(dir.path() / "tokenizer.json",
+                     R"({"model": {"type": "WordLevel", "vocab": {"a": 0, "[UNK]": 1},
+                         "unk_token": "[UNK]"}})");
   testing::WriteText(dir.path() / "tokenizer_config.json", "{}");
   convert::ConvertCheckpoint(dir.path(), out, testing::Fp32Options());
   Result<Model> m2 = Model::Load(out.c_str());
   REQUIRE(m2.ok());
   CHECK(m2.value().root().tokenizer()->kind() == fb::TokenizerKind::HfTokenizerJson);
   CHECK(m2.value().root().tokenizer()->files()->size() == 4);
+  CHECK(m2.value().tokenizer_spec() != nullptr);
+  CHECK(m.value().tokenizer_spec() == nullptr);  // vocab.json + merges.txt that do not compile
 
   TempDir sp;
   MakeHfCheckpoint("marian", o).Write(sp.path());

@@ -160,7 +160,7 @@ TEST_CASE("malformed tokenizer tables are refused with a message naming the faul
          item->ids = {7000};
          s.template_single.push_back(std::move(item));
        }},
-      {"eos id", "eos", [](fb::TokenizerSpecT& s) { s.eos_ids = {2048}; }},
+      {"eos id", "eos", [](fb::TokenizerSpecT& s) { s.eos_ids = {-3}; }},
       {"model kind", "model kind", [](fb::TokenizerSpecT& s) { s.model->kind = static_cast<fb::TokModelKind>(9); }},
       {"pre-tokenizer kind", "pre-tokenizer", [](fb::TokenizerSpecT& s) {
          s.pre_tokenizers[0]->kind = static_cast<fb::PreTokenizerKind>(42);
