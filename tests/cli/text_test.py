@@ -117,6 +117,36 @@ def generation(model):
     check(p.returncode == 0 or b"no PNG support" in p.stderr, "--attention-map with --prompt", p.stderr)
 
 
+def byte_fallback(model):
+    # Llama 2's SentencePiece BPE spells a rare character as byte tokens
+    # (<0xF0><0x9F>...): the streamed text holds it whole, as decode does.
+    prompt = "Smile \U0001F642 and \u2603"
+    prompt_ids = tokenize(model, prompt)
+    check(len(prompt_ids) >= 8, "(test setup) the emoji is spelled in bytes", prompt_ids)
+    p = octet("run", model, "--prompt", prompt, "--generate", "8", "--temperature", "1", "--seed", "5",
+              "--verbose")
+    err = p.stderr.decode().splitlines()
+    left, right = [l for l in err if l.startswith("sequence 0: ")][0][len("sequence 0: "):].split(" -> ")
+    check(p.stdout == detokenize(model, prompt_ids + ids_of(right)) + b"\n", "byte fallback: text == decode",
+          p.stdout)
+    check(p.stdout.decode("utf-8").startswith(prompt), "byte fallback: the prompt comes back whole", p.stdout)
+
+
+def encoder_decoder(model):
+    # The prompt is the source; the output is the generated text only.
+    source = "translate this sentence"
+    source_ids = tokenize(model, source)
+    p = octet("run", model, "--prompt", source, "--generate", "6", "--temperature", "0", "--verbose")
+    err = p.stderr.decode().splitlines()
+    left, right = [l for l in err if l.startswith("sequence 0: ")][0][len("sequence 0: "):].split(" -> ")
+    check(ids_of(left) == source_ids, "encoder-decoder: the source ids", left, source_ids)
+    check(p.stdout == detokenize(model, ids_of(right)) + b"\n", "encoder-decoder: text == decode(generated)",
+          p.stdout)
+    q = octet("run", model, "--ids", left, "--generate", "6", "--temperature", "0")
+    check(q.stdout == p.stdout, "encoder-decoder: --ids gives the same text", q.stdout, p.stdout)
+    stats_line(q.stderr.decode().splitlines())
+
+
 def render(model, messages):
     path = os.path.join(WORK, "messages.json")
     with open(path, "w", encoding="utf-8") as f:
@@ -203,6 +233,10 @@ def main():
     bert = make_model("bert", "bert", "bert_uncased", 30522,
                       files=("tokenizer.json", "tokenizer_config.json", "vocab.txt"))
     embeddings(bert)
+    llama2 = make_model("llama2", "llama", "llama2", 32000)
+    byte_fallback(llama2)
+    t5 = make_model("t5", "t5", "t5_unigram", 8008, files=("tokenizer.json", "tokenizer_config.json"))
+    encoder_decoder(t5)
     austen()
     print("ok")
 
