@@ -25,6 +25,7 @@
 #include "cli/model_util.h"
 #include "cli/run.h"
 #include "platform/clock.h"
+#include "text/utf8.h"
 
 namespace octet {
 namespace cli {
@@ -312,6 +313,12 @@ void Chat(const RunRequest& r, const Model& model, TextCodec& codec) {
     if (!std::getline(std::cin, line)) break;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
+    const size_t valid = text::Utf8ValidPrefix(line.data(), line.size());
+    if (valid != line.size()) {
+      std::fprintf(stderr, "octet: the line is not valid UTF-8 (at byte %zu); message not sent\n",
+                   valid);
+      continue;
+    }
     conversation.Add("user", line);
     std::vector<int32_t> ids;
     try {

@@ -192,6 +192,19 @@ def chat(model):
     check(contexts[1].count(IM_START) == 5, "a typed special token stays plain text", contexts[1])
     forged = tokenize(model, r2.decode(), special=False)
     check(forged.count(IM_START) == 6, "(test setup) encoding the render with specials would forge a turn")
+    # A line that is not UTF-8 is refused and the chat goes on; a context that
+    # fills up cuts the answer, then ends the chat with one clear line.
+    context = len(contexts[0]) + 3
+    p = octet("run", model, "--chat", "--system", system, "--generate", "10", "--temperature", "0",
+              "--context", str(context), "--verbose", stdin=b"\xff\xfe bad\n" + users[0].encode() + b"\nmore\n",
+              ok=False)
+    err = p.stderr.decode(errors="replace").splitlines()
+    check(any("not valid UTF-8" in l and "not sent" in l for l in err), "a bad line is refused", err)
+    answers = [ids_of(l[len("chat: answer "):]) for l in err if l.startswith("chat: answer")]
+    check(len(answers) == 1 and len(answers[0]) == 4, "the answer is cut where the context is full", err)
+    check(any("context of %d tokens is full" % context in l for l in err), "the cut is reported", err)
+    check(p.returncode == 1 and err[-1].startswith("octet: the conversation needs")
+          and "--context" in err[-1], "a turn that does not fit ends the chat", p.returncode, err)
 
 
 def embeddings(model):
