@@ -342,19 +342,16 @@ void Chat(const RunRequest& r, const Model& model, TextCodec& codec) {
     }
 
     // The new tokens: the whole conversation in one pass the first time (or
-    // after a re-render), else one step per token after the cached ones.
+    // after a re-render), else appended after the cached ones in one Extend.
     int64_t start = MonotonicNanos();
-    stats.prompt_tokens += ids.size() - cached.size();
+    const auto fresh = static_cast<uint32_t>(ids.size() - cached.size());
+    stats.prompt_tokens += fresh;
     if (cached.empty()) {
-      const auto length = static_cast<uint32_t>(ids.size());
-      Check(session.Run(ids.data(), &length, 1, length), "the prompt");
-      cached = ids;
-    } else {
-      for (size_t i = cached.size(); i < ids.size(); ++i) {
-        Check(session.Step(&ids[i], 1), "the prompt");
-        cached.push_back(ids[i]);
-      }
+      Check(session.Run(ids.data(), &fresh, 1, fresh), "the prompt");
+    } else if (fresh > 0) {
+      Check(session.Extend(ids.data() + cached.size(), 1, fresh), "the prompt");
     }
+    cached = ids;
     if (r.verbose) std::fprintf(stderr, "chat: context %s\n", JoinIds(cached).c_str());
 
     TextStream stream(codec.tokenizer(), /*skip_special_tokens=*/true, stdout);
