@@ -1169,6 +1169,35 @@ const float* RunDecoderPrefill(const Forward& f, const int32_t* ids, const uint3
   return f.last_logits_only ? Head(f, f.last_x, batch) : f.logits;
 }
 
+const float* RunDecoderExtend(const Forward& f, const int32_t* ids, const uint32_t* positions,
+                              uint32_t batch, uint32_t k) {
+  const size_t h = f.arch->hidden_size(), vocab = f.arch->vocab_size();
+  float* x = f.x;  // [batch * chunk, hidden]
+  uint32_t* valid = f.step_valid;  // [batch]: the cached keys and the k new ones, all real
+  for (uint32_t b = 0; b < batch; ++b) valid[b] = positions[b] + k;
+  for (uint32_t c0 = 0; c0 < k; c0 += f.chunk) {
+    const uint32_t n = k - c0 < f.chunk ? k - c0 : f.chunk;
+    int32_t* ids_c = f.chunk_ids;  // [batch, n]
+    for (uint32_t b = 0; b < batch; ++b) {
+      f.chunk_pos0[b] = positions[b] + c0;
+      f.chunk_real[b] = n;
+      std::memcpy(ids_c + static_cast<size_t>(b) * n, ids + static_cast<size_t>(b) * k + c0,
+                  n * sizeof(int32_t));
+    }
+    Embed(f, ids_c, f.chunk_real, f.chunk_pos0, batch, n, x);
+    RunStack(f, f.weights->decoder, true, nullptr, f.chunk_pos0, valid, batch, n, x);
+    if (f.last_logits_only) {
+      if (c0 + n == k) KeepLastRows(f, x, f.chunk_real, batch, n, 0);  // row n - 1 of each
+    } else {
+      for (uint32_t b = 0; b < batch; ++b) {
+        HeadInto(f, x + static_cast<size_t>(b) * n * h, n,
+                 f.logits + (static_cast<size_t>(b) * k + c0) * vocab);
+      }
+    }
+  }
+  return f.last_logits_only ? Head(f, f.last_x, batch) : f.logits;
+}
+
 const float* RunDecoderStep(const Forward& f, const int32_t* ids, const uint32_t* positions,
                             uint32_t batch) {
   float* x = f.x;  // [batch, hidden]

@@ -307,6 +307,13 @@ const float* RunEncoder(const Forward& f, const int32_t* ids, const uint32_t* le
 const float* RunDecoderPrefill(const Forward& f, const int32_t* ids, const uint32_t* lengths,
                                uint32_t batch, uint32_t seq);
 
+// Decoder-only, k more tokens per sequence after the cached ones: ids [batch,
+// k] at positions positions[b] .. positions[b] + k - 1, in chunks of f.chunk
+// positions, as a prompt's later chunks run. Logits of the last new token of
+// each sequence [batch, vocab] (last_logits_only), else [batch * k, vocab].
+const float* RunDecoderExtend(const Forward& f, const int32_t* ids, const uint32_t* positions,
+                              uint32_t batch, uint32_t k);
+
 // Decoder-only, one token per sequence: ids[b] at position positions[b] (the
 // tokens before it are in the cache). Logits [batch, vocab].
 const float* RunDecoderStep(const Forward& f, const int32_t* ids, const uint32_t* positions,

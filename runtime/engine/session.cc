@@ -239,6 +239,51 @@ Status Session::Step(const int32_t* ids, uint32_t batch) {
   return Status::Ok();
 }
 
+Status Session::Extend(const int32_t* ids, uint32_t batch, uint32_t k) {
+  const fb::Architecture& a = model_->architecture();
+  if (!HasLayers(a) || a.structure() != fb::Structure::DecoderOnly) {
+    return Status(StatusCode::kInvalidArgument, "Extend needs a decoder-only model with layers");
+  }
+  if (k == 0 || k > limits_.max_seq) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "Extend takes 1 to max_seq (%u) tokens per sequence, not %u",
+                         limits_.max_seq, k);
+  }
+  if (ids == nullptr) return Status(StatusCode::kInvalidArgument, "Extend: ids is null");
+  // Each new token as Step checks it: in the vocabulary, room in the cache.
+  if (batch != step_batch_ || step_batch_ == 0) {
+    return CheckStep(nullptr, batch, "Extend", "Run");  // names what is wrong
+  }
+  for (uint32_t b = 0; b < batch; ++b) {
+    for (uint32_t i = 0; i < k; ++i) {
+      const int32_t id = ids[static_cast<size_t>(b) * k + i];
+      if (id < 0 || static_cast<uint32_t>(id) >= a.vocab_size()) {
+        return Status::Error(StatusCode::kInvalidArgument, "token id %d of sequence %u is "
+                             "outside the vocabulary [0, %u)", id, b, a.vocab_size());
+      }
+    }
+  }
+  const uint32_t capacity = limits_.max_seq + limits_.max_new_tokens;
+  for (uint32_t b = 0; b < batch; ++b) {
+    const uint64_t end = static_cast<uint64_t>(positions_[b]) + k;
+    if (end > capacity || (a.position() == fb::PositionKind::Learned && end > a.max_positions())) {
+      return Status::Error(StatusCode::kInvalidArgument, "sequence %u is full: %u more tokens "
+                           "after position %u pass the session's max_seq + max_new_tokens or "
+                           "the model's positions", b, k, positions_[b]);
+    }
+  }
+  const float* out = RunDecoderExtend(forward_, ids, positions_, batch, k);
+  for (uint32_t b = 0; b < batch; ++b) positions_[b] += k;
+  if (forward_.last_logits_only) {
+    output_ = OutputView{out, batch, 1, a.vocab_size()};
+    SetSampleRows(nullptr, batch, 1);
+  } else {
+    output_ = OutputView{out, batch, k, a.vocab_size()};
+    for (uint32_t b = 0; b < batch && sample_rows_ != nullptr; ++b) sample_rows_[b] = b * k + k - 1;
+  }
+  return Status::Ok();
+}
+
 Status Session::StepEncoderDecoder(const int32_t* ids, uint32_t batch) {
   const fb::Architecture& a = model_->architecture();
   if (a.structure() != fb::Structure::EncoderDecoder) {

@@ -101,6 +101,16 @@ class Session {
   // At most max_seq + max_new_tokens positions per sequence.
   Status Step(const int32_t* ids, uint32_t batch);
 
+  // Decoder-only models with layers, after Run: k (1..max_seq) more tokens
+  // per sequence of the last batch at once (ids [batch, k] row-major),
+  // appended after its cached ones as k Steps would append them, through the
+  // layers in prompt chunks (SessionLimits::prefill_chunk). The cache then
+  // holds what k Steps leave (bit for bit with int8 attention; fp32 attention
+  // rounds as a prompt does). Output: logits [batch, 1, vocab] of each last
+  // new token with last_logits_only, else [batch, k, vocab]; Sample reads the
+  // last. For a chat's next turn. Positions as for Step.
+  Status Extend(const int32_t* ids, uint32_t batch, uint32_t k);
+
   // Decoders, after Run, Step or RunEncoderDecoder: picks the next token of
   // each sequence of that batch (out_ids[batch]) from its last real row of
   // logits (after Run: position lengths[b] - 1; after Step: the single row),

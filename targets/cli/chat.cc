@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 #include <string_view>
+#include <utility>
 
 #include "cli/args.h"
 #include "text/chat_template.h"
@@ -196,12 +197,22 @@ std::vector<ChatTurn> ReadChatMessages(const std::string& path) {
   return ParseChatMessages(text.str(), path);
 }
 
-std::string RenderChatTemplate(const std::string& source, const std::vector<ChatTurn>& messages,
-                               const ChatTemplateOptions& options) {
+text::ChatTemplate ParseChatTemplate(const std::string& source) {
   Result<text::ChatTemplate> parsed = text::ChatTemplate::Parse(source);
   if (!parsed.ok()) throw Failure(parsed.status().message());
+  return std::move(parsed).value();
+}
+
+std::string RenderChatTemplate(const std::string& source, const std::vector<ChatTurn>& messages,
+                               const ChatTemplateOptions& options) {
+  return RenderChatTemplate(ParseChatTemplate(source), messages, options);
+}
+
+std::string RenderChatTemplate(const text::ChatTemplate& parsed,
+                               const std::vector<ChatTurn>& messages,
+                               const ChatTemplateOptions& options) {
   std::vector<text::ChatMessage> turns;
-  size_t bytes = source.size();
+  size_t bytes = 4096;
   for (const ChatTurn& t : messages) {
     turns.push_back({t.role, t.content});
     bytes += t.role.size() + t.content.size();
@@ -220,7 +231,7 @@ std::string RenderChatTemplate(const std::string& source, const std::vector<Chat
   for (;;) {
     std::vector<char> scratch(scratch_size), out(out_size);
     size_t written = 0;
-    const Status status = parsed->Render(input, scratch.data(), scratch.size(), out.data(),
+    const Status status = parsed.Render(input, scratch.data(), scratch.size(), out.data(),
                                          out.size(), &written);
     if (status.ok()) return std::string(out.data(), written);
     if (status.code() != StatusCode::kOutOfMemory || (scratch_size >= kCap && out_size >= kCap)) {

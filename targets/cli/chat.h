@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "text/chat_template.h"
+
 namespace octet {
 namespace cli {
 
@@ -29,9 +31,15 @@ struct ChatTemplateOptions {
   const std::tm* now = nullptr;  // strftime_now's time; null: undefined
 };
 
-// Parses `source` and renders it for `messages`; throws Failure with the
-// parser's or the template's message.
+// Parses `source`; throws Failure with the parser's message.
+text::ChatTemplate ParseChatTemplate(const std::string& source);
+
+// Renders `source` (or a parsed template) for `messages`; throws Failure with
+// the parser's or the template's message.
 std::string RenderChatTemplate(const std::string& source, const std::vector<ChatTurn>& messages,
+                               const ChatTemplateOptions& options);
+std::string RenderChatTemplate(const text::ChatTemplate& parsed,
+                               const std::vector<ChatTurn>& messages,
                                const ChatTemplateOptions& options);
 
 }  // namespace cli

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/model_util.h"
 #include "cli/npy.h"
+#include "cli/run.h"
 #include "cli/tool_main.h"
 #include "engine/pooling.h"
 #include "engine/session.h"
@@ -24,17 +26,24 @@ namespace {
 constexpr char kUsage[] =
     R"(Usage: octet run MODEL --ids 5,17,42 [--ids 7,8 ...] [--decoder-ids 0,5,9 ...]
                  [--dump OUT.npy] [--threads N]
-       octet run MODEL (--ids IDS | --prompt TEXT) --generate N [--temperature T]
+       octet run MODEL (--ids IDS | --prompt TEXT) ... --generate N [--temperature T]
                  [--top-k K] [--top-p P] [--seed S]
-       octet run BERT_MODEL --ids IDS ... --pooling cls|mean [--dump OUT.npy]
-       octet run MODEL --ids IDS ... --attention-map OUT.png [--layer L] [--head H]
-                 [--cross] [--stack encoder|decoder] [--sequence N]
+       octet run MODEL --chat [--system TEXT] [--context N] [--generate N] [sampling flags]
+       octet run BERT_MODEL (--ids IDS | --prompt TEXT) ... [--pooling cls|mean] [--dump OUT.npy]
+       octet run MODEL (--ids IDS | --prompt TEXT) --attention-map OUT.png [--layer L]
+                 [--head H] [--cross] [--stack encoder|decoder] [--sequence N]
 
-One forward pass over a batch: one --ids per sequence. Shorter sequences are
-padded and masked; padded positions of the output may hold anything finite.
+One forward pass over a batch: one --ids (or --prompt) per sequence. Shorter
+sequences are padded and masked; padded positions of the output may hold
+anything finite.
 
 Input:
   --ids IDS            comma-separated token ids of one sequence (repeat per sequence)
+  --prompt TEXT        one sequence as text (repeat per sequence), encoded with the
+                       model's tokenizer as Hugging Face's encode(text) does by
+                       default (add_special_tokens: BOS/CLS... as the checkpoint's
+                       template says); instead of --ids. Encoder-only models give
+                       their sentence embeddings (--pooling, default mean)
   --decoder-ids IDS    encoder-decoder models (marian, t5): the decoder input of the
                        sequence given by the --ids at the same position, teacher-forced
                        and used as given (it starts with the decoder start token);
@@ -52,15 +61,18 @@ Output:
   --pooling cls|mean   encoder-only models: one sentence embedding per sequence,
                        [batch, hidden] with --dump: cls = the first token's hidden
                        state, mean = the mean over the real tokens (padding masked,
-                       as sentence-transformers' mean pooling)
+                       as sentence-transformers' mean pooling). With --prompt the
+                       default is mean (what most sentence-transformers models use);
+                       with --ids there is no default (the hidden states)
+  --verbose            generation and chat: the token ids on stderr (generation:
+                       "sequence B: PROMPT_IDS -> GENERATED_IDS"; chat: the ids in
+                       the KV cache before each answer and the answer's ids)
 
 Generation (decoders with layers: decoder-only, and encoder-decoder (marian, t5)):
   --generate N         generate up to N tokens (1 to 1000000) per sequence with the
                        KV cache: the prompts run in one pass, then one token per step.
                        Encoder-decoder models: each --ids is a source; its decoder
                        starts from the model's decoder start token (no --decoder-ids)
-  --prompt TEXT        the prompt as text; instead of --ids (not yet: the tokenizer
-                       lands later)
   --temperature T      sampling temperature, 0 to 100 (default 1; 0 = greedy: the
                        most likely token, the lowest id on ties)
   --top-k K            sample among the K most likely tokens (default 0 = no limit)
@@ -69,18 +81,49 @@ Generation (decoders with layers: decoder-only, and encoder-decoder (marian, t5)
   --seed S             random seed, 0 to 2^64 - 1 (default 0): the same seed gives
                        the same tokens
                        Order: temperature, top-k, top-p, renormalize, then draw.
-                       A sequence stops early after the model's eos token (if it
-                       has one). Output, one line per sequence (ids until the
-                       tokenizer lands):
+                       A sequence stops early at any id of the eos set (the
+                       tokenizer's eos ids, else the model's eos_token_id).
+                       Output, models with a tokenizer: text (special tokens left
+                       out). One sequence: the prompt's text, then each token's
+                       text as it is generated (flushed per token; a character
+                       spread over several tokens appears once complete), then a
+                       newline. A batch: when all are done, one
+                         sequence B: TEXT
+                       per sequence (the text may hold newlines). Encoder-decoder
+                       models print the generated text only (the prompt is the
+                       source). The text is decode(prompt ids + generated ids).
+                       Models without a tokenizer, one line per sequence:
                          sequence B: PROMPT_IDS -> GENERATED_IDS
                        ids comma-separated; GENERATED_IDS ends with the eos id when
                        the sequence stopped there. Encoder-decoder models print the
                        source ids as PROMPT_IDS, and GENERATED_IDS leaves out the
                        decoder start token.
+                       Then one line on stderr: prompt and generated tokens,
+                       prefill and decode tokens/s, planned arena bytes, peak RSS.
+
+Chat (decoder-only models with a chat template):
+  --chat               user turns from stdin, one per line (empty lines skipped,
+                       EOF ends the chat); each answer streamed to stdout, then a
+                       newline. The model's chat template renders the whole
+                       conversation (add_generation_prompt true); the KV cache is
+                       kept between turns and only the new tokens are fed (when a
+                       template rewrites earlier turns, the conversation is run
+                       again, with a note on stderr). The text of a message is
+                       plain text: a special token's string typed in a message is
+                       not that token. Sampling flags as above; --generate N is
+                       the most tokens per answer (default 512). At EOF, the stats
+                       line of the whole chat on stderr.
+  --system TEXT        a system message first
+  --context N          tokens the conversation may hold, 1 to 1000000 (default: the
+                       model's positions, at most 2048); a turn that does not fit
+                       ends the chat with a message (exit 1), an answer is cut
+                       where the context is full
 
 Attention maps (one forward pass; not with --generate):
   --attention-map OUT.png   write a PNG heatmap of one layer's attention weights:
-                       rows are queries, columns keys, labelled with the token ids;
+                       rows are queries, columns keys, labelled with the tokens'
+                       text (spaces shown as U+2423) when the model has a
+                       tokenizer, else with the ids;
                        masked keys (the future of a causal row, padding, outside
                        a sliding window) are black
   --layer L            layer to draw, from 0 (default: the last layer of the stack)
@@ -101,40 +144,17 @@ Exit status: 0 on success, 2 for a wrong command line, 1 for any other failure
 constexpr uint64_t kMaxThreads = kMaxSessionThreads;
 constexpr uint64_t kMaxGenerate = 1000000;
 
-struct RunRequest {
-  std::string model_path;
-  std::vector<std::vector<int32_t>> ids;          // one per sequence
-  std::vector<std::vector<int32_t>> decoder_ids;  // empty, or one per sequence
-  std::string dump_path;                          // empty = print a summary
-  uint32_t threads = 0;  // 0: the machine's fast cores
-  // Generation.
-  std::string prompt;
-  bool has_prompt = false;
-  uint64_t generate = 0;  // 0 = one forward pass
-  double temperature = 1.0;
-  uint64_t top_k = 0;  // 0 = no limit
-  double top_p = 1.0;
-  uint64_t seed = 0;
-  // Sentence embeddings (encoder-only).
-  bool pooled = false;
-  Pooling pooling = Pooling::kMean;
-  // Attention map.
-  std::string attention_map_path;  // empty = none
-  int64_t layer = -1;     // -1 = the stack's last layer
-  int64_t head = -1;      // -1 = all heads
-  bool cross = false;     // the decoder's cross-attention (encoder-decoder)
-  bool encoder_stack = false;  // encoder-decoder: the encoder's self-attention
-  int64_t sequence = -1;  // -1 = not given (sequence 0 of a batch of one)
-};
 
 const std::vector<OptionSpec>& Options() {
   static const std::vector<OptionSpec> kOptions = {
       RepeatedOption("--ids"),      RepeatedOption("--decoder-ids"), ValueOption("--dump"),
-      ValueOption("--threads"),     ValueOption("--prompt"),         ValueOption("--generate"),
+      ValueOption("--threads"),     ValueOption("--generate"),
       ValueOption("--temperature"), ValueOption("--top-k"),          ValueOption("--top-p"),
       ValueOption("--seed"),        ValueOption("--attention-map"),  ValueOption("--layer"),
       ValueOption("--head"),        ValueOption("--pooling"),        SwitchOption("--cross"),
-      ValueOption("--stack"),       ValueOption("--sequence"),
+      ValueOption("--stack"),       ValueOption("--sequence"),       RepeatedOption("--prompt"),
+      SwitchOption("--chat"),       ValueOption("--system"),         ValueOption("--context"),
+      SwitchOption("--verbose"),
   };
   return kOptions;
 }
@@ -156,18 +176,43 @@ RunRequest ParseRequest(const ParsedArgs& args) {
     if (r.dump_path.empty()) throw UsageError("--dump needs a file name");
   }
 
-  // Input: --ids or --prompt.
-  r.has_prompt = args.Has("--prompt");
-  if (r.has_prompt) {
-    r.prompt = args.Value("--prompt");
-    if (!r.ids.empty()) throw UsageError("give either --ids or --prompt, not both");
-    if (r.prompt.empty()) throw UsageError("--prompt is empty");
-  } else if (r.ids.empty()) {
-    throw UsageError(
-        "missing --ids (one per sequence, e.g. --ids 5,17,42; see 'octet run --help')");
+  // Input: --ids, --prompt or --chat.
+  r.prompts = args.Values("--prompt");
+  r.chat = args.Switch("--chat");
+  r.verbose = args.Switch("--verbose");
+  for (const std::string& p : r.prompts) {
+    if (p.empty()) throw UsageError("--prompt is empty");
   }
-  if (!r.decoder_ids.empty() && r.decoder_ids.size() != r.ids.size()) {
-    throw UsageError("got " + std::to_string(r.ids.size()) + " --ids but " +
+  if (!r.prompts.empty() && !r.ids.empty()) {
+    throw UsageError("give either --ids or --prompt, not both");
+  }
+  if (r.chat) {
+    if (!r.ids.empty() || !r.prompts.empty()) {
+      throw UsageError("--chat reads the user's turns from stdin; it does not take --ids or "
+                       "--prompt");
+    }
+    for (const char* flag : {"--decoder-ids", "--dump", "--pooling", "--attention-map"}) {
+      if (args.Has(flag)) throw UsageError(std::string(flag) + " does not combine with --chat");
+    }
+    if (args.Has("--system")) {
+      r.has_system = true;
+      r.system = args.Value("--system");
+    }
+    if (args.Has("--context")) {
+      r.context = ParseUint("--context", args.Value("--context"), 1, kMaxGenerate);
+    }
+  } else {
+    for (const char* flag : {"--system", "--context"}) {
+      if (args.Has(flag)) throw UsageError(std::string(flag) + " needs --chat");
+    }
+    if (r.ids.empty() && r.prompts.empty()) {
+      throw UsageError("missing --ids or --prompt (one per sequence, e.g. --ids 5,17,42; see "
+                       "'octet run --help')");
+    }
+  }
+  const size_t sequences = r.ids.size() + r.prompts.size();  // one of them is empty
+  if (!r.decoder_ids.empty() && r.decoder_ids.size() != sequences) {
+    throw UsageError("got " + std::to_string(sequences) + " --ids but " +
                      std::to_string(r.decoder_ids.size()) +
                      " --decoder-ids; give one --decoder-ids per --ids");
   }
@@ -185,9 +230,11 @@ RunRequest ParseRequest(const ParsedArgs& args) {
     if (r.top_p <= 0) throw UsageError("--top-p " + args.Value("--top-p") + " must be above 0");
   }
   if (args.Has("--seed")) r.seed = ParseUint("--seed", args.Value("--seed"), 0, UINT64_MAX);
-  if (r.generate == 0) {
-    for (const char* flag : {"--prompt", "--temperature", "--top-k", "--top-p", "--seed"}) {
-      if (args.Has(flag)) throw UsageError(std::string(flag) + " needs --generate N");
+  if (r.chat) {
+    // Sampling flags and --generate apply per answer.
+  } else if (r.generate == 0) {
+    for (const char* flag : {"--temperature", "--top-k", "--top-p", "--seed", "--verbose"}) {
+      if (args.Has(flag)) throw UsageError(std::string(flag) + " needs --generate N or --chat");
     }
   } else if (!r.dump_path.empty()) {
     throw UsageError("--dump writes one forward pass; it does not combine with --generate");
@@ -235,11 +282,11 @@ RunRequest ParseRequest(const ParsedArgs& args) {
     }
     if (args.Has("--sequence")) {
       r.sequence = static_cast<int64_t>(
-          ParseUint("--sequence", args.Value("--sequence"), 0, std::max<size_t>(r.ids.size(), 1) - 1));
-    } else if (r.ids.size() > 1) {
+          ParseUint("--sequence", args.Value("--sequence"), 0, std::max<size_t>(sequences, 1) - 1));
+    } else if (sequences > 1) {
       throw UsageError("--attention-map draws one sequence: give --sequence N (0 to " +
-                       std::to_string(r.ids.size() - 1) + ") for a batch of " +
-                       std::to_string(r.ids.size()));
+                       std::to_string(sequences - 1) + ") for a batch of " +
+                       std::to_string(sequences));
     }
   } else {
     for (const char* flag : {"--layer", "--head", "--cross", "--stack", "--sequence"}) {
@@ -272,7 +319,7 @@ void CheckIds(const std::string& flag, const std::vector<std::vector<int32_t>>& 
 void CheckAgainstModel(const RunRequest& r, const Model& model) {
   const fb::Architecture& arch = model.architecture();
   const fb::Structure structure = arch.structure();
-  CheckIds("--ids", r.ids, arch);
+  CheckIds(r.prompts.empty() ? "--ids" : "--prompt", r.ids, arch);
   CheckIds("--decoder-ids", r.decoder_ids, arch);
   if (structure == fb::Structure::EncoderDecoder) {
     if (r.generate == 0 && r.decoder_ids.empty()) {
@@ -294,20 +341,17 @@ void CheckAgainstModel(const RunRequest& r, const Model& model) {
                      " with the decoder start token exceeds the model's " +
                      std::to_string(arch.max_positions()) + " positions");
   }
-  if (r.generate != 0 && !r.has_prompt && structure == fb::Structure::DecoderOnly &&
+  if (r.generate != 0 && structure == fb::Structure::DecoderOnly &&
       arch.position() == fb::PositionKind::Learned) {
     for (size_t b = 0; b < r.ids.size(); ++b) {
       if (r.ids[b].size() + r.generate > arch.max_positions()) {
-        throw UsageError("--ids #" + std::to_string(b + 1) + " has " +
+        throw UsageError((r.prompts.empty() ? "--ids #" : "--prompt #") + std::to_string(b + 1) +
+                         " has " +
                          std::to_string(r.ids[b].size()) + " tokens; with --generate " +
                          std::to_string(r.generate) + " that exceeds the model's " +
                          std::to_string(arch.max_positions()) + " positions");
       }
     }
-  }
-  const fb::Tokenizer* tokenizer = model.root().tokenizer();
-  if (r.has_prompt && (tokenizer == nullptr || tokenizer->kind() == fb::TokenizerKind::None)) {
-    throw UsageError("--prompt needs a model with a tokenizer; this one has none (use --ids)");
   }
   if (r.pooled && structure != fb::Structure::EncoderOnly) {
     throw UsageError("--pooling gives sentence embeddings of encoder-only models; this one is " +
@@ -346,10 +390,28 @@ void CheckAgainstModel(const RunRequest& r, const Model& model) {
   }
 }
 
-void RejectUnimplemented(const RunRequest& r, const Model& model) {
-  if (r.has_prompt) {
-    throw Failure("--prompt needs the tokenizer, which lands later; give token ids with --ids");
+// --prompt: the texts through the model's tokenizer, as HF's encode(text)
+// (add_special_tokens); encoder-only models then give sentence embeddings.
+void EncodePrompts(RunRequest* r, const Model& model, TextCodec* codec) {
+  if (r->prompts.empty()) return;
+  if (codec == nullptr) {
+    throw UsageError("--prompt needs a model with a tokenizer; this one has none (use --ids)");
   }
+  for (size_t b = 0; b < r->prompts.size(); ++b) {
+    std::vector<int32_t> ids = codec->Encode(r->prompts[b], /*add_special_tokens=*/true);
+    if (ids.empty()) {
+      throw UsageError("--prompt #" + std::to_string(b + 1) + " gives no tokens");
+    }
+    r->ids.push_back(std::move(ids));
+  }
+  if (model.architecture().structure() == fb::Structure::EncoderOnly && !r->pooled &&
+      r->attention_map_path.empty()) {
+    r->pooled = true;
+    r->pooling = Pooling::kMean;
+  }
+}
+
+void RejectUnimplemented(const RunRequest& r, const Model& model) {
   if (r.generate != 0) {
     const fb::Architecture& arch = model.architecture();
     if (arch.structure() == fb::Structure::EncoderDecoder) {
@@ -431,16 +493,17 @@ AttentionCapture CaptureRequest(const RunRequest& r, const Model& model) {
   return c;
 }
 
-// Token labels: the ids as text until the tokenizer gives their strings.
-std::vector<std::string> TokenLabels(const std::vector<int32_t>& ids) {
+// Token labels: the tokens' text when the model has a tokenizer, else the ids.
+std::vector<std::string> TokenLabels(const std::vector<int32_t>& ids, TextCodec* codec) {
   std::vector<std::string> labels;
-  for (int32_t id : ids) labels.push_back(std::to_string(id));
+  for (int32_t id : ids) labels.push_back(codec != nullptr ? codec->Label(id) : std::to_string(id));
   return labels;
 }
 
 // The heatmap of the captured probabilities: the chosen sequence, its real
 // tokens only, the chosen head or all of them.
-void DrawAttention(const RunRequest& r, const Model& model, const AttentionCapture& c) {
+void DrawAttention(const RunRequest& r, const Model& model, const AttentionCapture& c,
+                   TextCodec* codec) {
   const bool enc_dec = model.architecture().structure() == fb::Structure::EncoderDecoder;
   const uint32_t b = r.sequence >= 0 ? static_cast<uint32_t>(r.sequence) : 0;
   const std::vector<int32_t>& sources = r.ids[b];
@@ -449,8 +512,8 @@ void DrawAttention(const RunRequest& r, const Model& model, const AttentionCaptu
   AttentionMapSpec spec;
   spec.q_len = static_cast<uint32_t>(queries.size());
   spec.k_len = static_cast<uint32_t>(keys.size());
-  spec.query_labels = TokenLabels(queries);
-  spec.key_labels = TokenLabels(keys);
+  spec.query_labels = TokenLabels(queries, codec);
+  spec.key_labels = TokenLabels(keys, codec);
   const uint32_t first = r.head >= 0 ? static_cast<uint32_t>(r.head) : 0;
   const uint32_t last = r.head >= 0 ? first + 1 : c.heads;
   std::vector<float> panels;  // [heads drawn, q_len, k_len]: the real tokens of sequence b
@@ -476,21 +539,7 @@ void DrawAttention(const RunRequest& r, const Model& model, const AttentionCaptu
               spec.title.c_str(), spec.panels, spec.q_len, spec.k_len);
 }
 
-// ids [batch, seq] row-major, padded with `pad`, and the lengths of the sequences.
-uint32_t Pad(const std::vector<std::vector<int32_t>>& batch, int32_t pad,
-             std::vector<int32_t>* ids, std::vector<uint32_t>* lengths) {
-  uint32_t seq = 0;
-  for (const auto& s : batch) seq = std::max(seq, static_cast<uint32_t>(s.size()));
-  ids->assign(batch.size() * seq, pad);
-  lengths->resize(batch.size());
-  for (size_t b = 0; b < batch.size(); ++b) {
-    std::copy(batch[b].begin(), batch[b].end(), ids->begin() + static_cast<ptrdiff_t>(b * seq));
-    (*lengths)[b] = static_cast<uint32_t>(batch[b].size());
-  }
-  return seq;
-}
-
-void Forward(const RunRequest& r, const Model& model) {
+void Forward(const RunRequest& r, const Model& model, TextCodec* codec) {
   const auto batch = static_cast<uint32_t>(r.ids.size());
   const int32_t pad = std::max(model.architecture().pad_token_id(), 0);
   std::vector<int32_t> ids, dec_ids;
@@ -533,7 +582,7 @@ void Forward(const RunRequest& r, const Model& model) {
                   std::to_string(out_seq) + "]");
   }
 
-  if (!r.attention_map_path.empty()) DrawAttention(r, model, capture);
+  if (!r.attention_map_path.empty()) DrawAttention(r, model, capture, codec);
   if (r.pooled) {
     std::vector<float> pooled(static_cast<size_t>(out.batch) * out.dim);  // [batch, hidden]
     const Status pooled_status = PoolHidden(out, lengths.data(), r.pooling, pooled.data());
@@ -554,74 +603,6 @@ void Forward(const RunRequest& r, const Model& model) {
   std::printf("wrote %s: float32 [%u, %u, %u]\n", r.dump_path.c_str(), out.batch, out.seq, out.dim);
 }
 
-std::string JoinIds(const int32_t* ids, size_t n) {
-  std::string text;
-  for (size_t i = 0; i < n; ++i) {
-    if (i != 0) text += ',';
-    text += std::to_string(ids[i]);
-  }
-  return text;
-}
-
-// Generation: the prompts in one Run (encoder-decoder models: the sources and
-// the decoder start token in one RunEncoderDecoder), then sample -> Step until
-// every sequence has r.generate tokens or has stopped after the eos token.
-void Generate(const RunRequest& r, const Model& model) {
-  const fb::Architecture& arch = model.architecture();
-  const bool enc_dec = arch.structure() == fb::Structure::EncoderDecoder;
-  const auto batch = static_cast<uint32_t>(r.ids.size());
-  const int32_t pad = std::max(arch.pad_token_id(), 0);
-  const int32_t eos = arch.eos_token_id();  // -1: none
-  std::vector<int32_t> ids;
-  std::vector<uint32_t> lengths;
-  const uint32_t seq = Pad(r.ids, pad, &ids, &lengths);
-  const auto steps = static_cast<uint32_t>(r.generate);
-  // Encoder-decoder: the decoder input of every sequence is the start token.
-  const std::vector<int32_t> start(batch, arch.decoder_start_token_id());
-  const std::vector<uint32_t> start_lengths(batch, 1);
-
-  SessionLimits limits;
-  limits.max_batch = batch;
-  limits.max_seq = seq;  // >= 1: also holds the decoder start token
-  limits.max_new_tokens = steps;
-  limits.threads = r.threads;
-  limits.last_logits_only = true;  // sampling reads each sequence's last row only
-  Session session = CreateSession(model, limits);
-  SamplingParams params;
-  params.temperature = static_cast<float>(r.temperature);
-  params.top_k = static_cast<uint32_t>(std::min<uint64_t>(r.top_k, UINT32_MAX));
-  params.top_p = static_cast<float>(r.top_p);
-  uint64_t rng = r.seed;
-
-  std::vector<int32_t> generated(static_cast<size_t>(batch) * steps);  // [batch, steps]
-  std::vector<uint32_t> count(batch, 0);
-  std::vector<bool> done(batch, false);
-  std::vector<int32_t> next(batch), feed(batch);
-  Status status = enc_dec ? session.RunEncoderDecoder(ids.data(), lengths.data(), seq,
-                                                      start.data(), start_lengths.data(), 1, batch)
-                          : session.Run(ids.data(), lengths.data(), batch, seq);
-  while (status.ok()) {
-    status = session.Sample(params, &rng, next.data());
-    if (!status.ok()) break;
-    bool all_done = true;
-    for (uint32_t b = 0; b < batch; ++b) {
-      feed[b] = done[b] ? pad : next[b];  // finished sequences feed padding (ignored)
-      if (done[b]) continue;
-      generated[static_cast<size_t>(b) * steps + count[b]++] = next[b];
-      if (count[b] == steps || next[b] == eos) done[b] = true;
-      all_done = all_done && done[b];
-    }
-    if (all_done) break;
-    status = enc_dec ? session.StepEncoderDecoder(feed.data(), batch)
-                     : session.Step(feed.data(), batch);
-  }
-  if (!status.ok()) throw Failure("generation failed: " + DescribeStatus(status));
-  for (uint32_t b = 0; b < batch; ++b) {
-    std::printf("sequence %u: %s -> %s\n", b, JoinIds(r.ids[b].data(), r.ids[b].size()).c_str(),
-                JoinIds(generated.data() + static_cast<size_t>(b) * steps, count[b]).c_str());
-  }
-}
-
 }  // namespace
 
 int RunCommand(const std::vector<std::string>& args) {
@@ -630,14 +611,24 @@ int RunCommand(const std::vector<std::string>& args) {
     std::fputs(kUsage, stdout);
     return kExitOk;
   }
-  const RunRequest request = ParseRequest(parsed);
+  RunRequest request = ParseRequest(parsed);
   const Model model = LoadModel(request.model_path);
+  const std::unique_ptr<TextCodec> codec = TextCodec::ForModel(model);
+  if (request.chat) {
+    if (codec == nullptr) {
+      throw UsageError("--chat needs a model with a tokenizer and a chat template; this one "
+                       "has no tokenizer");
+    }
+    Chat(request, model, *codec);
+    return kExitOk;
+  }
+  EncodePrompts(&request, model, codec.get());
   CheckAgainstModel(request, model);
   RejectUnimplemented(request, model);
   if (request.generate != 0) {
-    Generate(request, model);
+    Generate(request, model, codec.get());
   } else {
-    Forward(request, model);
+    Forward(request, model, codec.get());
   }
   return kExitOk;
 }

@@ -40,6 +40,15 @@ function(expect_ok)
   endforeach()
 endfunction()
 
+# Like expect_ok for generation: stderr is exactly the one stats line.
+function(expect_generated)
+  if(NOT ERR MATCHES "^octet: prompt [0-9]+ tokens, generated [0-9]+ tokens; prefill [0-9.]+ tokens/s, decode [0-9.]+ tokens/s; arena [0-9]+ bytes \\([^)]*\\), peak RSS [0-9]+ bytes \\([^)]*\\)\n$")
+    fail("expected the generation stats line on stderr")
+  endif()
+  set(ERR "")
+  expect_ok(${ARGN})
+endfunction()
+
 # The last command exited with `status`, printed nothing on stdout and exactly
 # one line "<tool>: ..." on stderr matching every regex.
 function(expect_error status tool)
@@ -241,6 +250,12 @@ elseif(CASE STREQUAL "bad_flags")
     "${OCTET}|run|llama.octet|--ids|1|--generate|4|--top-k|-1"
     "${OCTET}|run|llama.octet|--ids|1|--generate|4|--seed|x"
     "${OCTET}|run|llama.octet|--ids|1|--prompt|hello|--generate|4"
+    "${OCTET}|run|llama.octet|--chat|--ids|1"
+    "${OCTET}|run|llama.octet|--chat|--dump|a.npy"
+    "${OCTET}|run|llama.octet|--chat|--context|0"
+    "${OCTET}|run|llama.octet|--ids|1|--system|hi"
+    "${OCTET}|run|llama.octet|--ids|1|--context|8"
+    "${OCTET}|run|llama.octet|--ids|1|--verbose"
     "${OCTET}|run|llama.octet|--ids|1|--layer|0"
     "${OCTET}|run|llama.octet|--ids|1|--attention-map|a.png|--head|x"
     "${OCTET}|run|llama.octet|--ids|1|--decoder-ids|0,1"
@@ -354,21 +369,21 @@ elseif(CASE STREQUAL "run_generate")
   # Greedy: the format, deterministic, and each token is the argmax of a full
   # forward pass over the prompt and the tokens before it.
   run(${OCTET} run llama.octet --ids 1,5,7 --ids 3 --generate 6 --temperature 0)
-  expect_ok("^sequence 0: 1,5,7 -> [0-9]+(,[0-9]+)*\nsequence 1: 3 -> [0-9]+(,[0-9]+)*\n$")
+  expect_generated("^sequence 0: 1,5,7 -> [0-9]+(,[0-9]+)*\nsequence 1: 3 -> [0-9]+(,[0-9]+)*\n$")
   set(greedy "${OUT}")
   run(${OCTET} run llama.octet --ids 1,5,7 --ids 3 --generate 6 --temperature 0)
-  expect_ok()
+  expect_generated()
   if(NOT OUT STREQUAL greedy)
     fail("greedy generation is not deterministic:\n${greedy}")
   endif()
   # top-k 1 is greedy at any temperature; so is a tiny top-p.
   run(${OCTET} run llama.octet --ids 1,5,7 --ids 3 --generate 6 --temperature 3 --top-k 1 --seed 9)
-  expect_ok()
+  expect_generated()
   if(NOT OUT STREQUAL greedy)
     fail("--top-k 1 differs from greedy:\n${greedy}")
   endif()
   run(${OCTET} run llama.octet --ids 1,5,7 --ids 3 --generate 6 --top-p 0.000001 --seed 9)
-  expect_ok()
+  expect_generated()
   if(NOT OUT STREQUAL greedy)
     fail("a tiny --top-p differs from greedy:\n${greedy}")
   endif()
@@ -396,10 +411,10 @@ elseif(CASE STREQUAL "run_generate")
   set(seen "")
   foreach(seed 1 2 3 4 5)
     run(${OCTET} run llama.octet --ids 1,5,7 --ids 3 --generate 12 --temperature 1 --seed ${seed})
-    expect_ok("^${line}${line}$")
+    expect_generated("^${line}${line}$")
     set(first "${OUT}")
     run(${OCTET} run llama.octet --ids 1,5,7 --ids 3 --generate 12 --temperature 1 --seed ${seed})
-    expect_ok()
+    expect_generated()
     if(NOT OUT STREQUAL first)
       fail("seed ${seed} gave different ids twice:\n${first}")
     endif()
@@ -416,17 +431,17 @@ elseif(CASE STREQUAL "run_generate")
   endif()
   run(${OCTET} run llama.octet --ids 1,5,7 --generate 8 --temperature 0.8 --top-k 5 --top-p 0.9
       --seed 3)
-  expect_ok("^sequence 0: 1,5,7 -> [0-9]+(,[0-9]+)*\n$")
+  expect_generated("^sequence 0: 1,5,7 -> [0-9]+(,[0-9]+)*\n$")
   # Encoder-decoder (t5, decoder start token 0): the sources on the left, the
   # generated ids without the start token; greedy is deterministic and each
   # token is the argmax of a teacher-forced pass over the start token and the
   # tokens before it.
   make_model(t5 --family t5 --layers 1 --fp32)
   run(${OCTET} run t5.octet --ids 1,2,3 --ids 4 --generate 5 --temperature 0)
-  expect_ok("^sequence 0: 1,2,3 -> [0-9]+(,[0-9]+)*\nsequence 1: 4 -> [0-9]+(,[0-9]+)*\n$")
+  expect_generated("^sequence 0: 1,2,3 -> [0-9]+(,[0-9]+)*\nsequence 1: 4 -> [0-9]+(,[0-9]+)*\n$")
   set(greedy "${OUT}")
   run(${OCTET} run t5.octet --ids 1,2,3 --ids 4 --generate 5 --temperature 0)
-  expect_ok()
+  expect_generated()
   if(NOT OUT STREQUAL greedy)
     fail("encoder-decoder greedy generation is not deterministic:\n${greedy}")
   endif()
@@ -451,10 +466,10 @@ elseif(CASE STREQUAL "run_generate")
     endforeach()
   endforeach()
   run(${OCTET} run t5.octet --ids 1,2,3 --ids 4 --generate 12 --temperature 1 --seed 4)
-  expect_ok("^${line}${line}$")
+  expect_generated("^${line}${line}$")
   set(first "${OUT}")
   run(${OCTET} run t5.octet --ids 1,2,3 --ids 4 --generate 12 --temperature 1 --seed 4)
-  expect_ok()
+  expect_generated()
   if(NOT OUT STREQUAL first)
     fail("encoder-decoder sampling with seed 4 gave different ids twice:\n${first}")
   endif()
@@ -472,7 +487,9 @@ elseif(CASE STREQUAL "run_not_implemented")
   make_model(llama --family llama --layers 0)
   make_model(t5 --family t5 --layers 0)
   run(${OCTET} run llama.octet --prompt "Hello there" --generate 4)
-  expect_error(1 octet "--prompt" "tokenizer" "lands later")
+  expect_error(2 octet "--prompt" "tokenizer")
+  run(${OCTET} run llama.octet --chat)
+  expect_error(2 octet "--chat" "tokenizer")
   run(${OCTET} run llama.octet --ids 1,2 --attention-map map.png --layer 0 --head 1)
   expect_error(2 octet "--attention-map needs attention layers")  # a 0-layer model has none
   run(${OCTET} run t5.octet --ids 1,2 --ids 3 --decoder-ids 0,5 --decoder-ids 0)

@@ -15,7 +15,7 @@ namespace {
 
 constexpr char kUsage[] =
     R"(Usage: octet-testcheckpoint DIR [--family F] [--dtype F32|F16|BF16] [--shards N]
-                            [--remove TENSOR]
+                            [--remove TENSOR] [--vocab V] [--max-positions P] [--eos-id E]
 
 Writes config.json and safetensors weights of a tiny random model in Hugging Face
 layout into DIR (created if needed). A test fixture, not a real model.
@@ -25,13 +25,19 @@ Options:
   --dtype D         stored dtype of the weights (default F32)
   --shards N        1 (model.safetensors, default) to 8 (an index and N shards)
   --remove TENSOR   leave this tensor out (a broken checkpoint)
+  --vocab V         vocabulary size (default 64): pair the checkpoint with a real
+                    tokenizer by giving its size
+  --max-positions P max_position_embeddings (default 16)
+  --eos-id E        config.json's eos_token_id (llama family; default 2)
   -h, --help        show this help
 )";
 
 int TestCheckpointMain(const std::vector<std::string>& args) {
   static const std::vector<OptionSpec> kOptions = {ValueOption("--family"), ValueOption("--dtype"),
                                                    ValueOption("--shards"),
-                                                   ValueOption("--remove")};
+                                                   ValueOption("--remove"), ValueOption("--vocab"),
+                                                   ValueOption("--max-positions"),
+                                                   ValueOption("--eos-id")};
   const ParsedArgs parsed = ParseArgs("octet-testcheckpoint", kOptions, args, 1, 1, "DIR");
   if (parsed.help) {
     std::fputs(kUsage, stdout);
@@ -45,9 +51,21 @@ int TestCheckpointMain(const std::vector<std::string>& args) {
   const int shards = parsed.Has("--shards")
                          ? static_cast<int>(ParseUint("--shards", parsed.Value("--shards"), 1, 8))
                          : 1;
+  testing::HfOptions options;
+  if (parsed.Has("--vocab")) {
+    options.vocab = static_cast<uint32_t>(ParseUint("--vocab", parsed.Value("--vocab"), 1, 1u << 20));
+  }
+  if (parsed.Has("--max-positions")) {
+    options.max_positions = static_cast<uint32_t>(
+        ParseUint("--max-positions", parsed.Value("--max-positions"), 1, 1u << 20));
+  }
   testing::HfCheckpoint checkpoint;
   try {
-    checkpoint = testing::MakeHfCheckpoint(family);
+    checkpoint = testing::MakeHfCheckpoint(family, options);
+    if (parsed.Has("--eos-id")) {
+      checkpoint.config["eos_token_id"] = ParseUint("--eos-id", parsed.Value("--eos-id"), 0,
+                                                    options.vocab - 1);
+    }
     if (parsed.Has("--remove")) checkpoint.Remove(parsed.Value("--remove"));
   } catch (const std::runtime_error& e) {
     throw UsageError(e.what());

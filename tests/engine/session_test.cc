@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -547,6 +548,116 @@ TEST_CASE("chunked prompts and last-row logits give the same logits, bit for bit
       }
     }
   }
+}
+
+// Extend(k) against its two twins: k Steps (the same cache for the next step;
+// bit for bit with int8 attention, fp32 within the step-vs-prompt rounding)
+// and one Run over the whole sequence (bit for bit: a later prompt chunk).
+TEST_CASE("Extend appends tokens as Steps do, and as a longer prompt does") {
+  for (bool int8 : {true, false}) {
+    for (uint32_t chunk : {0u, 2u}) {
+      for (bool last_only : {false, true}) {
+        CAPTURE(int8);
+        CAPTURE(chunk);
+        CAPTURE(last_only);
+        TinyModelOptions options;
+        options.family = fb::Family::Llama;
+        options.layers = 2;
+        options.int8 = int8;
+        options.packed = int8;
+        options.max_positions = 64;
+        Loaded m(options);
+        const uint32_t vocab = m.model.architecture().vocab_size();
+        const uint32_t batch = 2, seq = 5, k = 4;
+        const std::vector<int32_t> prompt = {4, 17, 9, 0, 0, 12, 5, 28, 1, 19};  // [2, 5]
+        const uint32_t lengths[batch] = {3, 5};
+        const std::vector<int32_t> more = {25, 3, 11, 30, 6, 23, 14, 10};  // [2, k]
+        const int32_t next[batch] = {7, 2};
+        SessionLimits limits{batch, seq, k + 1};
+        limits.prefill_chunk = chunk;
+        limits.last_logits_only = last_only;
+        // The last new token's logits of each sequence.
+        auto last_rows = [&](const Session& s) {
+          std::vector<float> rows;
+          const OutputView out = s.output();
+          for (uint32_t b = 0; b < batch; ++b) {
+            const float* row = out.data + (static_cast<size_t>(b) * out.seq + out.seq - 1) * vocab;
+            rows.insert(rows.end(), row, row + vocab);
+          }
+          return rows;
+        };
+        Result<Session> stepped = Session::Create(m.model, limits);
+        Result<Session> extended = Session::Create(m.model, limits);
+        REQUIRE(stepped.ok());
+        REQUIRE(extended.ok());
+        REQUIRE(stepped->Run(prompt.data(), lengths, batch, seq).ok());
+        REQUIRE(extended->Run(prompt.data(), lengths, batch, seq).ok());
+        for (uint32_t t = 0; t < k; ++t) {
+          const int32_t ids[batch] = {more[t], more[k + t]};
+          REQUIRE(stepped->Step(ids, batch).ok());
+        }
+        const Status st = extended->Extend(more.data(), batch, k);
+        REQUIRE_MESSAGE(st.ok(), std::string(st.message()));
+        CHECK(extended->output().seq == (last_only ? 1u : k));
+        const std::vector<float> a = last_rows(*stepped), b = last_rows(*extended);
+        // Sample reads the last new token's row.
+        int32_t sampled[batch];
+        uint64_t rng = 1;
+        REQUIRE(extended->Sample(SamplingParams{0.0f, 0, 1.0f}, &rng, sampled).ok());
+        for (uint32_t s = 0; s < batch; ++s) {
+          CHECK(sampled[s] == GreedyToken(b.data() + static_cast<size_t>(s) * vocab, vocab));
+        }
+        // The caches agree: the next step gives the same logits.
+        REQUIRE(stepped->Step(next, batch).ok());
+        REQUIRE(extended->Step(next, batch).ok());
+        const std::vector<float> a2 = last_rows(*stepped), b2 = last_rows(*extended);
+        if (int8) {
+          CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+          CHECK(std::memcmp(a2.data(), b2.data(), a2.size() * sizeof(float)) == 0);
+        } else {
+          double max_err = 0, max_ref = 0;
+          for (size_t i = 0; i < a.size(); ++i) {
+            max_err = std::max({max_err, std::fabs(static_cast<double>(a[i]) - b[i]),
+                                std::fabs(static_cast<double>(a2[i]) - b2[i])});
+            max_ref = std::max({max_ref, std::fabs(static_cast<double>(a[i])),
+                                std::fabs(static_cast<double>(a2[i]))});
+          }
+          CHECK(max_err <= 1e-5 * max_ref);
+        }
+        // One Run over prompt + the k tokens: the same last rows, bit for bit.
+        const uint32_t full_seq = seq + k;
+        std::vector<int32_t> full(batch * full_seq, 0);
+        uint32_t full_lengths[batch];
+        for (uint32_t s = 0; s < batch; ++s) {
+          for (uint32_t i = 0; i < lengths[s]; ++i) full[s * full_seq + i] = prompt[s * seq + i];
+          for (uint32_t i = 0; i < k; ++i) full[s * full_seq + lengths[s] + i] = more[s * k + i];
+          full_lengths[s] = lengths[s] + k;
+        }
+        SessionLimits whole = limits;
+        whole.max_seq = full_seq;
+        whole.last_logits_only = true;
+        Result<Session> run = Session::Create(m.model, whole);
+        REQUIRE(run.ok());
+        REQUIRE(run->Run(full.data(), full_lengths, batch, full_seq).ok());
+        const std::vector<float> c = last_rows(*run);
+        CHECK(std::memcmp(c.data(), b.data(), c.size() * sizeof(float)) == 0);
+      }
+    }
+  }
+  // Checked like Step: a Run first, the batch, the ids, room in the cache.
+  Loaded m(Layered(fb::Family::Llama, 2, true));
+  Result<Session> s = Session::Create(m.model, SessionLimits{1, 4, 2});
+  REQUIRE(s.ok());
+  const int32_t ids[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  CHECK(s->Extend(ids, 1, 2).code() == StatusCode::kInvalidArgument);  // no Run yet
+  const uint32_t len = 3;
+  REQUIRE(s->Run(ids, &len, 1, 4).ok());
+  CHECK(s->Extend(ids, 2, 2).code() == StatusCode::kInvalidArgument);  // batch
+  CHECK(s->Extend(ids, 1, 0).code() == StatusCode::kInvalidArgument);  // no tokens
+  const int32_t bad[2] = {1, 1 << 20};
+  CHECK(s->Extend(bad, 1, 2).code() == StatusCode::kInvalidArgument);  // vocabulary
+  CHECK(s->Extend(ids, 1, 4).code() == StatusCode::kInvalidArgument);  // 3 + 4 > 4 + 2
+  CHECK(s->Extend(ids, 1, 3).ok());                                    // 3 + 3 fits
 }
 
 }  // namespace
