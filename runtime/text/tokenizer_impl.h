@@ -36,6 +36,29 @@ struct Growth {
   size_t Apply(size_t n) const { return (num * n + den - 1) / den + add; }
 };
 
+// Words already encoded and their ids, kept in the workspace across Encode
+// calls (tokenizers' BPE and Unigram keep such a cache too): a model's ids
+// for a pre-token depend on its bytes alone, so a hit is exact. Direct-mapped;
+// a word longer than kKeyBytes or with more than kIds ids is not kept.
+struct WordCache {
+  static constexpr size_t kSlots = 4096;  // a power of two
+  static constexpr size_t kKeyBytes = 24;
+  static constexpr size_t kIds = 8;
+  struct Slot {
+    uint32_t hash;
+    uint16_t key_len;  // 0: empty (pre-tokens are never empty)
+    uint16_t n_ids;
+    uint8_t key[kKeyBytes];
+    int32_t ids[kIds];
+  };
+  // The tokenizer whose ids the slots hold (TokenizerImpl::cache_tag): a
+  // workspace handed to another tokenizer starts over.
+  uint64_t tag;
+  uint64_t pad;
+  Slot slots[kSlots];
+};
+static_assert(sizeof(WordCache::Slot) == 64, "one cache line a slot");
+
 // GPT-2's byte <-> character mapping (ByteLevel pre-tokenizer and decoder).
 struct ByteLevelMap {
   uint8_t utf8[256][2];  // the character of byte b, UTF-8 (1 or 2 bytes)
@@ -97,6 +120,7 @@ struct TokenizerImpl {
   bool byte_level = false;           // the model works on raw bytes (ByteLevel pre-tokenizer last)
   int32_t unk_id = -1;
   uint32_t max_token_bytes = 0;      // longest vocabulary string
+  uint64_t cache_tag = 0;            // unique per Init: WordCache::tag
 
   std::vector<NormalizerOp> normalizers;
   std::vector<PreTokenizerOp> pre_tokenizers;
@@ -123,6 +147,7 @@ struct TokenizerImpl {
     size_t dec_bytes;  // decode buffer bytes
     size_t dec_spans;  // decode token spans
     size_t regex;      // regex scratch bytes
+    size_t off_cache;  // the WordCache
     size_t off_norm_a, off_norm_b, off_pre_a, off_pre_b, off_spans_a, off_spans_b, off_spans_c, off_symbols,
         off_heap, off_dec_a, off_dec_b, off_dec_spans_a, off_dec_spans_b, off_regex, total;
   };
@@ -135,6 +160,7 @@ struct TokenizerImpl {
     int32_t* ids;
     size_t max_ids;
     size_t n_ids;
+    WordCache* cache;  // null: every word through the model
   };
   Status Emit(EncodeState& st, int32_t id) const;
   Status EncodeText(EncodeState& st, const uint8_t* text, size_t n, bool split_special) const;
@@ -142,6 +168,9 @@ struct TokenizerImpl {
   Status EncodeNormalizedPiece(EncodeState& st, const uint8_t* s, size_t n, bool split_special,
                                bool at_origin) const;
   Status EncodePlainPiece(EncodeState& st, const uint8_t* s, size_t n, bool at_origin) const;
+  // The model on one pre-token, through the word cache when there is one.
+  Status EncodeWord(EncodeState& st, const uint8_t* w, size_t n) const;
+  Status RunModel(EncodeState& st, const uint8_t* w, size_t n) const;
 
   // normalizer.cc: normalizes s[0, n) into the workspace; *out / *out_n the result.
   Status Normalize(EncodeState& st, const uint8_t* s, size_t n, const uint8_t** out,
