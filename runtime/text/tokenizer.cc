@@ -112,7 +112,7 @@ TokenizerImpl::Layout TokenizerImpl::LayoutFor(size_t max_text_bytes, size_t max
   l.off_spans_b = take(l.spans * sizeof(Span));
   l.off_spans_c = take(l.spans * sizeof(Span));
   l.off_symbols = take(l.symbols * 16);
-  l.off_heap = take(l.heap * 12);
+  l.off_heap = take(l.heap * 20);
   l.off_dec_a = take(l.dec_bytes);
   l.off_dec_b = take(l.dec_bytes);
   l.off_dec_spans_a = take(l.dec_spans * sizeof(Span));
@@ -313,6 +313,16 @@ Status Tokenizer::Init(const fb::TokenizerSpec* spec) {
     t->fallback_byte.assign(t->vocab_size, -1);
     for (int b = 0; b < 256; ++b) {
       if (t->byte_ids[b] >= 0) t->fallback_byte[static_cast<size_t>(t->byte_ids[b])] = static_cast<int16_t>(b);
+    }
+  }
+  if (t->merges != nullptr) {
+    t->merge_side.assign(t->vocab_size, 0);
+    const uint32_t slots = t->merges[0];
+    for (uint32_t i = 0; i < slots; ++i) {
+      const uint32_t* slot = t->merges + 1 + 4 * static_cast<size_t>(i);
+      if (slot[0] == kTokEmptyPair || slot[0] >= t->vocab_size || slot[1] >= t->vocab_size) continue;
+      t->merge_side[slot[0]] |= 1;
+      t->merge_side[slot[1]] |= 2;
     }
   }
   t->raw_added.Build(*spec, false);

@@ -129,6 +129,13 @@ struct TokenizerImpl {
   std::vector<uint8_t> special;  // [vocab_size] 1 = a special added token
   std::vector<uint8_t> eos;      // [vocab_size]
   std::vector<int16_t> fallback_byte;  // [vocab_size] byte-fallback models: the byte of <0xNN>, else -1
+  // [vocab_size] bit 0: the id is the left of some merge, bit 1: the right. A
+  // pair that fails either needs no probe of the (large, cache-cold) merges table.
+  std::vector<uint8_t> merge_side;
+  bool MayMerge(uint32_t left, uint32_t right) const {
+    return left < merge_side.size() && right < merge_side.size() && (merge_side[left] & 1) &&
+           (merge_side[right] & 2);
+  }
   Growth pre_growth;
   // The bytes a piece of n bytes can reach through the normalizers (every step's bound in turn).
   size_t NormBound(size_t n) const {
