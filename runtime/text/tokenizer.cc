@@ -103,7 +103,8 @@ TokenizerImpl::Layout TokenizerImpl::LayoutFor(size_t max_text_bytes, size_t max
     off += AlignUp(bytes);
     return at;
   };
-  l.off_cache = take(sizeof(WordCache));
+  l.cache = max_text_bytes >= WordCache::kMinTextBytes;
+  l.off_cache = take(l.cache ? sizeof(WordCache) : 0);
   l.off_norm_a = take(l.piece);
   l.off_norm_b = take(l.piece);
   l.off_pre_a = take(l.pre);
@@ -343,9 +344,11 @@ Status Tokenizer::CreateWorkspace(size_t max_text_bytes, size_t max_decode_ids,
   const TokenizerImpl::Layout l = impl_->LayoutFor(max_text_bytes, max_decode_ids);
   ws->memory_.reset(new (std::nothrow) uint8_t[l.total + 16]);
   if (!ws->memory_) return Status(StatusCode::kOutOfMemory, "tokenizer workspace: out of memory");
-  auto* cache = reinterpret_cast<WordCache*>(ws->memory_.get() + l.off_cache);
-  std::memset(cache, 0, sizeof(WordCache));
-  cache->tag = impl_->cache_tag;
+  if (l.cache) {
+    auto* cache = reinterpret_cast<WordCache*>(ws->memory_.get() + l.off_cache);
+    std::memset(cache, 0, sizeof(WordCache));
+    cache->tag = impl_->cache_tag;
+  }
   ws->bytes_ = l.total;
   ws->max_text_bytes_ = max_text_bytes;
   ws->max_decode_ids_ = max_decode_ids;
@@ -383,7 +386,7 @@ Status Tokenizer::Encode(const char* text, size_t n, const EncodeOptions& option
   }
   TokenizerImpl::EncodeState st{&ws, impl_->LayoutFor(ws.max_text_bytes(), ws.max_decode_ids()),
                                 ids, max_ids, 0, nullptr};
-  if (options.word_cache && ws.memory_) {
+  if (options.word_cache && st.layout.cache && ws.memory_) {
     st.cache = reinterpret_cast<WordCache*>(ws.memory_.get() + st.layout.off_cache);
     if (st.cache->tag != impl_->cache_tag) {
       std::memset(st.cache->slots, 0, sizeof(st.cache->slots));

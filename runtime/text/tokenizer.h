@@ -74,7 +74,7 @@ class Tokenizer {
 
   // A workspace for texts of up to max_text_bytes and id lists of up to
   // max_decode_ids (Decode, StreamDecoder), plus a 256 KiB cache of encoded
-  // words (EncodeOptions::word_cache). Each stage (normalizers,
+  // words (EncodeOptions::word_cache) when max_text_bytes >= 64. Each stage (normalizers,
   // pre-tokenizers) may grow the text to its bound but at most 4x: a text
   // that grows more (a run of U+FDFA through NFKD) gets kOutOfMemory and
   // takes a workspace made for a longer text.

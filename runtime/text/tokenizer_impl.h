@@ -41,7 +41,8 @@ struct Growth {
 // for a pre-token depend on its bytes alone, so a hit is exact. Direct-mapped;
 // a word longer than kKeyBytes or with more than kIds ids is not kept.
 struct WordCache {
-  static constexpr size_t kSlots = 4096;  // a power of two
+  static constexpr size_t kMinTextBytes = 64;  // smaller workspaces have none
+  static constexpr size_t kSlots = 4096;       // a power of two
   static constexpr size_t kKeyBytes = 24;
   static constexpr size_t kIds = 8;
   struct Slot {
@@ -154,7 +155,8 @@ struct TokenizerImpl {
     size_t dec_bytes;  // decode buffer bytes
     size_t dec_spans;  // decode token spans
     size_t regex;      // regex scratch bytes
-    size_t off_cache;  // the WordCache
+    bool cache;        // a WordCache at off_cache (not for tiny texts: decode-only workspaces)
+    size_t off_cache;
     size_t off_norm_a, off_norm_b, off_pre_a, off_pre_b, off_spans_a, off_spans_b, off_spans_c, off_symbols,
         off_heap, off_dec_a, off_dec_b, off_dec_spans_a, off_dec_spans_b, off_regex, total;
   };
