@@ -20,7 +20,9 @@
 #
 # octet's side: `tokenizer_bench TOKENIZER_DIR FILE` must read FILE the same way and print one JSON
 # line {"bytes_per_s": ...}; it is looked up as $OCTET_BIN/tokenizer_bench. Without it the table
-# has HF's column only and says octet's is missing.
+# has HF's column only and says octet's is missing. Both cpu/wall columns (CPU time / wall time of
+# the best round) say how much of a core each side got: on a busy machine, compare runs whose two
+# columns are alike.
 #
 # Environment:
 #   OCTET_BIN  folder with tokenizer_bench (default build/host/bin)
@@ -67,7 +69,7 @@ have_octet=0
 [ -x "$octet" ] && have_octet=1
 
 printf "%s\n" "file: $(wc -c < "$text") bytes, $(grep -c . "$text") paragraphs; best of $ROUNDS rounds, one thread"
-printf '%-16s %12s %10s %12s %8s\n' tokenizer "HF MB/s" "HF cpu/wall" "octet MB/s" ratio
+printf '%-16s %12s %10s %12s %12s %8s\n' tokenizer "HF MB/s" "HF cpu/wall" "octet MB/s" "oct cpu/wall" ratio
 for name in $names; do
   if [ "$name" = austen ]; then
     dir=$repo/models/austen
@@ -83,17 +85,19 @@ for name in $names; do
   if [ $have_octet = 1 ]; then
     oc=$("$octet" "$dir" "$text" | tail -n 1)
     oc_bps=$(node -p "JSON.parse(process.argv[1]).bytes_per_s" "$oc")
+    oc_cpu=$(node -p "JSON.parse(process.argv[1]).cpu_per_wall ?? NaN" "$oc")
     node -e '
-      const [n, hf, cpu, oc] = process.argv.slice(1);
+      const [n, hf, cpu, oc, occpu] = process.argv.slice(1);
       const mb = (x) => (Number(x) / 1e6).toFixed(2);
       console.log(n.padEnd(16), mb(hf).padStart(12), Number(cpu).toFixed(2).padStart(10),
-                  mb(oc).padStart(12), (Number(oc) / Number(hf)).toFixed(2).padStart(7) + "x");
-    ' "$name" "$hf_bps" "$hf_cpu" "$oc_bps"
+                  mb(oc).padStart(12), Number(occpu).toFixed(2).padStart(12),
+                  (Number(oc) / Number(hf)).toFixed(2).padStart(7) + "x");
+    ' "$name" "$hf_bps" "$hf_cpu" "$oc_bps" "$oc_cpu"
   else
     node -e '
       const [n, hf, cpu] = process.argv.slice(1);
       console.log(n.padEnd(16), (Number(hf) / 1e6).toFixed(2).padStart(12), Number(cpu).toFixed(2).padStart(10),
-                  "missing".padStart(12), "-".padStart(8));
+                  "missing".padStart(12), "-".padStart(12), "-".padStart(8));
     ' "$name" "$hf_bps" "$hf_cpu"
   fi
 done

@@ -26,8 +26,9 @@ struct Candidate {
   uint32_t rank;
   uint32_t pos;     // the left symbol
   uint32_t merged;  // what the pair merges into
+  int32_t left, right;  // the pair's ids when pushed
 };
-static_assert(sizeof(Candidate) == 12, "the workspace plans 12 bytes a candidate");
+static_assert(sizeof(Candidate) == 20, "the workspace plans 20 bytes a candidate");
 
 bool Before(const Candidate& a, const Candidate& b) {
   return a.rank != b.rank ? a.rank < b.rank : a.pos < b.pos;
@@ -152,11 +153,12 @@ Status TokenizerImpl::Bpe(EncodeState& st, const uint8_t* w, size_t n) const {
     const auto push = [&](int32_t pos) -> bool {
       const int32_t next = sym[pos].next;
       if (next < 0) return true;
-      if (!TokFindMerge(merges, static_cast<uint32_t>(sym[pos].id),
+      if (!MayMerge(static_cast<uint32_t>(sym[pos].id), static_cast<uint32_t>(sym[next].id)) ||
+          !TokFindMerge(merges, static_cast<uint32_t>(sym[pos].id),
                         static_cast<uint32_t>(sym[next].id), &m)) {
         return true;
       }
-      return heap.Push(Candidate{m.rank, static_cast<uint32_t>(pos), m.merged});
+      return heap.Push(Candidate{m.rank, static_cast<uint32_t>(pos), m.merged, sym[pos].id, sym[next].id});
     };
     bool ok = true;
     for (size_t i = 0; i + 1 < count; ++i) ok = ok && push(static_cast<int32_t>(i));
@@ -165,9 +167,12 @@ Status TokenizerImpl::Bpe(EncodeState& st, const uint8_t* w, size_t n) const {
       Symbol& left = sym[top.pos];
       if (left.id < 0 || left.next < 0) continue;
       Symbol& right = sym[left.next];
-      if (!TokFindMerge(merges, static_cast<uint32_t>(left.id), static_cast<uint32_t>(right.id),
-                        &m) ||
-          m.merged != top.merged) {
+      // tokenizers checks that the pair now there merges into the same id; an
+      // unchanged pair does without the lookup.
+      if ((left.id != top.left || right.id != top.right) &&
+          (!TokFindMerge(merges, static_cast<uint32_t>(left.id), static_cast<uint32_t>(right.id),
+                         &m) ||
+           m.merged != top.merged)) {
         continue;  // stale
       }
       left.id = static_cast<int32_t>(top.merged);

@@ -3,6 +3,7 @@
 #include "text/tokenizer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <new>
 
@@ -18,6 +19,28 @@ namespace {
 constexpr StatusCode kArg = StatusCode::kInvalidArgument;
 
 size_t AlignUp(size_t n) { return (n + 15) & ~static_cast<size_t>(15); }
+
+// Tags for WordCache: one per Init, so no two live tokenizers share one.
+std::atomic<uint32_t> g_next_cache_tag{1};
+
+// The word cache's hash (never stored in a file, so byte order does not matter).
+uint32_t WordHash(const uint8_t* p, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
+  }
+  if (i < n) {
+    uint64_t w = 0;
+    std::memcpy(&w, p + i, n - i);
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
+  }
+  h ^= h >> 29;
+  h *= 0xFF51AFD7ED558CCDull;
+  return static_cast<uint32_t>(h >> 32);
+}
 
 }  // namespace
 
@@ -76,6 +99,8 @@ TokenizerImpl::Layout TokenizerImpl::LayoutFor(size_t max_text_bytes, size_t max
     off += AlignUp(bytes);
     return at;
   };
+  l.cache = max_text_bytes >= WordCache::kMinTextBytes;
+  l.off_cache = take(l.cache ? sizeof(WordCache) : 0);
   l.off_norm_a = take(l.piece);
   l.off_norm_b = take(l.piece);
   l.off_pre_a = take(l.pre);
@@ -84,7 +109,7 @@ TokenizerImpl::Layout TokenizerImpl::LayoutFor(size_t max_text_bytes, size_t max
   l.off_spans_b = take(l.spans * sizeof(Span));
   l.off_spans_c = take(l.spans * 12);  // pre_tokenizer.cc's Piece: {begin, end, match}
   l.off_symbols = take(l.symbols * 16);
-  l.off_heap = take(l.heap * 12);
+  l.off_heap = take(l.heap * 20);
   l.off_dec_a = take(l.dec_bytes);
   l.off_dec_b = take(l.dec_bytes);
   l.off_dec_spans_a = take(l.dec_spans * sizeof(Span));
@@ -143,6 +168,41 @@ Status TokenizerImpl::Emit(EncodeState& st, int32_t id) const {
   return Status::Ok();
 }
 
+Status TokenizerImpl::RunModel(EncodeState& st, const uint8_t* w, size_t n) const {
+  switch (model->kind()) {
+    case fb::TokModelKind::Bpe: return Bpe(st, w, n);
+    case fb::TokModelKind::WordPiece: return WordPiece(st, w, n);
+    case fb::TokModelKind::WordLevel: return WordLevel(st, w, n);
+    case fb::TokModelKind::Unigram: return Unigram(st, w, n);
+    default: return Status(StatusCode::kInternal, "tokenizer: no model");
+  }
+}
+
+Status TokenizerImpl::EncodeWord(EncodeState& st, const uint8_t* w, size_t n) const {
+  if (st.cache == nullptr || n > WordCache::kKeyBytes) return RunModel(st, w, n);
+  const uint32_t h = WordHash(w, n);
+  WordCache::Slot& slot = st.cache->slots[h & (WordCache::kSlots - 1)];
+  if (slot.hash == h && slot.key_len == n && std::memcmp(slot.key, w, n) == 0) {
+    if (slot.n_ids > st.max_ids - st.n_ids) {
+      return Status::Error(StatusCode::kOutOfMemory, "the text gives more than %zu ids", st.max_ids);
+    }
+    std::memcpy(st.ids + st.n_ids, slot.ids, slot.n_ids * sizeof(int32_t));
+    st.n_ids += slot.n_ids;
+    return Status::Ok();
+  }
+  const size_t first = st.n_ids;
+  OCTET_RETURN_IF_ERROR(RunModel(st, w, n));
+  const size_t count = st.n_ids - first;
+  if (count <= WordCache::kIds) {
+    slot.hash = h;
+    slot.key_len = static_cast<uint16_t>(n);
+    slot.n_ids = static_cast<uint16_t>(count);
+    std::memcpy(slot.key, w, n);
+    std::memcpy(slot.ids, st.ids + first, count * sizeof(int32_t));
+  }
+  return Status::Ok();
+}
+
 Status TokenizerImpl::EncodePlainPiece(EncodeState& st, const uint8_t* s, size_t n,
                                        bool at_origin) const {
   const uint8_t* text;
@@ -153,13 +213,7 @@ Status TokenizerImpl::EncodePlainPiece(EncodeState& st, const uint8_t* s, size_t
     const uint8_t* w = text + spans[i].begin;
     const size_t wn = spans[i].end - spans[i].begin;
     if (wn == 0) continue;
-    switch (model->kind()) {
-      case fb::TokModelKind::Bpe: OCTET_RETURN_IF_ERROR(Bpe(st, w, wn)); break;
-      case fb::TokModelKind::WordPiece: OCTET_RETURN_IF_ERROR(WordPiece(st, w, wn)); break;
-      case fb::TokModelKind::WordLevel: OCTET_RETURN_IF_ERROR(WordLevel(st, w, wn)); break;
-      case fb::TokModelKind::Unigram: OCTET_RETURN_IF_ERROR(Unigram(st, w, wn)); break;
-      default: return Status(StatusCode::kInternal, "tokenizer: no model");
-    }
+    OCTET_RETURN_IF_ERROR(EncodeWord(st, w, wn));
   }
   return Status::Ok();
 }
@@ -235,6 +289,7 @@ Status Tokenizer::Init(const fb::TokenizerSpec* spec) {
     t->byte_ids[b] = m.byte_ids() && m.byte_ids()->size() == 256 ? m.byte_ids()->Get(b) : -1;
   }
   t->byte_level = m.byte_level();
+  t->cache_tag = g_next_cache_tag.fetch_add(1, std::memory_order_relaxed);
   t->unk_id = m.unk_id();
   t->max_token_bytes = m.max_token_bytes();
   for (uint32_t i = 0; i < t->vocab_size; ++i) {
@@ -260,6 +315,16 @@ Status Tokenizer::Init(const fb::TokenizerSpec* spec) {
       if (t->byte_ids[b] >= 0) t->fallback_byte[static_cast<size_t>(t->byte_ids[b])] = static_cast<int16_t>(b);
     }
   }
+  if (t->merges != nullptr) {
+    t->merge_side.assign(t->vocab_size, 0);
+    const uint32_t slots = t->merges[0];
+    for (uint32_t i = 0; i < slots; ++i) {
+      const uint32_t* slot = t->merges + 1 + 4 * static_cast<size_t>(i);
+      if (slot[0] == kTokEmptyPair || slot[0] >= t->vocab_size || slot[1] >= t->vocab_size) continue;
+      t->merge_side[slot[0]] |= 1;
+      t->merge_side[slot[1]] |= 2;
+    }
+  }
   t->raw_added.Build(*spec, false);
   t->normalized_added.Build(*spec, true);
   OCTET_RETURN_IF_ERROR(InitNormalizers(*t));
@@ -278,6 +343,11 @@ Status Tokenizer::CreateWorkspace(size_t max_text_bytes, size_t max_decode_ids,
   const TokenizerImpl::Layout l = impl_->LayoutFor(max_text_bytes, max_decode_ids);
   ws->memory_.reset(new (std::nothrow) uint8_t[l.total + 16]);
   if (!ws->memory_) return Status(StatusCode::kOutOfMemory, "tokenizer workspace: out of memory");
+  if (l.cache) {
+    auto* cache = reinterpret_cast<WordCache*>(ws->memory_.get() + l.off_cache);
+    std::memset(cache, 0, sizeof(WordCache));
+    cache->tag = impl_->cache_tag;
+  }
   ws->bytes_ = l.total;
   ws->max_text_bytes_ = max_text_bytes;
   ws->max_decode_ids_ = max_decode_ids;
@@ -314,7 +384,14 @@ Status Tokenizer::Encode(const char* text, size_t n, const EncodeOptions& option
                          static_cast<unsigned>(static_cast<uint8_t>(text[valid])), valid);
   }
   TokenizerImpl::EncodeState st{&ws, impl_->LayoutFor(ws.max_text_bytes(), ws.max_decode_ids()),
-                                ids, max_ids, 0};
+                                ids, max_ids, 0, nullptr};
+  if (options.word_cache && st.layout.cache && ws.memory_) {
+    st.cache = reinterpret_cast<WordCache*>(ws.memory_.get() + st.layout.off_cache);
+    if (st.cache->tag != impl_->cache_tag) {
+      std::memset(st.cache->slots, 0, sizeof(st.cache->slots));
+      st.cache->tag = impl_->cache_tag;
+    }
+  }
   const auto* items = impl_->spec->template_single();
   const auto* data = reinterpret_cast<const uint8_t*>(text);
   Status s;
@@ -354,7 +431,7 @@ Status Tokenizer::Normalize(const char* text, size_t n, TokenizerWorkspace& ws, 
     return Status(kArg, "normalize: the text is too long or not valid UTF-8");
   }
   TokenizerImpl::EncodeState st{&ws, impl_->LayoutFor(ws.max_text_bytes(), ws.max_decode_ids()),
-                                nullptr, 0, 0};
+                                nullptr, 0, 0, nullptr};
   const uint8_t* o = nullptr;
   OCTET_RETURN_IF_ERROR(impl_->Normalize(st, reinterpret_cast<const uint8_t*>(text), n, &o, out_n));
   *out = reinterpret_cast<const char*>(o);

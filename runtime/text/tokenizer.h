@@ -30,6 +30,9 @@ namespace text {
 struct EncodeOptions {
   bool add_special_tokens = true;    // apply the template (BOS/CLS/SEP...)
   bool split_special_tokens = false; // special tokens' strings in the text are plain text
+  // Reuse the ids of words seen before in this workspace (same result, faster;
+  // false runs every word through the model, for tests of the cache).
+  bool word_cache = true;
 };
 
 class Tokenizer;
@@ -70,7 +73,8 @@ class Tokenizer {
   bool initialized() const { return impl_ != nullptr; }
 
   // A workspace for texts of up to max_text_bytes and id lists of up to
-  // max_decode_ids (Decode, StreamDecoder). Each stage (normalizers,
+  // max_decode_ids (Decode, StreamDecoder), plus a 256 KiB cache of encoded
+  // words (EncodeOptions::word_cache) when max_text_bytes >= 64. Each stage (normalizers,
   // pre-tokenizers) may grow the text to its bound but at most 4x: a text
   // that grows more (a run of U+FDFA through NFKD) gets kOutOfMemory and
   // takes a workspace made for a longer text.

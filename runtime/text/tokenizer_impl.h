@@ -41,6 +41,30 @@ struct Growth {
   }
 };
 
+// Words already encoded and their ids, kept in the workspace across Encode
+// calls (tokenizers' BPE and Unigram keep such a cache too): a model's ids
+// for a pre-token depend on its bytes alone, so a hit is exact. Direct-mapped;
+// a word longer than kKeyBytes or with more than kIds ids is not kept.
+struct WordCache {
+  static constexpr size_t kMinTextBytes = 64;  // smaller workspaces have none
+  static constexpr size_t kSlots = 4096;       // a power of two
+  static constexpr size_t kKeyBytes = 24;
+  static constexpr size_t kIds = 8;
+  struct Slot {
+    uint32_t hash;
+    uint16_t key_len;  // 0: empty (pre-tokens are never empty)
+    uint16_t n_ids;
+    uint8_t key[kKeyBytes];
+    int32_t ids[kIds];
+  };
+  // The tokenizer whose ids the slots hold (TokenizerImpl::cache_tag): a
+  // workspace handed to another tokenizer starts over.
+  uint64_t tag;
+  uint64_t pad;
+  Slot slots[kSlots];
+};
+static_assert(sizeof(WordCache::Slot) == 64, "one cache line a slot");
+
 // GPT-2's byte <-> character mapping (ByteLevel pre-tokenizer and decoder).
 struct ByteLevelMap {
   uint8_t utf8[256][2];  // the character of byte b, UTF-8 (1 or 2 bytes)
@@ -102,6 +126,7 @@ struct TokenizerImpl {
   bool byte_level = false;           // the model works on raw bytes (ByteLevel pre-tokenizer last)
   int32_t unk_id = -1;
   uint32_t max_token_bytes = 0;      // longest vocabulary string
+  uint64_t cache_tag = 0;            // unique per Init: WordCache::tag
 
   std::vector<NormalizerOp> normalizers;
   std::vector<PreTokenizerOp> pre_tokenizers;
@@ -110,6 +135,13 @@ struct TokenizerImpl {
   std::vector<uint8_t> special;  // [vocab_size] 1 = a special added token
   std::vector<uint8_t> eos;      // [vocab_size]
   std::vector<int16_t> fallback_byte;  // [vocab_size] byte-fallback models: the byte of <0xNN>, else -1
+  // [vocab_size] bit 0: the id is the left of some merge, bit 1: the right. A
+  // pair that fails either needs no probe of the (large, cache-cold) merges table.
+  std::vector<uint8_t> merge_side;
+  bool MayMerge(uint32_t left, uint32_t right) const {
+    return left < merge_side.size() && right < merge_side.size() && (merge_side[left] & 1) &&
+           (merge_side[right] & 2);
+  }
   Growth pre_growth;
   // The bytes a piece of n bytes can reach through the normalizers (every step's bound in turn).
   size_t NormBound(size_t n) const {
@@ -128,6 +160,8 @@ struct TokenizerImpl {
     size_t dec_bytes;  // decode buffer bytes
     size_t dec_spans;  // decode token spans
     size_t regex;      // regex scratch bytes
+    bool cache;        // a WordCache at off_cache (not for tiny texts: decode-only workspaces)
+    size_t off_cache;
     size_t off_norm_a, off_norm_b, off_pre_a, off_pre_b, off_spans_a, off_spans_b, off_spans_c, off_symbols,
         off_heap, off_dec_a, off_dec_b, off_dec_spans_a, off_dec_spans_b, off_regex, total;
   };
@@ -140,6 +174,7 @@ struct TokenizerImpl {
     int32_t* ids;
     size_t max_ids;
     size_t n_ids;
+    WordCache* cache;  // null: every word through the model
   };
   Status Emit(EncodeState& st, int32_t id) const;
   Status EncodeText(EncodeState& st, const uint8_t* text, size_t n, bool split_special) const;
@@ -147,6 +182,9 @@ struct TokenizerImpl {
   Status EncodeNormalizedPiece(EncodeState& st, const uint8_t* s, size_t n, bool split_special,
                                bool at_origin) const;
   Status EncodePlainPiece(EncodeState& st, const uint8_t* s, size_t n, bool at_origin) const;
+  // The model on one pre-token, through the word cache when there is one.
+  Status EncodeWord(EncodeState& st, const uint8_t* w, size_t n) const;
+  Status RunModel(EncodeState& st, const uint8_t* w, size_t n) const;
 
   // normalizer.cc: normalizes s[0, n) into the workspace; *out / *out_n the result.
   Status Normalize(EncodeState& st, const uint8_t* s, size_t n, const uint8_t** out,

@@ -44,9 +44,10 @@ struct LoadedTokenizer {
   text::Tokenizer tokenizer;
 };
 
-inline LoadedTokenizer LoadTokenizer(const std::string& name) {
+// From a tokenizer directory (tokenizer.json, optional tokenizer_config.json
+// and generation_config.json).
+inline LoadedTokenizer LoadTokenizerFromDir(const std::string& dir) {
   LoadedTokenizer t;
-  const std::string dir = TokenizerDir(name);
   convert::TokenizerSources sources;
   sources.tokenizer = ReadJsonOrNull(dir + "/tokenizer.json");
   sources.tokenizer_config = ReadJsonOrNull(dir + "/tokenizer_config.json");
@@ -78,6 +79,10 @@ inline LoadedTokenizer LoadTokenizer(const std::string& name) {
   const Status st = t.tokenizer.Init(t.model->tokenizer_spec());
   if (!st.ok()) t.error = std::string("init: ") + st.message();
   return t;
+}
+
+inline LoadedTokenizer LoadTokenizer(const std::string& name) {
+  return LoadTokenizerFromDir(TokenizerDir(name));
 }
 
 }  // namespace testing

@@ -1,10 +1,13 @@
 // The tokenizer's contracts beyond the goldens: errors (invalid UTF-8 with
 // its offset, limits), malformed tables refused at load, converter refusals,
-// no heap allocation per call, split_special_tokens, and BPE's heap merge
-// against a plain reference.
+// no heap allocation per call, split_special_tokens, BPE's heap merge
+// against a plain reference, and the word cache against the uncached path.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -295,6 +298,83 @@ TEST_CASE("BPE's heap merge equals the plain reference on random words") {
     for (const std::string& s : ReferenceBpe(symbols, ranks)) want.push_back(vocab[s].get<int32_t>());
     CAPTURE(word);
     CHECK(Encode(t.tokenizer, word, o) == want);
+  }
+}
+
+// Texts of random words over many scripts, drawn from a pool larger than the
+// word cache, so that words hit, miss and evict one another.
+std::vector<std::string> RandomMultilingualTexts(size_t texts, size_t words_per_text) {
+  const char* parts[] = {"the", "ing", "Mr", "s", "é", "ü", "ß", "œ", "α", "λόγ", "д", "жизнь",
+                         "日", "本語", "한", "👋", "🏽", "12", "7", "'s", "-", ",", ".", "’",
+                         "ا", "ب", "ि", "क", "\u0301", "\u200d", "ﬁ", "Ⅻ", "x", "QU"};
+  const char* gaps[] = {" ", " ", " ", "  ", "\n", " \t", ""};
+  uint32_t seed = 2024;
+  const auto next = [&](uint32_t n) {
+    seed = seed * 1664525u + 1013904223u;
+    return (seed >> 8) % n;
+  };
+  std::vector<std::string> pool(6000);
+  for (std::string& w : pool) {
+    const uint32_t len = 1 + next(6);
+    for (uint32_t k = 0; k < len; ++k) w += parts[next(sizeof(parts) / sizeof(parts[0]))];
+  }
+  std::vector<std::string> out(texts);
+  for (std::string& t : out) {
+    for (size_t k = 0; k < words_per_text; ++k) {
+      // Skewed toward the pool's start, as word frequencies are.
+      const uint32_t limit = next(4) == 0 ? static_cast<uint32_t>(pool.size()) : 300;
+      t += pool[next(limit)];
+      t += gaps[next(sizeof(gaps) / sizeof(gaps[0]))];
+    }
+  }
+  return out;
+}
+
+TEST_CASE("the word cache gives the uncached path's ids on large multilingual text") {
+  std::vector<std::string> texts;
+  {
+    std::ifstream in(OCTET_TOKENIZER_CORPUS);
+    REQUIRE(in);
+    std::string line;
+    while (std::getline(in, line)) texts.push_back(json::parse(line).get<std::string>());
+  }
+  REQUIRE(texts.size() > 300);
+  for (std::string& t : RandomMultilingualTexts(150, 400)) texts.push_back(std::move(t));
+  const size_t n_texts = texts.size();
+  for (size_t i = 0; i < n_texts; ++i) texts.push_back(texts[i]);  // again: all hits
+  size_t longest = 1;
+  for (const std::string& t : texts) longest = std::max(longest, t.size());
+
+  std::vector<std::string> names;
+  std::stringstream csv(OCTET_TOKENIZER_NAMES);
+  for (std::string name; std::getline(csv, name, ',');) names.push_back(name);
+  names.push_back("austen");
+  for (const std::string& name : names) {
+    CAPTURE(name);
+    testing::LoadedTokenizer t = testing::LoadTokenizer(name);
+    REQUIRE_MESSAGE(t.error.empty(), t.error);
+    TokenizerWorkspace cached, plain;
+    REQUIRE(t.tokenizer.CreateWorkspace(longest, 1, &cached).ok());
+    REQUIRE(t.tokenizer.CreateWorkspace(longest, 1, &plain).ok());
+    std::vector<int32_t> a(t.tokenizer.MaxIds(longest)), b(a.size());
+    EncodeOptions with, without;
+    without.word_cache = false;
+    size_t differ = 0, total_ids = 0;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      with.add_special_tokens = without.add_special_tokens = i % 2 == 0;
+      size_t na = 0, nb = 0;
+      const Status sa = t.tokenizer.Encode(texts[i].data(), texts[i].size(), with, cached, a.data(),
+                                           a.size(), &na);
+      const Status sb = t.tokenizer.Encode(texts[i].data(), texts[i].size(), without, plain,
+                                           b.data(), b.size(), &nb);
+      REQUIRE(sa.code() == sb.code());
+      total_ids += nb;
+      if (na != nb || !std::equal(a.begin(), a.begin() + static_cast<long>(na), b.begin())) {
+        if (differ++ < 3) MESSAGE("text " << i << " differs: " << texts[i].substr(0, 80));
+      }
+    }
+    CHECK(differ == 0);
+    CHECK(total_ids > 100000);
   }
 }
 
