@@ -21,6 +21,9 @@ Status TokenizerImpl::WordPiece(EncodeState& st, const uint8_t* w, size_t n) con
   const auto* pre = prefix ? reinterpret_cast<const uint8_t*>(prefix->data()) : nullptr;
   const size_t pre_n = prefix ? prefix->size() : 0;
   const size_t first_id = st.n_ids;
+  // A word's pieces may all turn into one unk at its last character, so
+  // running out of id slots is only an error once the word is matched whole.
+  bool out_of_slots = false;
   size_t start = 0;
   while (start < n) {
     const size_t extra = start > 0 ? pre_n : 0;
@@ -41,8 +44,15 @@ Status TokenizerImpl::WordPiece(EncodeState& st, const uint8_t* w, size_t n) con
       st.n_ids = first_id;  // the whole word becomes unk
       return unk();
     }
-    OCTET_RETURN_IF_ERROR(Emit(st, found));
+    if (st.n_ids < st.max_ids) {
+      st.ids[st.n_ids++] = found;
+    } else {
+      out_of_slots = true;
+    }
     start = end;
+  }
+  if (out_of_slots) {
+    return Status::Error(StatusCode::kOutOfMemory, "the text gives more than %zu ids", st.max_ids);
   }
   return Status::Ok();
 }

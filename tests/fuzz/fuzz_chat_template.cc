@@ -4,6 +4,8 @@
 // limits. Any crash, hang, sanitizer report or out-of-bounds write is a bug.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <string_view>
@@ -16,7 +18,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t template_size = nul == nullptr ? size : static_cast<size_t>(nul - bytes);
   octet::Result<octet::text::ChatTemplate> parsed =
       octet::text::ChatTemplate::Parse(std::string_view(bytes, template_size));
-  if (!parsed.ok()) return 0;
+  if (!parsed.ok()) {
+    if (parsed.status().message()[0] != '\0') return 0;
+    std::fprintf(stderr, "chat template: refused without a message\n");
+    std::abort();
+  }
 
   static const char* const kRoles[] = {"system", "user", "assistant", "user", "tool", "user"};
   octet::text::ChatMessage messages[6];
@@ -38,8 +44,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   input.messages = messages;
   input.num_messages = num_messages;
   input.add_generation_prompt = (size & 1) != 0;
-  input.bos_token = {true, "<s>"};
-  input.eos_token = {true, "</s>"};
+  // jinja2's Undefined bos/eos now and then (tokenizers without them).
+  input.bos_token = {(size & 2) == 0, "<s>"};
+  input.eos_token = {(size & 4) == 0, "</s>"};
   input.now = &now;
   octet::text::ChatRenderLimits limits;
   limits.max_steps = 1 << 16;
@@ -47,6 +54,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static char scratch[1 << 18];
   static char out[1 << 14];
   size_t written = 0;
-  (void)parsed.value().Render(input, scratch, sizeof(scratch), out, sizeof(out), &written, limits);
+  const octet::Status status =
+      parsed.value().Render(input, scratch, sizeof(scratch), out, sizeof(out), &written, limits);
+  if ((!status.ok() && status.message()[0] == '\0') || (status.ok() && written > sizeof(out))) {
+    std::fprintf(stderr, "chat template: %s\n",
+                 status.ok() ? "rendered more than the buffer" : "refused without a message");
+    std::abort();
+  }
   return 0;
 }

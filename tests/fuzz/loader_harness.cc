@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "engine/session.h"
+#include "text/chat_template.h"
+#include "text/tokenizer.h"
 
 namespace octet {
 namespace testing {
@@ -151,6 +153,143 @@ std::string RunLoadedModel(const Model& model) {
   return "";
 }
 
+namespace {
+
+bool Silent(const Status& s) { return !s.ok() && s.message()[0] == '\0'; }
+
+// Encodes text, checks the ids, decodes and streams them back.
+std::string EncodeRoundTrip(const text::Tokenizer& tok, text::TokenizerWorkspace& ws,
+                            const char* text, size_t n, const text::EncodeOptions& options) {
+  static int32_t ids[4096];
+  static char out[1 << 16];
+  const size_t max_ids = tok.MaxIds(n) < 4096 ? tok.MaxIds(n) : 4096;
+  size_t n_ids = 0;
+  Status s = tok.Encode(text, n, options, ws, ids, max_ids, &n_ids);
+  if (Silent(s)) return "Encode refused without a message";
+  if (!s.ok()) return "";  // e.g. a word with no token and no unk
+  if (n_ids > max_ids) return "Encode gave more ids than it had room for";
+  for (size_t i = 0; i < n_ids; ++i) {
+    if (ids[i] < 0 || static_cast<uint32_t>(ids[i]) >= tok.vocab_size()) {
+      return "Encode gave an id outside the vocabulary";
+    }
+  }
+  const size_t use = n_ids < ws.max_decode_ids() ? n_ids : ws.max_decode_ids();
+  for (bool skip : {false, true}) {
+    size_t n_out = 0;
+    const size_t bound = tok.MaxDecodedBytes(use);
+    s = tok.Decode(ids, use, skip, ws, out, bound < sizeof(out) ? bound : sizeof(out), &n_out);
+    if (Silent(s)) return "Decode refused without a message";
+    if (!s.ok() && bound <= sizeof(out)) {
+      return std::string("Decode of Encode's ids failed within MaxDecodedBytes: ") + s.message();
+    }
+    if (s.ok() && n_out > bound) return "Decode wrote more than MaxDecodedBytes";
+    text::StreamDecoder stream;
+    s = stream.Init(&tok, &ws, skip);
+    if (!s.ok()) return Silent(s) ? "StreamDecoder::Init refused without a message" : "";
+    size_t streamed = 0;
+    for (size_t i = 0; i < use && s.ok(); ++i) {
+      size_t got = 0;
+      s = stream.Push(ids[i], out, sizeof(out), &got);
+      streamed += got;
+    }
+    if (s.ok()) {
+      size_t got = 0;
+      s = stream.Finish(out, sizeof(out), &got);
+      streamed += got;
+    }
+    if (Silent(s)) return "StreamDecoder refused without a message";
+    g_sink = g_sink + streamed;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string RunLoadedTokenizer(const Model& model) {
+  const fb::TokenizerSpec* spec = model.tokenizer_spec();
+  if (spec == nullptr) return "";
+  text::Tokenizer tok;
+  Status s = tok.Init(spec);
+  if (!s.ok()) return Silent(s) ? "Tokenizer::Init refused without a message" : "";
+  text::TokenizerWorkspace ws;
+  s = tok.CreateWorkspace(1024, 1024, &ws);
+  if (!s.ok()) return Silent(s) ? "CreateWorkspace refused without a message" : "";
+
+  std::string texts[] = {
+      "Hello, world! It's 2024.",
+      "  caf\xC3\xA9 \xEF\xBC\xA1\xEF\xAC\x81 \xE6\x97\xA5\xE6\x9C\xAC\xF0\x9F\x99\x82\n\t x",
+      "<s>[INST] hi [/INST]</s><|im_start|>user\n<|endoftext|>[CLS] a [SEP]",
+      "",
+      std::string(),
+  };
+  // The tokenizer's own added tokens, so the added-token matcher runs.
+  if (spec->added_tokens() != nullptr) {
+    for (uint32_t i = 0; i < spec->added_tokens()->size() && i < 8; ++i) {
+      const auto* a = spec->added_tokens()->Get(i);
+      if (a != nullptr && a->content() != nullptr && a->content()->size() < 64) {
+        texts[4] += a->content()->str() + (i % 2 ? " x" : "");
+      }
+    }
+  }
+  for (const std::string& t : texts) {
+    for (int o = 0; o < 4; ++o) {
+      text::EncodeOptions options;
+      options.add_special_tokens = (o & 1) != 0;
+      options.split_special_tokens = (o & 2) != 0;
+      const std::string broken = EncodeRoundTrip(tok, ws, t.data(), t.size(), options);
+      if (!broken.empty()) return broken;
+    }
+  }
+
+  // Fixed ids, the eos ids, and one id past the vocabulary.
+  int32_t ids[80];
+  size_t n = 0;
+  for (uint32_t i = 0; i < 64 && i < tok.vocab_size(); ++i) ids[n++] = static_cast<int32_t>(i);
+  if (spec->eos_ids() != nullptr) {
+    for (uint32_t i = 0; i < spec->eos_ids()->size() && n < 80; ++i) ids[n++] = spec->eos_ids()->Get(i);
+  }
+  static char out[1 << 16];
+  size_t n_out = 0;
+  for (bool skip : {false, true}) {
+    s = tok.Decode(ids, n, skip, ws, out, sizeof(out), &n_out);
+    if (Silent(s)) return "Decode refused without a message";
+  }
+  const int32_t past = static_cast<int32_t>(tok.vocab_size());
+  s = tok.Decode(&past, 1, false, ws, out, sizeof(out), &n_out);
+  if (s.ok()) return "Decode took an id past the vocabulary";
+  for (size_t i = 0; i < n; ++i) {
+    size_t size = 0;
+    const char* bytes = tok.TokenBytes(ids[i], &size);
+    if (bytes != nullptr) g_sink = g_sink + Checksum(reinterpret_cast<const uint8_t*>(bytes), size);
+    g_sink = g_sink + tok.TokenText(ids[i], ws, out, 64) + tok.IsSpecial(ids[i]) + tok.IsEos(ids[i]);
+  }
+
+  if (spec->chat_template() == nullptr || spec->chat_template()->size() == 0) return "";
+  Result<text::ChatTemplate> chat = text::ChatTemplate::Parse(spec->chat_template()->string_view());
+  if (!chat.ok()) return Silent(chat.status()) ? "ChatTemplate::Parse refused without a message" : "";
+  const text::ChatMessage messages[] = {
+      {"system", "Be brief."}, {"user", "Hi <s> there"}, {"assistant", "Hello!"}, {"user", "Bye"}};
+  text::ChatRenderInput input;
+  input.messages = messages;
+  input.num_messages = 4;
+  const auto str = [](const flatbuffers::String* v) {
+    return text::ChatText{v != nullptr, v != nullptr ? v->string_view() : std::string_view()};
+  };
+  input.bos_token = str(spec->bos_token());
+  input.eos_token = str(spec->eos_token());
+  text::ChatRenderLimits limits;
+  limits.max_steps = 1 << 16;
+  limits.max_loop_items = 1 << 12;
+  static char scratch[1 << 16];
+  static char rendered[1024];
+  size_t rendered_size = 0;
+  s = chat->Render(input, scratch, sizeof(scratch), rendered, sizeof(rendered), &rendered_size, limits);
+  if (Silent(s)) return "ChatTemplate::Render refused without a message";
+  if (!s.ok()) return "";
+  if (rendered_size > sizeof(rendered)) return "Render reported more than it had room for";
+  return EncodeRoundTrip(tok, ws, rendered, rendered_size, text::EncodeOptions{false, false});
+}
+
 Status LoadUntrusted(const uint8_t* data, size_t size, std::string* broken_promise) {
   broken_promise->clear();
   // posix_memalign keeps the exact size, so ASan's redzone starts at data[size].
@@ -165,6 +304,7 @@ Status LoadUntrusted(const uint8_t* data, size_t size, std::string* broken_promi
     if (model.ok()) {
       *broken_promise = WalkLoadedModel(*model, static_cast<const uint8_t*>(buffer), size);
       if (broken_promise->empty()) *broken_promise = RunLoadedModel(*model);
+      if (broken_promise->empty()) *broken_promise = RunLoadedTokenizer(*model);
     } else {
       status = model.status();
     }

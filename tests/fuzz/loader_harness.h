@@ -28,9 +28,20 @@ std::string WalkLoadedModel(const Model& model, const uint8_t* begin, uint64_t s
 // NaN weights; what must not happen is a crash or a sanitizer report.
 std::string RunLoadedModel(const Model& model);
 
+// When the model carries a compiled tokenizer (which the loader verified):
+// binds it, encodes a few fixed texts (its own added tokens' strings among
+// them) with and without special tokens and their splitting, decodes the ids,
+// streams them, decodes fixed and out-of-range ids, labels tokens, and renders
+// the chat template when there is one, then encodes the rendered text. A table
+// that passes the checks but disagrees with itself shows up as a crash or a
+// sanitizer report; the checked promises are: ids inside the vocabulary and
+// within MaxIds, decodes of those ids succeed within MaxDecodedBytes, an
+// out-of-range id is refused, every refusal has a message.
+std::string RunLoadedTokenizer(const Model& model);
+
 // Copies `data` into a 64-byte aligned buffer of exactly `size` bytes (so
 // AddressSanitizer reports any read past the end), loads it with
-// Model::FromBuffer, and walks and runs it when it loads. Returns the load status;
+// Model::FromBuffer, and walks and runs it (model and tokenizer) when it loads. Returns the load status;
 // *broken_promise gets WalkLoadedModel's answer ("" after a failed load).
 Status LoadUntrusted(const uint8_t* data, size_t size, std::string* broken_promise);
 

@@ -14,6 +14,11 @@
 
 #include "fuzz/loader_harness.h"
 #include "fuzz/seed_models.h"
+#ifdef OCTET_REPLAY_TOKENIZER_SEEDS
+#include <exception>
+
+#include "fuzz/tokenizer_seeds.h"
+#endif
 
 namespace {
 
@@ -66,6 +71,19 @@ int main(int argc, char** argv) {
     failures += Check(name, bytes, true);
     ++inputs;
   }
+#ifdef OCTET_REPLAY_TOKENIZER_SEEDS
+  // The loader fuzzer's real-tokenizer seeds (built with the converter).
+  try {
+    for (const auto& [name, bytes] : octet::testing::TokenizerModels(
+             OCTET_TOKENIZER_DATA_DIR, OCTET_CHAT_TEMPLATES_DIR, /*cut=*/true)) {
+      failures += Check(name, bytes, true);
+      ++inputs;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "FAIL tokenizer seeds: %s\n", e.what());
+    ++failures;
+  }
+#endif
   std::printf("%zu inputs, %d failures\n", inputs, failures);
   return failures == 0 ? 0 : 1;
 }
