@@ -6,6 +6,8 @@
 #   encode         tests/fuzz/fuzz_encode.cc: arbitrary text and id lists
 #                  through real tokenizers (encode, decode, stream decode)
 #   chat_template  tests/fuzz/fuzz_chat_template.cc: template source + messages
+#   regex          tests/fuzz/fuzz_regex.cc: the tokenizers' regex engine (pattern, a 0
+#                  byte, text), seeded with real pre-tokenizer patterns
 #
 # Configures build/host-fuzz with clang-14 (the host-fuzz preset when
 # CMakePresets.json has it), builds the fuzzers and the seed generator, writes
@@ -15,8 +17,8 @@
 # Time: OCTET_FUZZ_SECONDS caps the loader's run (default 900;
 # scripts/test-all.sh sets 60) and the others' too, but those stop at 60 s
 # unless their own budget says otherwise: OCTET_FUZZ_SECONDS_LOADER,
-# OCTET_FUZZ_SECONDS_ENCODE, OCTET_FUZZ_SECONDS_CHAT_TEMPLATE.
-# OCTET_FUZZ_TARGETS picks targets (default "loader encode chat_template").
+# OCTET_FUZZ_SECONDS_ENCODE, OCTET_FUZZ_SECONDS_CHAT_TEMPLATE, OCTET_FUZZ_SECONDS_REGEX (30).
+# OCTET_FUZZ_TARGETS picks targets (default "loader encode chat_template regex").
 # OCTET_FUZZ_ARGS adds libFuzzer flags (e.g. "-jobs=2 -workers=2").
 #
 # Exit status: non-zero when the build fails or any target finds a crash, a
@@ -34,7 +36,7 @@ ROOT=$(pwd)
 RUNS=${1:-1000000}
 BUILD="$ROOT/build/host-fuzz"
 JOBS=${OCTET_JOBS:-$(nproc 2>/dev/null || echo 2)}
-TARGETS=${OCTET_FUZZ_TARGETS:-loader encode chat_template}
+TARGETS=${OCTET_FUZZ_TARGETS:-loader encode chat_template regex}
 CAP=${OCTET_FUZZ_SECONDS:-900}
 SMALL_CAP=$(( CAP < 60 ? CAP : 60 ))
 
@@ -48,8 +50,8 @@ done
 build_targets=(octet_fuzz_seeds)
 for t in $TARGETS; do
   case $t in
-    loader|encode|chat_template) build_targets+=("octet_fuzz_$t") ;;
-    *) echo "fuzz.sh: unknown target '$t' (loader, encode, chat_template)" >&2; exit 2 ;;
+    loader|encode|chat_template|regex) build_targets+=("octet_fuzz_$t") ;;
+    *) echo "fuzz.sh: unknown target '$t' (loader, encode, chat_template, regex)" >&2; exit 2 ;;
   esac
 done
 
@@ -84,6 +86,14 @@ seed() {
           >"$dir/$(basename "$tmpl" .jinja)"
         { cat "$tmpl"; printf '\0\0'; } >"$dir/$(basename "$tmpl" .jinja)_empty"
       done ;;
+    regex)
+      # GPT-2's and Llama 3's split patterns and a Replace pattern, each with a text.
+      local text="Hello world's 12345 CAFÉ  déjà vu\r\n\t你好 🙂\u00a0end"
+      printf '%s\0%b' "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+" \
+        "$text" >"$dir/gpt2"
+      printf '%s\0%b' "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" \
+        "$text" >"$dir/llama3"
+      printf '%s\0%b' " {2,}" "$text" >"$dir/replace" ;;
   esac
 }
 
@@ -124,6 +134,9 @@ for t in $TARGETS; do
     chat_template)
       run chat_template "${OCTET_FUZZ_SECONDS_CHAT_TEMPLATE:-$SMALL_CAP}" -max_len=16384 \
           || failed+=(chat_template) ;;
+    regex)
+      run regex "${OCTET_FUZZ_SECONDS_REGEX:-$(( SMALL_CAP < 30 ? SMALL_CAP : 30 ))}" -max_len=4096 \
+          || failed+=(regex) ;;
   esac
 done
 if [ ${#failed[@]} -gt 0 ]; then
