@@ -25,9 +25,14 @@
 # files; and, when llvm-objdump is there, if a file lacks the instruction it exists
 # for.
 #
+# Then the hosted runtime code Android ships too (runtime/text) is compiled with
+# -fsyntax-only for the same three triples against the Debian cross toolchains'
+# glibc and libstdc++ headers (no NDK here: see that section for what this catches).
+#
 # usage: scripts/android-compile-check.sh
 # env:   CLANGXX (default clang++-14), LLVM_OBJDUMP (default llvm-objdump-14),
-#        LLVM_NM (default llvm-nm-14)
+#        LLVM_NM (default llvm-nm-14), FLATC (default flatc), FLATBUFFERS_INCLUDE
+#        (the directory holding flatbuffers/, default /usr/include)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -164,6 +169,78 @@ for header in "$root"/runtime/kernels/*.h "$root"/runtime/kernels/*/*.h; do
     echo "ok   $rel (compiled through the kernel files)"
   fi
 done
+
+# The hosted runtime code that ships in the Android library too: runtime/text (the
+# tokenizers and chat templates). Without an NDK there is no bionic or libc++, so
+# each file is compiled with -fsyntax-only for each Android triple against the
+# Debian cross toolchains' glibc and libstdc++ headers of the same architecture
+# (scripts/setup.sh installs them). That catches what the triple changes (32-bit
+# size_t and long on armv7a, clang's warnings with -Werror, the float ABI), not a
+# declaration bionic or libc++ lacks; the android-arm64 preset with an NDK does that.
+text_files=("$root"/runtime/text/*.cc)
+[ ${#text_files[@]} -gt 0 ] || { echo "error: no files under $root/runtime/text" >&2; exit 1; }
+flatc=${FLATC:-flatc}
+fb_include=${FLATBUFFERS_INCLUDE:-/usr/include}
+command -v "$flatc" >/dev/null || { echo "error: $flatc not found (set FLATC)" >&2; exit 1; }
+[ -f "$fb_include/flatbuffers/flatbuffers.h" ] ||
+  { echo "error: no flatbuffers/flatbuffers.h under $fb_include (set FLATBUFFERS_INCLUDE)" >&2; exit 1; }
+# Only the FlatBuffers headers from the build machine's include directory (they are
+# architecture-independent); its libc headers must not shadow the target's.
+mkdir -p "$out/gen" "$out/fb" "$out/shim/gnu"
+ln -s "$fb_include/flatbuffers" "$out/fb/flatbuffers"
+"$flatc" --cpp --scoped-enums --gen-object-api -o "$out/gen" "$root/runtime/format/octet_model.fbs"
+# armeabi-v7a is softfp; Debian's armhf glibc only has the hard-float stubs list,
+# which names unimplemented functions and declares nothing. FlatBuffers reads the
+# API level from bionic's header when __ANDROID__ is defined.
+mkdir -p "$out/shim/android"
+: >"$out/shim/gnu/stubs-soft.h"
+printf '#pragma once\n#ifndef __ANDROID_API__\n#define __ANDROID_API__ 24\n#endif\n' \
+  >"$out/shim/android/api-level.h"
+
+# cross_headers <gnu triple> <include dir>: the -isystem flags of one toolchain
+# (a cross toolchain keeps its libstdc++ target headers under c++/<ver>/<triple>,
+# the build machine's own under <triple>/c++/<ver>).
+cross_headers() {
+  local gnu=$1 inc=$2 cxx ver
+  cxx=$(ls -d "$inc"/c++/[0-9]* 2>/dev/null | sort -V | tail -n 1)
+  ver=${cxx##*/}
+  if [ -d "$cxx/$gnu" ]; then
+    echo "-isystem $cxx -isystem $cxx/$gnu -isystem $inc"
+  else
+    echo "-isystem $cxx -isystem $inc/$gnu/c++/$ver -isystem $inc/$gnu -isystem $inc"
+  fi
+}
+
+text_checked=0
+for triple in aarch64-linux-android24 armv7a-linux-androideabi24 x86_64-linux-android24; do
+  case "$triple" in
+    aarch64*) gnu=aarch64-linux-gnu inc=/usr/aarch64-linux-gnu/include isa="-march=armv8-a" ;;
+    armv7a*) gnu=arm-linux-gnueabihf inc=/usr/arm-linux-gnueabihf/include
+             isa="-march=armv7-a -mfpu=neon -mfloat-abi=softfp" ;;
+    x86_64*) gnu=x86_64-linux-gnu inc=/usr/include isa="" ;;
+  esac
+  if [ ! -f "$inc/stdio.h" ]; then
+    echo "FAIL $triple runtime/text: no C headers in $inc (install the $gnu g++, scripts/setup.sh)" >&2
+    failures=$((failures + 1))
+    continue
+  fi
+  read -r -a hdrs <<<"$(cross_headers "$gnu" "$inc")"
+  read -r -a isa_flags <<<"$isa"
+  for src in "${text_files[@]}"; do
+    rel=${src#"$root"/}
+    if ! "$cxx" --target="$triple" "${isa_flags[@]}" -x c++ -std=c++17 -fsyntax-only \
+         -fno-exceptions -fno-rtti -Wall -Wextra -Wshadow -Wno-unused-parameter -Werror \
+         -nostdinc++ -nostdlibinc "${hdrs[@]}" -isystem "$out/shim" -isystem "$out/fb" \
+         -I "$out/gen" -I "$root/runtime" "$src"; then
+      echo "FAIL $triple $rel: does not compile (hosted runtime code)" >&2
+      failures=$((failures + 1))
+      continue
+    fi
+    echo "ok   $triple $rel (syntax, $gnu headers)"
+    text_checked=$((text_checked + 1))
+  done
+done
+checked=$((checked + text_checked))
 
 if [ "$failures" -ne 0 ]; then
   echo "android-compile-check: $failures failure(s), $checked ok" >&2
