@@ -29,15 +29,17 @@ case "${1:-}" in
   *) die "unknown option '$1' (usage: scripts/setup.sh [--demo])" ;;
 esac
 
+# g++ rather than build-essential: the presets build with Ninja, and dpkg-dev's
+# perl stack would add a third to a fresh machine's download.
 DEMO_PACKAGES=(
-  build-essential cmake ninja-build
+  g++ cmake ninja-build
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
   libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev
 )
 PACKAGES=("${DEMO_PACKAGES[@]}")
 if [ "$PROFILE" = all ]; then
   PACKAGES+=(
-    doctest-dev libcairo2-dev
+    build-essential doctest-dev libcairo2-dev
     g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user
     clang-14 libclang-rt-14-dev lld-14 llvm-14
     valgrind hyperfine linux-perf
