@@ -35,7 +35,11 @@ struct Growth {
   size_t add = 0;
   // Saturates: a hostile file's bounds must not wrap to a small size.
   size_t Apply(size_t n) const {
-    constexpr size_t kHuge = static_cast<size_t>(1) << 40;
+    // 2^40 where size_t has 64 bits; a quarter of the address space on 32-bit
+    // targets (armhf), where 2^40 does not fit.
+    constexpr uint64_t kHuge64 = static_cast<uint64_t>(1) << 40;
+    constexpr size_t kHuge =
+        SIZE_MAX / 4 < kHuge64 ? SIZE_MAX / 4 : static_cast<size_t>(kHuge64);
     if (n >= kHuge || num >= kHuge || add >= kHuge || (n != 0 && num > kHuge / n)) return kHuge;
     return (num * n + den - 1) / den + add;
   }
