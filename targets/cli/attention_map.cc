@@ -98,10 +98,6 @@ uint32_t NextCodePoint(const std::string& text, size_t* at) {
   return cp;
 }
 
-void Check(bool ok, const std::string& what) {
-  if (!ok) throw Failure("attention map: " + what);
-}
-
 }  // namespace
 
 uint32_t AttentionColor(float p) {
@@ -161,6 +157,10 @@ void AttentionMapGeometry::TokensOfPixel(int at, int extent, uint32_t n, uint32_
 
 #ifdef OCTET_HAVE_CAIRO
 namespace {
+
+void Check(bool ok, const std::string& what) {
+  if (!ok) throw Failure("attention map: " + what);
+}
 
 // Text widths for the layout, from a scratch context.
 class Measure {

@@ -26,17 +26,22 @@ execute_process(COMMAND ${EMULATOR} ${CONVERT} "${MODEL_DIR}" -o "${WORK}/int8.o
 check_run("octet-convert --dtype int8")
 message(STATUS "${out}")
 
-# Text calibration: encoded with the checkpoint's tokenizer.json.
-file(WRITE "${WORK}/calibration.txt"
-     "It is a truth universally acknowledged, that a single man in possession of a good "
-     "fortune, must be in want of a wife.\n\n\"My dear Mr. Bennet,\" said his lady to him one "
-     "day, \"have you heard that Netherfield Park is let at last?\"\n")
-execute_process(COMMAND ${EMULATOR} ${CONVERT} "${MODEL_DIR}" -o "${WORK}/text.octet"
-                        --calibration "${WORK}/calibration.txt"
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-check_run("octet-convert --calibration text")
-if(NOT out MATCHES "calibration: 1 sequences, [0-9]+ token ids \\(text encoded with tokenizer\\.json\\)")
-  message(FATAL_ERROR "text calibration was not encoded: ${out}")
+# Text calibration: encoded with the checkpoint's tokenizer.json. A converter feature (the
+# converter runs on desktops): checked on the host presets, not again under qemu.
+if(EMULATOR)
+  message(STATUS "text calibration: checked on the host presets (converter-side), not under the emulator")
+else()
+  file(WRITE "${WORK}/calibration.txt"
+       "It is a truth universally acknowledged, that a single man in possession of a good "
+       "fortune, must be in want of a wife.\n\n\"My dear Mr. Bennet,\" said his lady to him one "
+       "day, \"have you heard that Netherfield Park is let at last?\"\n")
+  execute_process(COMMAND ${EMULATOR} ${CONVERT} "${MODEL_DIR}" -o "${WORK}/text.octet"
+                          --calibration "${WORK}/calibration.txt"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  check_run("octet-convert --calibration text")
+  if(NOT out MATCHES "calibration: 1 sequences, [0-9]+ token ids \\(text encoded with tokenizer\\.json\\)")
+    message(FATAL_ERROR "text calibration was not encoded: ${out}")
+  endif()
 endif()
 
 foreach(dtype fp32 int8)
