@@ -77,10 +77,13 @@ void AddCompiledTokenizer(const std::filesystem::path& dir, const nlohmann::json
     }
     if (!legacy) return;
     try {
-      sources.tokenizer = LegacyTokenizerJson(
-          dir, sources.tokenizer_config.is_null() ? nlohmann::json::object() : sources.tokenizer_config);
-      sources.config = config;
-      writer.SetCompiledTokenizer(CompileTokenizer(sources));
+      nlohmann::json generation_config;
+      if (std::filesystem::is_regular_file(dir / "generation_config.json", ec)) {
+        generation_config = ReadJsonFile(dir / "generation_config.json", "generation_config.json");
+      }
+      writer.SetCompiledTokenizer(CompileLegacyTokenizer(
+          dir, sources.tokenizer_config.is_null() ? nlohmann::json::object() : sources.tokenizer_config,
+          config, generation_config));
     } catch (const Error& e) {
       warnings.push_back(std::string("no compiled tokenizer (ids only): ") + e.what());
     }

@@ -18,6 +18,10 @@
 # (no per-call JS overhead) with RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false; its
 # cpu_per_wall column (CPU time / wall time, ~1.00) shows it used one thread.
 #
+# Marian has no Hugging Face fast tokenizer: its row compares against the slow tokenizer's
+# engine instead, Debian's python3-sentencepiece on source.spm plus the vocab.json mapping
+# (tests/tokenizer/bench_marian_ref.py, in the HF column).
+#
 # octet's side: `tokenizer_bench TOKENIZER_DIR FILE` must read FILE the same way and print one JSON
 # line {"bytes_per_s": ...}; it is looked up as $OCTET_BIN/tokenizer_bench. Without it the table
 # has HF's column only and says octet's is missing. Both cpu/wall columns (CPU time / wall time of
@@ -75,11 +79,16 @@ for name in $names; do
     dir=$repo/models/austen
   else
     dir=$WORK/tok/$name
-    if [ ! -f "$dir/tokenizer.json" ]; then
+    if [ ! -d "$dir" ]; then
       mkdir -p "$dir" && tar -xJf "$tokdir/data/$name.tar.xz" -C "$dir"
     fi
   fi
-  hf=$(RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false node "$tokdir/bench_hf.js" "$dir" "$text")
+  if [ -f "$dir/tokenizer.json" ]; then
+    hf=$(RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false node "$tokdir/bench_hf.js" "$dir" "$text")
+  else
+    # Marian: HF has only the slow tokenizer; its SentencePiece library is the reference.
+    hf=$(/usr/bin/python3 "$tokdir/bench_marian_ref.py" "$dir" "$text")
+  fi
   hf_bps=$(node -p "JSON.parse(process.argv[1]).bytes_per_s" "$hf")
   hf_cpu=$(node -p "JSON.parse(process.argv[1]).cpu_per_wall" "$hf")
   if [ $have_octet = 1 ]; then

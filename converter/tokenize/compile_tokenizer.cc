@@ -163,9 +163,10 @@ std::string HexByteToken(uint8_t b) {
   return buf;
 }
 
-// The vocabulary index over `keys` (key -> id; a later key wins, as a map insert).
-std::vector<uint32_t> BuildIndex(const std::vector<std::pair<std::string, int32_t>>& keys,
-                                 uint32_t* max_key) {
+}  // namespace
+
+std::vector<uint32_t> BuildTokIndex(const std::vector<std::pair<std::string, int32_t>>& keys,
+                                    uint32_t* max_key) {
   const uint32_t slots = text::TokSlotsFor(keys.size());
   std::vector<uint32_t> index(1 + static_cast<size_t>(slots), 0);
   index[0] = slots;
@@ -179,6 +180,13 @@ std::vector<uint32_t> BuildIndex(const std::vector<std::pair<std::string, int32_
     index[1 + i] = static_cast<uint32_t>(id) + 1;
   }
   return index;
+}
+
+namespace {
+
+std::vector<uint32_t> BuildIndex(const std::vector<std::pair<std::string, int32_t>>& keys,
+                                 uint32_t* max_key) {
+  return BuildTokIndex(keys, max_key);
 }
 
 struct Vocab {

@@ -9,7 +9,11 @@
 //   tokenizer.json: pre_tokenizer UnicodeScripts is not supported
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +31,11 @@ struct TokenizerSources {
 
 // Throws convert::Error. The result passes text::CheckTokenizerSpec.
 std::unique_ptr<fb::TokenizerSpecT> CompileTokenizer(const TokenizerSources& sources);
+
+// A TokModel.index-layout table over `keys` (key -> id; a later key wins);
+// *max_key gets the longest key's length.
+std::vector<uint32_t> BuildTokIndex(const std::vector<std::pair<std::string, int32_t>>& keys,
+                                    uint32_t* max_key);
 
 }  // namespace convert
 }  // namespace octet

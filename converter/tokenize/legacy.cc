@@ -12,6 +12,8 @@
 
 #include "import/error.h"
 #include "import/json_util.h"
+#include "tokenize/compile_tokenizer.h"
+#include "tokenize/marian_tokenizer.h"
 #include "tokenize/sentencepiece_model.h"
 
 namespace octet {
@@ -883,7 +885,9 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
 
 // --- which converter ------------------------------------------------------------
 
-std::string TokenizerClass(const fs::path& dir, const json& config) {
+}  // namespace
+
+std::string LegacyTokenizerClass(const fs::path& dir, const json& config) {
   if (config.is_object() && config.contains("tokenizer_class") &&
       config["tokenizer_class"].is_string()) {
     std::string cls = config["tokenizer_class"].get<std::string>();
@@ -917,11 +921,9 @@ std::string TokenizerClass(const fs::path& dir, const json& config) {
   return it->second;
 }
 
-}  // namespace
-
 json LegacyTokenizerJson(const fs::path& dir, const json& tokenizer_config) {
   const json config = tokenizer_config.is_object() ? tokenizer_config : json::object();
-  const std::string cls = TokenizerClass(dir, config);
+  const std::string cls = LegacyTokenizerClass(dir, config);
   static const char* const kBert[] = {
       "BertTokenizer",       "DistilBertTokenizer",  "ElectraTokenizer", "ConvBertTokenizer",
       "MobileBertTokenizer", "SqueezeBertTokenizer", "LayoutLMTokenizer"};
@@ -940,11 +942,25 @@ json LegacyTokenizerJson(const fs::path& dir, const json& tokenizer_config) {
   }
   if (cls == "GemmaTokenizer") return SpmJson(dir, config, SpmKind::kGemma);
   if (cls == "MarianTokenizer") {
-    Fail(
-        "MarianTokenizer: transformers has no tokenizer.json form of it (no fast converter); "
-        "source.spm cannot be converted");
+    Fail("MarianTokenizer has no tokenizer.json form (CompileLegacyTokenizer compiles it)");
   }
   Fail("tokenizer class ", JsonValueString(cls), " has no converter from its legacy files");
+}
+
+std::unique_ptr<fb::TokenizerSpecT> CompileLegacyTokenizer(const fs::path& dir,
+                                                           const json& tokenizer_config,
+                                                           const json& config,
+                                                           const json& generation_config) {
+  const json tc = tokenizer_config.is_object() ? tokenizer_config : json::object();
+  if (LegacyTokenizerClass(dir, tc) == "MarianTokenizer") {
+    return CompileMarianTokenizer(dir, tc, config, generation_config);
+  }
+  TokenizerSources sources;
+  sources.tokenizer = LegacyTokenizerJson(dir, tc);
+  sources.tokenizer_config = tokenizer_config;
+  sources.config = config;
+  sources.generation_config = generation_config;
+  return CompileTokenizer(sources);
 }
 
 }  // namespace convert

@@ -13,7 +13,12 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
+#include <string>
+
 #include <nlohmann/json.hpp>
+
+#include "octet_model_generated.h"
 
 namespace octet {
 namespace convert {
@@ -26,6 +31,18 @@ namespace convert {
 // files are missing or malformed or the class has no converter here.
 nlohmann::json LegacyTokenizerJson(const std::filesystem::path& dir,
                                    const nlohmann::json& tokenizer_config);
+
+// The tokenizer class the legacy files of `dir` are for (tokenizer_config's
+// "tokenizer_class" without "Fast", else from config.json's model_type).
+std::string LegacyTokenizerClass(const std::filesystem::path& dir,
+                                 const nlohmann::json& tokenizer_config);
+
+// The compiled tokenizer of a checkpoint without tokenizer.json: Marian's
+// through marian_tokenizer.h, every other class through LegacyTokenizerJson
+// and CompileTokenizer. `config` and `generation_config` may be null.
+std::unique_ptr<fb::TokenizerSpecT> CompileLegacyTokenizer(
+    const std::filesystem::path& dir, const nlohmann::json& tokenizer_config,
+    const nlohmann::json& config, const nlohmann::json& generation_config);
 
 }  // namespace convert
 }  // namespace octet

@@ -1,6 +1,7 @@
 // Decode: ids -> token strings (added tokens by their content, special ones
 // dropped when asked) -> the decoder chain (tokenizers' decoders/*.rs
 // decode_chain, in order) -> the strings joined. No decoder: joined with " ".
+#include <algorithm>
 #include <cstring>
 
 #include "text/tokenizer_impl.h"
@@ -126,7 +127,111 @@ const char* const kCleanups[][2] = {
     {" 's", "'s"},   {" 've", "'ve"}, {" 're", "'re"},
 };
 
+// Python's str.isspace, which str.strip() strips.
+bool IsPythonSpace(uint32_t c) {
+  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
+         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
+         c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+// transformers' clean_up_tokenization, in place (every rule shortens or keeps).
+size_t CleanUp(uint8_t* t, size_t w) {
+  for (const auto& rule : kCleanups) {
+    const size_t fn = std::strlen(rule[0]), rn = std::strlen(rule[1]);
+    size_t r = 0, j = 0;
+    while (j < w) {
+      if (w - j >= fn && std::memcmp(t + j, rule[0], fn) == 0) {
+        std::memcpy(t + r, rule[1], rn);
+        r += rn;
+        j += fn;
+      } else {
+        t[r++] = t[j++];
+      }
+    }
+    w = r;
+  }
+  return w;
+}
+
 }  // namespace
+
+// MarianTokenizer's decode: the special tokens split the tokens into runs; each
+// run is SentencePiece's DecodePieces (a piece's U+2581 become spaces, the
+// run's first piece loses its leading one while nothing has been written,
+// control pieces write nothing, pieces the model lacks are kept as they are),
+// each special token is followed by a space; then every U+2581 left becomes a
+// space and the text is stripped (str.strip).
+Status TokenizerImpl::DecodeSentencePiece(const fb::DecoderStep& step, const int32_t* ids,
+                                          size_t n, bool skip_special, uint8_t* buf, size_t bcap,
+                                          char* out_chars, size_t cap, size_t* n_out) const {
+  static const uint8_t kMeta[3] = {0xE2, 0x96, 0x81};
+  const auto* kinds = step.piece_kinds()->data();
+  size_t o = 0;
+  size_t run_start = 0;  // where the current run's text began
+  const auto put = [&](const void* p, size_t len) { o = Put(buf, o, bcap, p, len); };
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t id = ids[i];
+    if (skip_special && special[static_cast<size_t>(id)]) continue;
+    size_t tn;
+    const uint8_t* t = Token(id, &tn);
+    if (special[static_cast<size_t>(id)]) {
+      put(t, tn);
+      put(" ", 1);
+      run_start = o;
+      continue;
+    }
+    switch (kinds[id]) {
+      case 1: break;  // control: invisible
+      case 2: put(t, tn); break;
+      case 3:
+        if (step.unk_surface()) put(step.unk_surface()->data(), step.unk_surface()->size());
+        break;
+      default: {
+        size_t j = 0;
+        if (o == run_start && tn >= 3 && std::memcmp(t, kMeta, 3) == 0) j = 3;
+        for (; j < tn; ++j) {
+          if (tn - j >= 3 && std::memcmp(t + j, kMeta, 3) == 0) {
+            put(" ", 1);
+            j += 2;
+          } else {
+            put(t + j, 1);
+          }
+        }
+      }
+    }
+  }
+  if (o > bcap) return Status(StatusCode::kInternal, "tokenizer: decode outgrew the workspace");
+  // Verbatim pieces may still hold U+2581.
+  size_t w = 0;
+  for (size_t j = 0; j < o; ++j) {
+    if (o - j >= 3 && std::memcmp(buf + j, kMeta, 3) == 0) {
+      buf[w++] = ' ';
+      j += 2;
+    } else {
+      buf[w++] = buf[j];
+    }
+  }
+  size_t b = 0, e = w;
+  while (b < e) {
+    size_t k = b;
+    if (!IsPythonSpace(Utf8Decode(Chars(buf), &k))) break;
+    b = k;
+  }
+  while (e > b) {
+    size_t p = e - 1;
+    while (p > b && (buf[p] & 0xC0) == 0x80) --p;
+    size_t k = p;
+    if (!IsPythonSpace(Utf8Decode(Chars(buf), &k))) break;
+    e = p;
+  }
+  size_t len = e - b;
+  std::memmove(buf, buf + b, len);
+  if (spec->clean_up_tokenization_spaces()) len = CleanUp(buf, len);
+  if (len > cap) return Status(StatusCode::kOutOfMemory, "decode: the output buffer is too small");
+  if (len) std::memcpy(out_chars, buf, len);
+  *n_out = len;
+  return Status::Ok();
+}
 
 Status InitDecoders(TokenizerImpl& t) {
   t.decoders.clear();
@@ -135,6 +240,11 @@ Status InitDecoders(TokenizerImpl& t) {
   for (const fb::DecoderStep* step : *t.spec->decoders()) {
     DecoderOp op;
     op.step = step;
+    if (step->kind() == fb::DecoderKind::SentencePiece) {
+      // A special token gains a space; the unknown piece's surface replaces a token of >= 1 byte.
+      const size_t unk = step->unk_surface() ? step->unk_surface()->size() : 0;
+      t.decoder_growth = std::max<size_t>(t.decoder_growth, std::max<size_t>(2, unk));
+    }
     if (step->kind() == fb::DecoderKind::Replace) {
       const size_t pn = Str(step->pattern()), cn = Str(step->content());
       const size_t g = pn == 0 ? 1 : (cn + pn - 1) / pn + 1;
@@ -172,6 +282,10 @@ Status TokenizerImpl::DecodeIds(const int32_t* ids, size_t n, bool skip_special,
     a.spans[a.n++] = Span{begin, static_cast<uint32_t>(a.used)};
   }
   if (a.used > bcap) return Status(StatusCode::kInternal, "tokenizer: decode outgrew the workspace");
+  if (!decoders.empty() && decoders[0].step->kind() == fb::DecoderKind::SentencePiece) {
+    return DecodeSentencePiece(*decoders[0].step, ids, n, skip_special, b.buf, bcap, out_chars, cap,
+                               n_out);
+  }
   auto* out = reinterpret_cast<uint8_t*>(out_chars);
 
   if (decoders.empty()) {

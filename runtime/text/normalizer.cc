@@ -96,6 +96,81 @@ size_t ReplaceLiteral(const fb::NormalizerStep& step, const uint8_t* in, size_t 
   return o;
 }
 
+// SentencePiece's Normalizer::Normalize (normalizer.cc), as slow tokenizers
+// run it: the input is consumed prefix by prefix, each prefix replaced by the
+// charsmap's longest key (or kept as one character); leading spaces are
+// dropped, a dummy U+2581 goes first, spaces become U+2581, a space after a
+// space is dropped, and trailing U+2581 (or spaces) are removed.
+size_t SentencePieceNormalize(const fb::NormalizerStep& step, const uint8_t* in, size_t n,
+                              uint8_t* out, size_t cap) {
+  static const char kSpace[] = "\xE2\x96\x81";
+  const uint8_t* map = step.charsmap() ? step.charsmap()->data() : nullptr;
+  const size_t map_size = step.charsmap() ? step.charsmap()->size() : 0;
+  const bool remove_extra = step.spm_remove_extra_whitespaces();
+  const bool escape = step.spm_escape_whitespaces();
+  size_t o = 0;
+  const auto put = [&](const void* p, size_t len) {
+    if (o + len <= cap) std::memcpy(out + o, p, len);
+    o += len;
+  };
+  // The next prefix of in[i, n) and what it normalizes to.
+  const auto prefix = [&](size_t i, const char** sp, size_t* sp_n) -> size_t {
+    if (map_size != 0) {
+      const size_t len = CharsmapLongestPrefix(map, map_size, Chars(in + i), n - i, sp, sp_n);
+      if (len != 0) return len;
+    }
+    size_t k = i;
+    Utf8Decode(Chars(in), &k);
+    *sp = Chars(in + i);
+    *sp_n = k - i;
+    return k - i;
+  };
+  size_t i = 0;
+  const char* sp;
+  size_t sp_n;
+  if (remove_extra) {
+    while (i < n) {
+      const size_t len = prefix(i, &sp, &sp_n);
+      if (!(sp_n == 1 && sp[0] == ' ')) break;
+      i += len;
+    }
+  }
+  if (i >= n) return 0;
+  const auto space = [&]() {
+    if (escape) {
+      put(kSpace, 3);
+    } else {
+      put(" ", 1);
+    }
+  };
+  if (step.spm_add_dummy_prefix()) space();
+  bool prev_space = remove_extra;
+  while (i < n) {
+    i += prefix(i, &sp, &sp_n);
+    size_t b = 0;
+    if (prev_space) {
+      while (b < sp_n && sp[b] == ' ') ++b;
+    }
+    if (b < sp_n) {
+      for (size_t k = b; k < sp_n; ++k) {
+        if (escape && sp[k] == ' ') {
+          put(kSpace, 3);
+        } else {
+          put(sp + k, 1);
+        }
+      }
+      prev_space = sp[sp_n - 1] == ' ';
+    }
+    if (!remove_extra) prev_space = false;
+  }
+  if (remove_extra && o <= cap) {
+    const size_t w = escape ? 3 : 1;
+    const char* tail = escape ? kSpace : " ";
+    while (o >= w && std::memcmp(out + o - w, tail, w) == 0) o -= w;
+  }
+  return o;
+}
+
 }  // namespace
 
 Status InitNormalizers(TokenizerImpl& t) {
@@ -137,6 +212,13 @@ Status InitNormalizers(TokenizerImpl& t) {
       case fb::NormalizerKind::Strip: break;
       case fb::NormalizerKind::Precompiled:
         g.num = CharsmapMaxGrowth(step->charsmap()->data(), step->charsmap()->size());
+        break;
+      case fb::NormalizerKind::SentencePiece:
+        // Each output byte may be a space that becomes U+2581; the dummy prefix adds one.
+        g.num = 3 * (step->charsmap() && step->charsmap()->size() != 0
+                         ? CharsmapMaxGrowth(step->charsmap()->data(), step->charsmap()->size())
+                         : 1);
+        g.add = 3;
         break;
       default:
         return Status::Error(StatusCode::kUnsupported, "normalizer %s is not supported",
@@ -258,6 +340,9 @@ Status TokenizerImpl::Normalize(EncodeState& st, const uint8_t* s, size_t n, con
       case fb::NormalizerKind::Precompiled:
         m = ApplyCharsmap(step.charsmap()->data(), step.charsmap()->size(), Chars(cur), cur_n,
                           Chars(dst), cap);
+        break;
+      case fb::NormalizerKind::SentencePiece:
+        m = SentencePieceNormalize(step, cur, cur_n, dst, cap);
         break;
       default: return Status(StatusCode::kInternal, "normalizer kind");
     }

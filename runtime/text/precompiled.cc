@@ -71,6 +71,34 @@ bool Lookup(const Charsmap& cm, const char* key, size_t n, const char** repl, si
   return false;
 }
 
+// The replacement for the longest trie key that is a prefix of key[0, n):
+// its length, or 0 when there is none (or the blob points somewhere it must not).
+size_t LongestKey(const Charsmap& cm, const char* key, size_t n, const char** repl,
+                  size_t* repl_size) {
+  size_t node = Offset(LoadLe32(cm.units));
+  size_t best = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t c = static_cast<uint8_t>(key[i]);
+    if (c == 0) break;
+    node ^= c;
+    if (node >= cm.unit_count) break;
+    const uint32_t unit = LoadLe32(cm.units + node * 4);
+    if (Label(unit) != c) break;
+    node ^= Offset(unit);
+    if (!HasLeaf(unit)) continue;
+    if (node >= cm.unit_count) break;
+    const size_t at = Value(LoadLe32(cm.units + node * 4));
+    if (at > cm.normalized_size) break;
+    if (at < cm.normalized_size && (static_cast<uint8_t>(cm.normalized[at]) & 0xC0) == 0x80) break;
+    size_t end = at;
+    while (end < cm.normalized_size && cm.normalized[end] != '\0') ++end;
+    *repl = cm.normalized + at;
+    *repl_size = end - at;
+    best = i + 1;
+  }
+  return best;
+}
+
 // The length of the UTF-8 sequence that starts with `lead`, never past `left`.
 size_t CharLength(uint8_t lead, size_t left) {
   size_t len = 1;
@@ -159,6 +187,13 @@ size_t ApplyCharsmap(const uint8_t* map, size_t map_size, const char* in, size_t
     }
   }
   return sink.size();
+}
+
+size_t CharsmapLongestPrefix(const uint8_t* map, size_t map_size, const char* in, size_t n,
+                             const char** repl, size_t* repl_size) {
+  Charsmap cm;
+  if (!Split(map, map_size, &cm)) return 0;
+  return LongestKey(cm, in, n, repl, repl_size);
 }
 
 }  // namespace text

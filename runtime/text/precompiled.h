@@ -56,5 +56,13 @@ size_t CharsmapMaxGrowth(const uint8_t* map, size_t size);
 size_t ApplyCharsmap(const uint8_t* map, size_t map_size, const char* in, size_t n, char* out,
                      size_t cap);
 
+// SentencePiece's own reading of the map (its normalizer.cc, what slow
+// tokenizers such as Marian's run): the LONGEST key that is a prefix of
+// in[0, n) (no grapheme clusters). Returns the key's length and sets *repl to
+// its replacement, or returns 0 when no key matches. A map that fails
+// CheckCharsmap (or a NUL byte, as above) matches nothing.
+size_t CharsmapLongestPrefix(const uint8_t* map, size_t map_size, const char* in, size_t n,
+                             const char** repl, size_t* repl_size);
+
 }  // namespace text
 }  // namespace octet

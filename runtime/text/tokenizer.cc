@@ -160,6 +160,28 @@ int32_t TokenizerImpl::Lookup(const uint8_t* key, size_t n) const {
   return -1;
 }
 
+int32_t TokenizerImpl::LatticeLookup(const uint8_t* key, size_t n) const {
+  if (lattice == index) return Lookup(key, n);
+  if (n > lattice_max_bytes) return -1;
+  return LatticeLookupHashed(key, n, TokHash(key, n));
+}
+
+int32_t TokenizerImpl::LatticeLookupHashed(const uint8_t* key, size_t n, uint32_t hash) const {
+  const uint32_t slots = lattice[0];
+  const uint32_t* table = lattice + 1;
+  uint32_t i = hash & (slots - 1);
+  for (uint32_t probes = 0; probes < slots; ++probes) {
+    const uint32_t v = table[i];
+    if (v == 0) return -1;
+    const int32_t id = static_cast<int32_t>(v - 1);
+    size_t tn;
+    const uint8_t* t = Token(id, &tn);
+    if (tn == n && std::memcmp(t, key, n) == 0) return id;
+    i = (i + 1) & (slots - 1);
+  }
+  return -1;
+}
+
 Status TokenizerImpl::Emit(EncodeState& st, int32_t id) const {
   if (st.n_ids >= st.max_ids) {
     return Status::Error(StatusCode::kOutOfMemory, "the text gives more than %zu ids", st.max_ids);
@@ -248,6 +270,22 @@ Status TokenizerImpl::EncodeText(EncodeState& st, const uint8_t* text, size_t n,
   size_t start_offset = 0, from = 0, begin, end, resume;
   int32_t id;
   const auto piece = [&](const uint8_t* s, size_t len) -> Status {
+    if (spec->language_code_prefix() && len >= 4 && s[0] == '>' && s[1] == '>') {
+      // MarianTokenizer.remove_language_code: ">>fra<<" up to the first "<<".
+      size_t k = 2;
+      while (k + 1 < len && !(s[k] == '<' && s[k + 1] == '<')) ++k;
+      if (k + 1 < len) {
+        const size_t code = k + 2;
+        const int32_t code_id = Lookup(s, code);
+        if (code_id < 0 && unk_id < 0) {
+          return Status(StatusCode::kInvalidArgument, "tokenizer: a language code has no token and the model has no unk");
+        }
+        OCTET_RETURN_IF_ERROR(Emit(st, code_id >= 0 ? code_id : unk_id));
+        s += code;
+        len -= code;
+        if (len == 0) return Status::Ok();
+      }
+    }
     const uint8_t* norm;
     size_t norm_n;
     OCTET_RETURN_IF_ERROR(Normalize(st, s, len, &norm, &norm_n));
@@ -295,6 +333,41 @@ Status Tokenizer::Init(const fb::TokenizerSpec* spec) {
   for (uint32_t i = 0; i < t->vocab_size; ++i) {
     const uint32_t len = t->vocab_offsets[i + 1] - t->vocab_offsets[i];
     if (len > t->max_token_bytes) t->max_token_bytes = len;
+  }
+  t->lattice = t->index;
+  t->lattice_max_bytes = t->max_token_bytes;
+  t->float_lattice = m.float_lattice();
+  if (m.lattice_index() && m.lattice_index()->size() > 0) {
+    t->lattice = m.lattice_index()->data();
+    t->lattice_only = m.lattice_only();
+    t->lattice_max_bytes = 0;
+    const uint32_t slots = t->lattice[0];
+    size_t prefixes = 0;
+    for (uint32_t i = 1; i <= slots; ++i) {
+      if (t->lattice[i] == 0) continue;
+      const uint32_t id = t->lattice[i] - 1;
+      const uint32_t len = t->vocab_offsets[id + 1] - t->vocab_offsets[id];
+      if (len > t->lattice_max_bytes) t->lattice_max_bytes = len;
+      prefixes += len;
+    }
+    size_t cap = 16;
+    while (cap < 2 * prefixes) cap <<= 1;
+    t->lattice_prefix.assign(cap, 0);
+    const uint32_t mask = static_cast<uint32_t>(cap - 1);
+    for (uint32_t i = 1; i <= slots; ++i) {
+      if (t->lattice[i] == 0) continue;
+      size_t n;
+      const uint8_t* key = t->Token(static_cast<int32_t>(t->lattice[i] - 1), &n);
+      for (size_t end = 0; end < n;) {
+        Utf8Decode(reinterpret_cast<const char*>(key), &end);
+        if (end >= n) break;
+        const uint32_t h = TokHash(key, end);
+        const uint32_t k = h == 0 ? 1 : h;
+        uint32_t j = k & mask;
+        while (t->lattice_prefix[j] != 0 && t->lattice_prefix[j] != k) j = (j + 1) & mask;
+        t->lattice_prefix[j] = k;
+      }
+    }
   }
   t->special.assign(t->vocab_size, 0);
   t->eos.assign(t->vocab_size, 0);

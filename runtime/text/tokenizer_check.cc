@@ -42,14 +42,21 @@ Status CheckTokenizerSpec(const fb::TokenizerSpec& spec, uint32_t arch_vocab) {
   if (vocab == 0 || vocab > kMaxTokVocab) {
     return Status::Error(kBad, "tokenizer: vocab_size %u is outside [1, %u]", vocab, kMaxTokVocab);
   }
+  // Pieces only a Unigram lattice matches (Marian) follow the vocabulary's tokens.
+  const uint32_t extra = m->lattice_only();
+  if (extra > kMaxTokVocab || (extra != 0 && m->kind() != fb::TokModelKind::Unigram)) {
+    return Status::Error(kBad, "tokenizer: %u lattice-only pieces (only a Unigram model has them, "
+                         "at most %u)", extra, kMaxTokVocab);
+  }
+  const uint32_t pieces = vocab + extra;
   const auto* offsets = m->vocab_offsets();
   const uint32_t nbytes = m->vocab_bytes() ? m->vocab_bytes()->size() : 0;
-  if (offsets == nullptr || offsets->size() != vocab + 1) {
-    return Status::Error(kBad, "tokenizer: vocab_offsets has %u entries, not vocab_size + 1 = %u",
-                         offsets ? offsets->size() : 0, vocab + 1);
+  if (offsets == nullptr || offsets->size() != pieces + 1) {
+    return Status::Error(kBad, "tokenizer: vocab_offsets has %u entries, not %u",
+                         offsets ? offsets->size() : 0, pieces + 1);
   }
   if (offsets->Get(0) != 0) return Status(kBad, "tokenizer: vocab_offsets does not start at 0");
-  for (uint32_t i = 0; i < vocab; ++i) {
+  for (uint32_t i = 0; i < pieces; ++i) {
     const uint32_t b = offsets->Get(i), e = offsets->Get(i + 1);
     if (e < b || e > nbytes) {
       return Status::Error(kBad, "tokenizer: token %u's bytes [%u, %u) are out of order or outside the %u vocabulary bytes", i, b, e, nbytes);
@@ -73,6 +80,21 @@ Status CheckTokenizerSpec(const fb::TokenizerSpec& spec, uint32_t arch_vocab) {
         if (index->Get(i) > vocab) return Status::Error(kBad, "tokenizer: index slot %u names id %u, outside the vocabulary", i - 1, index->Get(i) - 1);
       }
     }
+  }
+  if (const auto* lattice = m->lattice_index()) {
+    if (lattice->size() > 0) {
+      const uint32_t slots = lattice->Get(0);
+      if (m->kind() != fb::TokModelKind::Unigram || !IsPow2(slots) ||
+          lattice->size() != static_cast<uint64_t>(slots) + 1) {
+        return Status(kBad, "tokenizer: the lattice index is not a Unigram table of 1 + a power of two");
+      }
+      for (uint32_t i = 1; i <= slots; ++i) {
+        if (lattice->Get(i) > pieces) return Status::Error(kBad, "tokenizer: lattice slot %u names piece %u, outside the pieces", i - 1, lattice->Get(i) - 1);
+      }
+    }
+  }
+  if (extra != 0 && (m->lattice_index() == nullptr || m->lattice_index()->size() == 0 || m->unk_id() < 0)) {
+    return Status(kBad, "tokenizer: lattice-only pieces without a lattice index and an unk id");
   }
   if (const auto* merges = m->merges()) {
     if (merges->size() > 0) {
@@ -99,7 +121,7 @@ Status CheckTokenizerSpec(const fb::TokenizerSpec& spec, uint32_t arch_vocab) {
     return Status(kBad, "tokenizer: a byte-level model without byte_ids");
   }
   if (m->kind() == fb::TokModelKind::Unigram) {
-    if (m->scores_f64() == nullptr || m->scores_f64()->size() != vocab) {
+    if (m->scores_f64() == nullptr || m->scores_f64()->size() != pieces) {
       return Status(kBad, "tokenizer: Unigram scores do not match the vocabulary");
     }
     for (double s : *m->scores_f64()) {
@@ -117,6 +139,11 @@ Status CheckTokenizerSpec(const fb::TokenizerSpec& spec, uint32_t arch_vocab) {
         if (s->charsmap() == nullptr) return Status(kBad, "tokenizer: a Precompiled normalizer without a charsmap");
         Status st = CheckCharsmap(s->charsmap()->data(), s->charsmap()->size());
         if (!st.ok()) return st.WithContext("tokenizer: Precompiled normalizer");
+      }
+      if (s->kind() == fb::NormalizerKind::SentencePiece && s->charsmap() != nullptr &&
+          s->charsmap()->size() != 0) {
+        Status st = CheckCharsmap(s->charsmap()->data(), s->charsmap()->size());
+        if (!st.ok()) return st.WithContext("tokenizer: SentencePiece normalizer");
       }
       OCTET_RETURN_IF_ERROR(CheckString(s->pattern(), "a normalizer pattern"));
       OCTET_RETURN_IF_ERROR(CheckString(s->content(), "a normalizer content"));
@@ -152,6 +179,16 @@ Status CheckTokenizerSpec(const fb::TokenizerSpec& spec, uint32_t arch_vocab) {
       OCTET_RETURN_IF_ERROR(CheckString(s->content(), "a decoder content"));
       OCTET_RETURN_IF_ERROR(CheckString(s->prefix(), "a decoder prefix"));
       OCTET_RETURN_IF_ERROR(CheckString(s->replacement(), "a decoder replacement"));
+      OCTET_RETURN_IF_ERROR(CheckString(s->unk_surface(), "a decoder unk surface"));
+      if (s->kind() == fb::DecoderKind::SentencePiece) {
+        if (steps->size() != 1) return Status(kBad, "tokenizer: a SentencePiece decoder must be the only decoder");
+        if (s->piece_kinds() == nullptr || s->piece_kinds()->size() != vocab) {
+          return Status(kBad, "tokenizer: the SentencePiece decoder's piece kinds do not match the vocabulary");
+        }
+        for (uint8_t k : *s->piece_kinds()) {
+          if (k > 3) return Status::Error(kBad, "tokenizer: unknown SentencePiece piece kind %u", k);
+        }
+      }
     }
   }
   if (const auto* added = spec.added_tokens()) {

@@ -125,6 +125,29 @@ struct TokenizerImpl {
   const uint8_t* vocab_bytes = nullptr;
   const uint32_t* vocab_offsets = nullptr;
   const uint32_t* index = nullptr;   // null when absent
+  // Unigram: the table the lattice probes (TokModel.lattice_index, else `index`),
+  // its longest key, and the pieces past vocab_size that only it matches (each
+  // emitted as unk_id).
+  const uint32_t* lattice = nullptr;
+  uint32_t lattice_max_bytes = 0;
+  uint32_t lattice_only = 0;
+  bool float_lattice = false;
+  // The TokHash of every proper prefix (at a character boundary) of the
+  // lattice's keys, open-addressed (0 = empty, a hash of 0 is stored as 1):
+  // the lattice stops extending a candidate no key continues. A collision
+  // only costs lookups. Built at Init when there is a lattice_index (a
+  // SentencePiece model runs its lattice over whole texts, no word cache).
+  std::vector<uint32_t> lattice_prefix;
+  bool MayExtend(uint32_t hash) const {
+    if (lattice_prefix.empty()) return true;
+    const uint32_t mask = static_cast<uint32_t>(lattice_prefix.size() - 1);
+    const uint32_t key = hash == 0 ? 1 : hash;
+    for (uint32_t i = key & mask, probes = 0; probes <= mask; i = (i + 1) & mask, ++probes) {
+      if (lattice_prefix[i] == key) return true;
+      if (lattice_prefix[i] == 0) return false;
+    }
+    return true;
+  }
   const uint32_t* merges = nullptr;  // null when absent
   int32_t byte_ids[256];             // -1 when absent
   bool byte_level = false;           // the model works on raw bytes (ByteLevel pre-tokenizer last)
@@ -204,6 +227,10 @@ struct TokenizerImpl {
 
   // Vocabulary lookup of key[0, n) (raw bytes when byte_level): the id, or -1.
   int32_t Lookup(const uint8_t* key, size_t n) const;
+  // The Unigram lattice's lookup: a lattice id (>= vocab_size: a lattice-only piece), or -1.
+  int32_t LatticeLookup(const uint8_t* key, size_t n) const;
+  // The same with the key's TokHash already computed (lattice_index only).
+  int32_t LatticeLookupHashed(const uint8_t* key, size_t n, uint32_t hash) const;
   // Lookup of prefix + key + suffix without building it.
   int32_t Lookup3(const uint8_t* a, size_t na, const uint8_t* b, size_t nb, const uint8_t* c,
                   size_t nc) const;
@@ -215,6 +242,9 @@ struct TokenizerImpl {
   // --- decode (decoder.cc) ---
   Status DecodeIds(const int32_t* ids, size_t n, bool skip_special, TokenizerWorkspace& ws,
                    char* out, size_t cap, size_t* n_out) const;
+  Status DecodeSentencePiece(const fb::DecoderStep& step, const int32_t* ids, size_t n,
+                             bool skip_special, uint8_t* buf, size_t bcap, char* out, size_t cap,
+                             size_t* n_out) const;
 };
 
 // A stage's output outgrew the workspace (tokenizer.h: CreateWorkspace).

@@ -3,8 +3,15 @@
 // character (scores summed in double), a character with no single-character
 // piece costs unk_score, runs of unk fused; then each piece's id, a fused
 // unknown run through byte fallback or unk.
+//
+// Over a SentencePiece model with another vocabulary's ids (Marian), the
+// lattice probes its own table of the model's pieces and sums in float, as
+// SentencePiece does; a piece the vocabulary lacks is emitted as unk, and a
+// fused unknown run is looked up in the whole vocabulary, as MarianTokenizer
+// maps SentencePiece's pieces to vocab.json's ids.
 #include <cstring>
 
+#include "text/tok_tables.h"
 #include "text/tokenizer_impl.h"
 #include "text/utf8.h"
 
@@ -33,21 +40,38 @@ Status TokenizerImpl::Unigram(EncodeState& st, const uint8_t* w, size_t n) const
     Utf8Decode(reinterpret_cast<const char*>(w), &next_char);
     bool single = false;
     size_t end = start;
-    while (end < n && end - start < max_token_bytes) {
+    while (end < n && end - start < lattice_max_bytes) {
       Utf8Decode(reinterpret_cast<const char*>(w), &end);
-      if (end - start > max_token_bytes) break;
-      const int32_t id = Lookup(w + start, end - start);
-      if (id < 0) continue;
-      const double candidate = scores->Get(static_cast<uint32_t>(id)) + here;
+      if (end - start > lattice_max_bytes) break;
+      int32_t id;
+      bool extend = true;
+      if (lattice_prefix.empty()) {
+        id = LatticeLookup(w + start, end - start);
+      } else {
+        const uint32_t h = TokHash(w + start, end - start);
+        id = LatticeLookupHashed(w + start, end - start, h);
+        extend = MayExtend(h);
+      }
+      if (id < 0) {
+        if (!extend) break;
+        continue;
+      }
+      const double score = scores->Get(static_cast<uint32_t>(id));
+      const double candidate =
+          float_lattice ? static_cast<double>(static_cast<float>(score) + static_cast<float>(here))
+                        : score + here;
       Node& target = best[end];
       if (target.starts_at < 0 || candidate > target.score) {
         target = Node{candidate, static_cast<int32_t>(start), id};
       }
       if (end == next_char) single = true;
+      if (!extend) break;
     }
     if (!single) {
       Node& target = best[next_char];
-      const double candidate = unk_score + here;
+      const double candidate =
+          float_lattice ? static_cast<double>(static_cast<float>(unk_score) + static_cast<float>(here))
+                        : unk_score + here;
       if (target.starts_at < 0 || candidate > target.score) {
         target = Node{candidate, static_cast<int32_t>(start), unk_id};
       }
@@ -63,6 +87,7 @@ Status TokenizerImpl::Unigram(EncodeState& st, const uint8_t* w, size_t n) const
   size_t k = count;
   for (size_t end = n; end > 0; end = static_cast<size_t>(best[end].starts_at)) ends[--k] = static_cast<uint32_t>(end);
   const auto emit_piece = [&](size_t b, size_t e, int32_t id) -> Status {
+    if (id >= 0 && static_cast<uint32_t>(id) >= vocab_size) return Emit(st, unk_id);  // lattice-only
     if (id >= 0 && !(unk_id >= 0 && id == unk_id)) return Emit(st, id);
     // A fused run of unknown characters: its own token if it is one, else bytes, else unk.
     const int32_t whole = Lookup(w + b, e - b);

@@ -250,6 +250,10 @@ def main():
     byte_fallback(llama2)
     t5 = make_model("t5", "t5", "t5_unigram", 8008, files=("tokenizer.json", "tokenizer_config.json"))
     encoder_decoder(t5)
+    # Marian's legacy files (source.spm + vocab.json, no tokenizer.json), compiled by the converter.
+    marian = make_model("marian", "marian", "marian", 4770,
+                        files=("source.spm", "target.spm", "vocab.json", "tokenizer_config.json"))
+    encoder_decoder(marian)
     austen()
     print("ok")
 

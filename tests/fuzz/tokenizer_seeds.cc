@@ -11,6 +11,7 @@
 #include "import/error.h"
 #include "support/test_models.h"
 #include "tokenize/compile_tokenizer.h"
+#include "tokenize/legacy.h"
 
 namespace octet {
 namespace testing {
@@ -33,6 +34,9 @@ const Source kSources[] = {
     {"albert_unigram", 400, "gemma.jinja"},     // Unigram, Precompiled + NFKD + lowercase
     {"qwen2_5", 400, nullptr},                  // byte-level BPE, NFC, added tokens, chat
     {"llama3", 400, nullptr},                   // byte-level BPE, 256 added tokens, chat
+    // SentencePiece's normalizer and float lattice, vocab.json ids, language codes, Marian's
+    // decoder; from source.spm + vocab.json (no tokenizer.json), whole even when cut (4770 ids).
+    {"marian", 0, nullptr},
 };
 constexpr size_t kKeepAdded = 12;  // cut: added tokens past the vocabulary that stay
 
@@ -263,6 +267,19 @@ void Cut(json& tok, json& config, size_t keep) {
 std::vector<uint8_t> ModelBytes(const std::string& data_dir, const std::string& templates_dir,
                                 const Source& source, bool cut) {
   const std::string dir = data_dir + "/" + source.name;
+  if (source.keep == 0) {
+    std::unique_ptr<fb::TokenizerSpecT> spec = convert::CompileLegacyTokenizer(
+        dir, ReadJson(dir + "/tokenizer_config.json"), ReadJson(dir + "/config.json"), nullptr);
+    TinyModelOptions options;
+    options.family = fb::Family::Llama;
+    options.vocab = spec->model->vocab_size;
+    options.hidden = 8;
+    options.layers = cut ? 1 : 0;
+    options.tokenizer = false;
+    ModelWriter writer = MakeTinyModelWriter(options);
+    writer.SetCompiledTokenizer(std::move(spec));
+    return writer.WriteToBuffer();
+  }
   convert::TokenizerSources sources;
   sources.tokenizer = ReadJson(dir + "/tokenizer.json");
   if (sources.tokenizer.is_null()) convert::Fail("no tokenizer.json in ", dir);

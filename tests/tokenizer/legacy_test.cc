@@ -23,6 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using octet::convert::CompileLegacyTokenizer;
 using octet::convert::LegacyTokenizerJson;
 using octet::convert::ParseSentencePieceModel;
 using octet::testing::ErrorOf;
@@ -268,6 +269,25 @@ TEST_CASE("legacy: vocab.json + merges.txt read as GPT2Tokenizer reads them") {
               LegacyTokenizerJson(dir.path(), {{"tokenizer_class", "GPT2Tokenizer"}});
             }),
             "merges.txt: line 2"));
+}
+
+TEST_CASE("legacy: Marian's files are compiled, and what is not supported is refused in one line") {
+  ScratchDir dir("marian");
+  dir.Write("config.json", R"({"model_type": "marian"})");
+  CHECK(Has(ErrorOf([&] { CompileLegacyTokenizer(dir.path(), json::object(), nullptr, nullptr); }),
+            "source.spm is missing"));
+  CHECK(Has(ErrorOf([&] {
+              CompileLegacyTokenizer(dir.path(), {{"separate_vocabs", true}}, nullptr, nullptr);
+            }),
+            "separate_vocabs"));
+  dir.Write("source.spm", "not a model");
+  dir.Write("target.spm", "not a model");
+  dir.Write("vocab.json", R"({"</s>": 0, "<unk>": 2})");
+  CHECK(Has(ErrorOf([&] { CompileLegacyTokenizer(dir.path(), json::object(), nullptr, nullptr); }),
+            "vocab.json"));
+  dir.Write("vocab.json", R"({"</s>": 0, "<unk>": 1, "<pad>": 2})");
+  CHECK(Has(ErrorOf([&] { CompileLegacyTokenizer(dir.path(), json::object(), nullptr, nullptr); }),
+            "source.spm"));
 }
 
 TEST_CASE("legacy: the tokenizer class comes from config.json when the config has none") {

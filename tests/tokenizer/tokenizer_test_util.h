@@ -16,6 +16,7 @@
 #include "support/test_models.h"
 #include "text/tokenizer.h"
 #include "tokenize/compile_tokenizer.h"
+#include "tokenize/legacy.h"
 
 namespace octet {
 namespace testing {
@@ -45,20 +46,23 @@ struct LoadedTokenizer {
 };
 
 // From a tokenizer directory (tokenizer.json, optional tokenizer_config.json
-// and generation_config.json).
+// and generation_config.json; without tokenizer.json, the legacy files as the
+// converter compiles them: Marian's source.spm + vocab.json).
 inline LoadedTokenizer LoadTokenizerFromDir(const std::string& dir) {
   LoadedTokenizer t;
   convert::TokenizerSources sources;
   sources.tokenizer = ReadJsonOrNull(dir + "/tokenizer.json");
   sources.tokenizer_config = ReadJsonOrNull(dir + "/tokenizer_config.json");
   sources.generation_config = ReadJsonOrNull(dir + "/generation_config.json");
-  if (sources.tokenizer.is_null()) {
-    t.error = "no tokenizer.json in " + dir;
-    return t;
-  }
   std::unique_ptr<fb::TokenizerSpecT> spec;
   try {
-    spec = convert::CompileTokenizer(sources);
+    if (sources.tokenizer.is_null()) {
+      spec = convert::CompileLegacyTokenizer(
+          dir, sources.tokenizer_config.is_null() ? nlohmann::json::object() : sources.tokenizer_config,
+          ReadJsonOrNull(dir + "/config.json"), sources.generation_config);
+    } else {
+      spec = convert::CompileTokenizer(sources);
+    }
   } catch (const convert::Error& e) {
     t.error = e.what();
     return t;

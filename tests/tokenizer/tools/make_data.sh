@@ -7,6 +7,8 @@
 #   mkdir -p SCRATCH && (cd SCRATCH && npm install tokenizers@0.23.2)
 #   NODE_PATH=SCRATCH/node_modules tests/tokenizer/tools/make_data.sh SCRATCH
 # SCRATCH must be outside the repository. The archives are byte-reproducible (sorted, mtime 0).
+# One trained tokenizer alone (no npm needed): run its build_*.py as below, pack its folder as the
+# loop at the end does, then `write_sources.py STAGE - data/sources.json NAME` keeps the other entries.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tokdir=$(dirname "$here")
@@ -52,6 +54,10 @@ with open(sys.argv[1] + '/austen.txt', 'w', encoding='utf-8') as f:
 /usr/bin/python3 "$here/build_unigram.py" "$scratch/austen/austen.txt" "$tokdir/corpus.jsonl" "$scratch/unigram"
 for name in t5_unigram albert_unigram; do cp -r "$scratch/unigram/$name" "$stage/$name"; done
 rm "$stage/albert_unigram/spiece.model"   # the same file as t5_unigram's
+
+# A Marian-style tokenizer (source.spm + target.spm + vocab.json) trained on the same text.
+/usr/bin/python3 "$here/build_marian.py" "$scratch/austen/austen.txt" "$tokdir/corpus.jsonl" "$scratch/marian"
+cp -r "$scratch/marian/marian" "$stage/marian"
 
 mkdir -p "$tokdir/data"
 for dir in "$stage"/*/; do

