@@ -5,6 +5,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -131,6 +132,10 @@ struct TokenSpec {
   bool rstrip = false;
   bool normalized = false;
   bool special = true;
+  // An AddedToken rather than a string (a config object, or the class wraps it,
+  // as AlbertTokenizerFast does its mask): PreTrainedTokenizerFast adds it again
+  // and tokenizers keeps its flags over those the converter gave the content.
+  bool wrapped = false;
 };
 
 // The special-token attribute `key` of tokenizer_config.json: a string (with
@@ -152,6 +157,7 @@ std::optional<TokenSpec> ConfigToken(const json& config, const std::string& key,
   if (it->is_object() && it->contains("content") && (*it)["content"].is_string()) {
     const json& o = *it;
     flags.content = o["content"].get<std::string>();
+    flags.wrapped = true;
     auto flag = [&](const char* name, bool* value) {
       if (o.contains(name) && o[name].is_boolean()) *value = o[name].get<bool>();
     };
@@ -270,6 +276,7 @@ bool IsSpecialContent(const SpecialTokens& s, const std::string& content) {
 // flags win, special when flagged so or named by a special-token attribute),
 // then the special-token attributes whose content is not added yet.
 void AddFastTokenizerTokens(const json& config, const SpecialTokens& s, Vocabulary* vocab) {
+  std::set<std::string> from_decoder;  // their attributes are those AddedTokens (from_pretrained)
   const auto it = config.find("added_tokens_decoder");
   if (it != config.end() && it->is_object()) {
     std::vector<std::pair<int64_t, TokenSpec>> tokens;
@@ -290,12 +297,19 @@ void AddFastTokenizerTokens(const json& config, const SpecialTokens& s, Vocabula
     }
     std::stable_sort(tokens.begin(), tokens.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& [id, t] : tokens) vocab->Add(t, /*replace=*/true);
+    for (const auto& [id, t] : tokens) {
+      vocab->Add(t, /*replace=*/true);
+      from_decoder.insert(t.content);
+    }
   }
+  // An AddedToken attribute is added again and its flags win over the
+  // converter's (AlbertTokenizerFast's [MASK] takes lstrip); a plain string is
+  // not added again when its content is.
+  const auto replace = [&](const TokenSpec& t) { return t.wrapped && from_decoder.count(t.content) == 0; };
   for (const auto* t : {&s.bos, &s.eos, &s.unk, &s.sep, &s.pad, &s.cls, &s.mask}) {
-    if (*t) vocab->Add(**t);
+    if (*t) vocab->Add(**t, replace(**t));
   }
-  for (const TokenSpec& t : s.additional) vocab->Add(t);
+  for (const TokenSpec& t : s.additional) vocab->Add(t, replace(t));
 }
 
 const std::string& Content(const std::optional<TokenSpec>& t, const char* name) {
@@ -481,6 +495,7 @@ json RobertaJson(const fs::path& dir, const json& config) {
   // Special AddedTokens (normalized False); the mask token takes the space
   // before it: AddedToken(mask, lstrip=True, rstrip=False, normalized=False).
   d.mask_flags.lstrip = true;
+  d.mask_flags.wrapped = true;
   const SpecialTokens s = ReadSpecialTokens(config, d);
   AddFastTokenizerTokens(config, s, &vocab);
   const bool add_prefix_space = ConfigBool(config, "add_prefix_space", false);
@@ -624,6 +639,7 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
       d.pad = "<pad>";
       d.mask = "[MASK]";
       d.mask_flags.lstrip = true;
+      d.mask_flags.wrapped = true;
       break;
     case SpmKind::kXlmRoberta:
       d.bos = d.cls = "<s>";
@@ -632,6 +648,7 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
       d.pad = "<pad>";
       d.mask = "<mask>";
       d.mask_flags.lstrip = true;
+      d.mask_flags.wrapped = true;
       break;
     case SpmKind::kLlama:
       d.bos = "<s>";

@@ -195,6 +195,7 @@ TEST_CASE("goldens: gemma (SentencePiece BPE, byte fallback)") {
 TEST_CASE("goldens: bert_uncased (WordPiece)") { RunGoldens("bert_uncased"); }
 TEST_CASE("goldens: t5_unigram (Unigram, Precompiled)") { RunGoldens("t5_unigram"); }
 TEST_CASE("goldens: albert_unigram (Unigram)") { RunGoldens("albert_unigram"); }
+TEST_CASE("goldens: albert (Unigram, ALBERT's own 30k vocabulary)") { RunGoldens("albert"); }
 TEST_CASE("goldens: marian (SentencePiece Unigram, vocab.json ids, language codes)") {
   RunGoldens("marian");
 }

