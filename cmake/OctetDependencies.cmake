@@ -53,14 +53,18 @@ endif()
 
 # nlohmann-json (header-only): the converter's JSON parser (config.json,
 # safetensors headers), host tooling only. Cross builds look in their target
-# sysroot, which scripts/fetch-target-debs.sh does not fill with it; there the
-# Hugging Face importer and its tests are left out (OCTET_HAVE_IMPORTER).
+# sysroot (scripts/fetch-target-debs.sh fills it); without it the Hugging
+# Face importer and its tests are left out (OCTET_HAVE_IMPORTER).
+# Eigen (header-only): the converter's linear algebra (the Cholesky
+# factorizations of compensated rounding, quantize/rounding.h); never the runtime's.
 find_package(nlohmann_json 3.2 CONFIG QUIET)
-if(nlohmann_json_FOUND)
+find_package(Eigen3 3.3 CONFIG QUIET)
+if(nlohmann_json_FOUND AND Eigen3_FOUND)
   set(OCTET_HAVE_IMPORTER ON)
-  message(STATUS "octet: Hugging Face importer with nlohmann_json ${nlohmann_json_VERSION}")
+  message(STATUS "octet: Hugging Face importer with nlohmann_json ${nlohmann_json_VERSION}, "
+                 "Eigen ${Eigen3_VERSION}")
 else()
   set(OCTET_HAVE_IMPORTER OFF)
-  message(STATUS "octet: nlohmann_json not found (nlohmann-json3-dev): octet-convert is built "
-                 "without the Hugging Face importer")
+  message(STATUS "octet: nlohmann_json (nlohmann-json3-dev) or Eigen (libeigen3-dev) not found: "
+                 "octet-convert is built without the Hugging Face importer")
 endif()

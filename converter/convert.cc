@@ -13,6 +13,7 @@
 #include "import/error.h"
 #include "import/importer.h"
 #include "import/json_util.h"
+#include "quantize/calibrate.h"
 #include "quantize/report.h"
 #include "tokenize/compile_tokenizer.h"
 #include "tokenize/legacy.h"
@@ -125,24 +126,6 @@ class RemoveOnExit {
   std::filesystem::path path_;
 };
 
-// A model written to memory, loaded with the runtime's loader (64-byte aligned copy).
-struct InMemoryModel {
-  std::unique_ptr<uint8_t, decltype(&std::free)> bytes{nullptr, &std::free};
-  Model model;
-};
-
-std::unique_ptr<InMemoryModel> LoadInMemory(const ModelWriter& writer) {
-  const std::vector<uint8_t> bytes = writer.WriteToBuffer();
-  auto m = std::make_unique<InMemoryModel>();
-  m->bytes.reset(static_cast<uint8_t*>(std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64)));
-  if (m->bytes == nullptr) Fail("out of memory for the quantization report");
-  std::memcpy(m->bytes.get(), bytes.data(), bytes.size());
-  Result<Model> model = Model::FromBuffer(m->bytes.get(), bytes.size());
-  if (!model.ok()) Fail("internal: the converted model does not load: ", model.status().message());
-  m->model = std::move(model.value());
-  return m;
-}
-
 std::string Db(double db) {
   if (std::isinf(db)) return "inf";
   char text[32];
@@ -168,6 +151,27 @@ void AddReport(const ConvertResult& r, fb::ProvenanceT* provenance) {
     provenance->extra.push_back(std::move(e));
   };
   kv("calibration", r.calibration);
+  // The tuner's steps, in order, and what it kept in fp32.
+  const TuneResult& t = r.tuning;
+  if (!t.steps.empty()) kv("int8_tuning_measured_on", t.evaluation);
+  for (size_t i = 0; i < t.steps.size(); ++i) {
+    const TuneStep& s = t.steps[i];
+    char text[160];
+    if (s.metrics.has_distribution) {
+      std::snprintf(text, sizeof(text), "ppl ratio %.4f, KL %.5f nats, top-1 %.2f%%",
+                    s.metrics.ppl_ratio(), s.metrics.kld, 100.0 * s.metrics.top1);
+    } else {
+      std::snprintf(text, sizeof(text), "output SQNR %s dB",
+                    Db(-10.0 * std::log10(s.metrics.noise_to_signal)).c_str());
+    }
+    kv("int8_step_" + std::to_string(i + 1),
+       s.name + ": " + text + "; " + s.detail + (s.kept ? "" : " (no better: undone)"));
+  }
+  if (!t.fp32_matrices.empty()) {
+    std::string names;
+    for (const std::string& m : t.fp32_matrices) names += (names.empty() ? "" : ", ") + m;
+    kv("fp32_matrices", names);
+  }
   kv("weight_sqnr_gain_blocks_of_32_db", Db(r.block32_gain_db));
   double dyn = 0, stat = 0;
   size_t n = 0;
@@ -245,7 +249,9 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
   provenance.quantization =
       int8 ? "int8: weights symmetric per output channel (embeddings, linear layers, LM head), "
              "activations dynamic per row, attention Q/K/V per token and head, P uint8 per tile, "
-             "KV cache int8; norms, biases and softmax fp32"
+             "KV cache int8; norms, biases and softmax fp32; tuned on the calibration as "
+             "int8_step_* record (smoothing folded into norms and layers, clipped and "
+             "compensated rounding, fp32_matrices kept F32)"
            : "fp32";
   std::vector<std::pair<std::string, std::string>> extra = spec.provenance;
   extra.push_back({"source_dtypes", checkpoint.DTypeSummary()});
@@ -258,7 +264,48 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
   }
   writer.SetProvenance(provenance);
   ConvertResult result;
-  result.tensor_errors = spec.Emit(checkpoint, writer, int8);
+  Calibration calibration;  // int8: what the tuner and the report ran on
+  if (int8) {
+    // Calibration and evaluation sequences, then the tuner's choices.
+    const uint32_t vocab = spec.architecture.vocab_size;
+    const uint32_t positions = spec.architecture.max_positions;
+    const bool decoder = spec.architecture.structure == fb::Structure::DecoderOnly;
+    std::unique_ptr<InMemoryModel> fp32_model;
+    if (decoder && (options.calibration.empty() || options.heldout.empty())) {
+      ModelWriter fp32_writer;
+      fp32_writer.SetArchitecture(spec.architecture);
+      spec.Emit(checkpoint, fp32_writer, false);
+      fp32_model = LoadInMemory(fp32_writer);
+    }
+    if (!options.calibration.empty()) {
+      calibration = ReadCalibration(options.calibration, vocab, positions, source_dir);
+    } else if (decoder) {
+      calibration = GeneratedCalibration(fp32_model->model, 16, 128, 1);
+      calibration.description += ", as no --calibration was given";
+    } else {
+      calibration = DefaultCalibration(vocab, positions);
+    }
+    std::vector<std::vector<int32_t>> evaluation;
+    if (!options.heldout.empty()) {
+      const Calibration held = ReadCalibration(options.heldout, vocab, positions, source_dir);
+      evaluation = held.sequences;
+      result.tuning.evaluation = held.description;
+    } else if (decoder) {
+      const Calibration held = GeneratedCalibration(fp32_model->model, 8, 128, 2);
+      evaluation = held.sequences;
+      result.tuning.evaluation = held.description;
+    } else {
+      evaluation = calibration.sequences;
+      result.tuning.evaluation = "the calibration";
+    }
+    fp32_model.reset();
+    const std::string evaluated_on = result.tuning.evaluation;
+    result.tuning = TuneQuantization(spec, checkpoint, calibration, evaluation, options.tune);
+    result.tuning.evaluation = evaluated_on;
+    result.calibration = calibration.description;
+  }
+  result.tensor_errors = spec.Emit(checkpoint, writer, int8, int8 ? &result.tuning.overrides
+                                                                  : nullptr);
   result.model_type = spec.model_type;
   result.num_tensors = spec.tensors.size();
   result.num_tokenizer_files = AddTokenizer(source_dir, writer);
@@ -266,19 +313,12 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
   AddCompiledTokenizer(source_dir, config, writer, result.warnings);
   if (int8) {
     // The report: the int8 model and its fp32 twin on the calibration.
-    const uint32_t vocab = spec.architecture.vocab_size;
-    const uint32_t positions = spec.architecture.max_positions;
-    const Calibration calibration =
-        options.calibration.empty() ? DefaultCalibration(vocab, positions)
-                                    : ReadCalibration(options.calibration, vocab, positions,
-                                                      source_dir);
     ModelWriter fp32_writer;
     fp32_writer.SetArchitecture(spec.architecture);
     spec.Emit(checkpoint, fp32_writer, false);
     const std::unique_ptr<InMemoryModel> fp32_model = LoadInMemory(fp32_writer);
     const std::unique_ptr<InMemoryModel> int8_model = LoadInMemory(writer);
     result.layer_errors = MeasureLayers(fp32_model->model, int8_model->model, calibration);
-    result.calibration = calibration.description;
     double gain = 0;
     for (const ModelSpec::TensorError& t : result.tensor_errors) {
       gain += t.sqnr_block32_db - t.sqnr_db;

@@ -13,6 +13,7 @@
 #include "import/checkpoint.h"
 #include "import/spec.h"
 #include "quantize/report.h"
+#include "quantize/tuner.h"
 #include "write/model_writer.h"
 
 namespace octet {
@@ -24,7 +25,13 @@ enum class WeightType { kFp32, kInt8 };
 
 struct ConvertOptions {
   WeightType weights = WeightType::kInt8;
-  std::filesystem::path calibration;  // int8: token ids for the report; empty = pseudo-random
+  // int8: token ids or text to calibrate on; empty = a sample the fp32 model
+  // generates (decoders) or pseudo-random ids (other structures).
+  std::filesystem::path calibration;
+  // int8: token ids the tuner measures on; empty = a second generated sample
+  // (decoders) or the calibration.
+  std::filesystem::path heldout;
+  TuneOptions tune;                   // int8: target, --keep-fp32 patterns
   ModelWriter::Progress progress;     // optional: called as tensors are written
 };
 
@@ -39,6 +46,7 @@ struct ConvertResult {
   std::vector<LayerReport> layer_errors;
   std::string calibration;            // what the report ran on
   double block32_gain_db = 0;         // mean weight SQNR gain blocks of 32 would give
+  TuneResult tuning;                  // int8: the tuner's steps and choices
 };
 
 // Reads `source_dir`/config.json.

@@ -38,7 +38,7 @@ esac
 OUT=$(realpath -m "$2")
 SUITES="bookworm bookworm-updates"
 PKGS=(libxnnpack0 libxnnpack-dev libpthreadpool0 libpthreadpool-dev
-      libcpuinfo0 libcpuinfo-dev libflatbuffers-dev doctest-dev nlohmann-json3-dev)
+      libcpuinfo0 libcpuinfo-dev libflatbuffers-dev doctest-dev nlohmann-json3-dev libeigen3-dev)
 STAMP_NAME=.octet-target-debs
 STAMP="$OUT/$STAMP_NAME"
 

@@ -3,7 +3,7 @@
 #
 #   --demo  only what the host build of the library and the command-line tools
 #           needs (scripts/demo.sh): compilers, cmake, ninja, XNNPACK, pthreadpool,
-#           cpuinfo, FlatBuffers, nlohmann-json.
+#           cpuinfo, FlatBuffers, nlohmann-json, Eigen.
 #   (none)  everything the tests need too (scripts/test-all.sh, CI):
 #     1. Debian packages (apt-get, --no-install-recommends): the demo's, plus
 #        clang-14 + libFuzzer + llvm tools, aarch64 and armhf cross g++, qemu-user,
@@ -34,7 +34,7 @@ esac
 DEMO_PACKAGES=(
   g++ cmake ninja-build
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
-  libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev
+  libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev libeigen3-dev
 )
 PACKAGES=("${DEMO_PACKAGES[@]}")
 if [ "$PROFILE" = all ]; then

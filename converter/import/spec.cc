@@ -263,12 +263,35 @@ std::vector<float> ModelSpec::ReadValues(const TensorMapping& m, const Checkpoin
 }
 
 std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint,
-                                                    ModelWriter& writer, bool int8) const {
+                                                    ModelWriter& writer, bool int8,
+                                                    const QuantOverrides* overrides) const {
   std::vector<TensorError> errors;
   for (const TensorMapping& m : tensors) {
-    if (int8 && QuantizedAsInt8(m.name, m.shape)) {
-      const std::vector<float> values = ReadValues(m, checkpoint);
-      const QuantizedMatrix q = QuantizeRows(values.data(), m.shape[0], m.shape[1]);
+    const std::vector<float>* replaced = nullptr;
+    if (overrides != nullptr) {
+      const auto it = overrides->values.find(m.name);
+      if (it != overrides->values.end()) {
+        if (it->second.size() != Numel(m.shape)) {
+          Fail("internal: the tuned values of ", m.name, " have the wrong size");
+        }
+        replaced = &it->second;
+      }
+    }
+    const bool keep_f32 = overrides != nullptr && overrides->keep_f32.count(m.name) > 0;
+    if (int8 && !keep_f32 && QuantizedAsInt8(m.name, m.shape)) {
+      const QuantizedMatrix* tuned = nullptr;
+      if (overrides != nullptr) {
+        const auto it = overrides->int8.find(m.name);
+        if (it != overrides->int8.end()) tuned = &it->second;
+      }
+      QuantizedMatrix rounded;
+      if (tuned == nullptr) {
+        const std::vector<float> values = replaced ? *replaced : ReadValues(m, checkpoint);
+        rounded = QuantizeRows(values.data(), m.shape[0], m.shape[1]);
+      } else if (tuned->values.size() != Numel(m.shape) || tuned->scales.size() != m.shape[0]) {
+        Fail("internal: the tuned int8 values of ", m.name, " have the wrong size");
+      }
+      const QuantizedMatrix& q = tuned != nullptr ? *tuned : rounded;
       QuantParams quant;
       quant.scheme = fb::QuantScheme::PerChannel;
       quant.axis = 0;
@@ -284,6 +307,10 @@ std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint
         writer.AddTensorCopy(m.name, fb::DType::I8, m.shape, q.values.data(), std::move(quant));
       }
       errors.push_back({m.name, q.sqnr_db, q.sqnr_block32_db});
+      continue;
+    }
+    if (replaced != nullptr) {
+      writer.AddTensor(m.name, fb::DType::F32, m.shape, replaced->data());
       continue;
     }
     if (m.source.empty()) {

@@ -21,12 +21,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "import/checkpoint.h"
 #include "octet_model_generated.h"
+#include "quantize/quantize.h"
 #include "write/model_writer.h"
 
 namespace octet {
@@ -53,6 +56,17 @@ struct TensorMapping {
 struct ExtraCheck {
   std::string source;
   std::function<void(const Checkpoint&, const Tensor&)> check;  // throws Error when wrong
+};
+
+// What the quantization tuner (quantize/tuner.h) decided, applied by Emit.
+struct QuantOverrides {
+  // Canonical tensors whose values change (smoothing folded into norms and
+  // matrices): F32, product(shape) floats each; used for fp32 and int8 files.
+  std::map<std::string, std::vector<float>> values;
+  // int8 matrices quantized already (clipped scales, compensated rounding).
+  std::map<std::string, QuantizedMatrix> int8;
+  // Matrices an int8 file keeps in F32 (the runtime then runs their products in fp32).
+  std::set<std::string> keep_f32;
 };
 
 struct ModelSpec {
@@ -86,8 +100,9 @@ struct ModelSpec {
     double sqnr_db = 0;
     double sqnr_block32_db = 0;
   };
+  // overrides (optional) must outlive the writer's Write() too.
   std::vector<TensorError> Emit(const Checkpoint& checkpoint, ModelWriter& writer,
-                                bool int8 = false) const;
+                                bool int8 = false, const QuantOverrides* overrides = nullptr) const;
   // The canonical tensor's values in F32 (read, widened, transposed as mapped).
   static std::vector<float> ReadValues(const TensorMapping& m, const Checkpoint& checkpoint);
 };

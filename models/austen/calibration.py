@@ -2,9 +2,10 @@
 model was trained on (never the held-out text), 8 windows of 256 ids, one per line, taken from
 the start of the training part of each novel in turn.
 
-    /usr/bin/python3 models/austen/calibration.py [--work build/austen-work]
+    /usr/bin/python3 models/austen/calibration.py [--work build/austen-work] [--model DIR]
 
-Needs the novels exported by train.py (WORK/raw) and models/austen/tokenizer.json."""
+Needs the novels exported by train.py (WORK/raw) and the model's tokenizer.json (--model: default
+models/austen; models/austen-tiny for the tiny preset)."""
 import argparse
 import os
 import sys
@@ -20,11 +21,12 @@ WINDOWS, SEQ = 8, 256
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", default=os.path.join(HERE, "..", "..", "build", "austen-work"))
+    ap.add_argument("--model", default=HERE)
     args = ap.parse_args()
     raw = os.path.join(args.work, "raw")
     if not os.path.isdir(raw):
         data.export_novels(raw)
-    tok = bpe.Tokenizer.load(os.path.join(HERE, "tokenizer.json"))
+    tok = bpe.Tokenizer.load(os.path.join(args.model, "tokenizer.json"))
     novels = data.load(raw)
     lines = []
     names = list(novels)
@@ -34,11 +36,12 @@ def main():
         ids = tok.encode(train_text[: 4 * SEQ * 8 * (w // len(names) + 1)])
         start = (w // len(names)) * SEQ
         lines.append(ids[start:start + SEQ])
-    with open(os.path.join(HERE, "calibration_ids.txt"), "w") as f:
+    out = os.path.join(args.model, "calibration_ids.txt")
+    with open(out, "w") as f:
         for ids in lines:
             assert len(ids) == SEQ
             f.write(" ".join(map(str, ids)) + "\n")
-    print(f"wrote {len(lines)} windows of {SEQ} ids to models/austen/calibration_ids.txt")
+    print(f"wrote {len(lines)} windows of {SEQ} ids to {os.path.relpath(out)}")
 
 
 if __name__ == "__main__":

@@ -7,8 +7,11 @@ the held-out token ids and metrics.json.
     apt-get install -y r-cran-janeaustenr python3-torch python3-numpy libopenblas0-openmp
     OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 models/austen/train.py
 
-    --out DIR        where the model goes (default models/austen, next to this script)
-    --work DIR       scratch: novel texts, fp32 weights, losses (default build/austen-work)
+    --preset NAME    austen (default: models/austen) or tiny (models/austen-tiny: hidden 64, 5 layers,
+                     8 heads of 8, GQA 8/4, a 512-token BPE; 0.26 M parameters, small and sensitive
+                     to int8 like the public TinyStories-260K Llama)
+    --out DIR        where the model goes (default models/<preset dir>)
+    --work DIR       scratch: novel texts, fp32 weights, losses (default build/<preset dir>-work)
     --skip-train     export and evaluate the fp32 weights a previous run left in --work
 
 One thread (torch.set_num_threads(1)), fixed seeds. Training took 1,650 s (27.5 min) with Debian's
@@ -29,6 +32,21 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+
+def keep_freed_memory():
+    """glibc gives large freed blocks back to the kernel (munmap, heap trim) and maps them again on
+    the next step; on some VMs those page faults cost more than the arithmetic (the tiny preset ran
+    18x slower). Keep freed memory in the process: same results, no faults."""
+    import ctypes
+    libc = ctypes.CDLL(None)
+    m_trim_threshold, m_top_pad, m_mmap_threshold = -1, -2, -3
+    libc.mallopt(m_mmap_threshold, 1 << 30)
+    libc.mallopt(m_trim_threshold, 1 << 30)
+    libc.mallopt(m_top_pad, 256 << 20)
+
+
+keep_freed_memory()
+
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -46,13 +64,12 @@ from ref_models.llama import LlamaForCausalLM  # noqa: E402
 
 SCRIPT = "models/austen/train.py"
 BOS, EOS = "<s>", "</s>"
-VOCAB = 2048
 SEQ = 256  # training and evaluation window
 SEED = 1234
 
 CONFIG = {
     "architectures": ["LlamaForCausalLM"], "model_type": "llama",
-    "vocab_size": VOCAB, "hidden_size": 256, "intermediate_size": 688,
+    "vocab_size": 2048, "hidden_size": 256, "intermediate_size": 688,
     "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64,
     "hidden_act": "silu", "max_position_embeddings": 2048, "rms_norm_eps": 1e-5,
     "rope_theta": 10000.0, "tie_word_embeddings": True, "attention_bias": False,
@@ -62,6 +79,30 @@ CONFIG = {
 
 TRAIN = dict(steps=1100, batch=16, lr=2e-3, min_lr=2e-4, warmup=100, weight_decay=0.1,
              betas=(0.9, 0.95), grad_clip=1.0, eval_every=200)
+
+# Each preset: its directory under models/, what changes in CONFIG and TRAIN. TRAIN's "passage"
+# (characters, 0 = whole novels): documents are runs of whole paragraphs of at least that many
+# characters, each <s> text </s>, so a training window holds several starts of a document.
+TRAIN["passage"] = 0
+PRESETS = {
+    "austen": ("austen", {}, {}),
+    # The shape of llama2.c's stories260K (hidden 64, 5 layers, 8 query heads of 8, 4 KV heads,
+    # FFN 172, vocab 512, tied): a model whose every layer is narrow enough for int8 to hurt.
+    "tiny": ("austen-tiny",
+             {"vocab_size": 512, "hidden_size": 64, "intermediate_size": 172,
+              "num_hidden_layers": 5, "num_attention_heads": 8, "num_key_value_heads": 4,
+              "head_dim": 8, "max_position_embeddings": 512},
+             {"steps": 3000, "lr": 4e-3, "min_lr": 4e-4, "eval_every": 500, "passage": 500}),
+}
+VOCAB = CONFIG["vocab_size"]
+
+
+def apply_preset(name):
+    global VOCAB
+    _, config, train = PRESETS[name]
+    CONFIG.update(config)
+    TRAIN.update(train)
+    VOCAB = CONFIG["vocab_size"]
 
 
 def log(msg):
@@ -94,18 +135,23 @@ def prepare(work, out):
     if bpe.Tokenizer.load(os.path.join(out, "tokenizer.json")).vocab != tok.vocab:
         raise AssertionError("tokenizer.json does not read back")
 
-    # Each novel (its train or its held-out part) is one document: <s> text </s>.
+    # Each novel (its train or its held-out part) is one document: <s> text </s>; or, with a
+    # passage length, each run of paragraphs of at least that many characters.
     bos, eos = tok.vocab[BOS], tok.vocab[EOS]
     train_ids, held_ids, split = [], [], {}
     for name, (train, held) in novels.items():
-        a, b = tok.encode(train), tok.encode(held)
-        for text, ids in ((train, a), (held, b)):
-            if tok.decode(ids) != text:
-                raise AssertionError(f"{name}: BPE does not round-trip")
-        train_ids += [bos] + a + [eos]
-        held_ids += [bos] + b + [eos]
+        counts = []
+        for text, dest in ((train, train_ids), (held, held_ids)):
+            n = 0
+            for doc in documents(text, TRAIN["passage"]):
+                ids = tok.encode(doc)
+                if tok.decode(ids) != doc:
+                    raise AssertionError(f"{name}: BPE does not round-trip")
+                dest += [bos] + ids + [eos]
+                n += len(ids) + 2
+            counts.append(n)
         split[name] = {"train_chars": len(train), "heldout_chars": len(held),
-                       "train_tokens": len(a) + 2, "heldout_tokens": len(b) + 2,
+                       "train_tokens": counts[0], "heldout_tokens": counts[1],
                        "heldout_starts": held[:60]}
     # One evaluation window per line.
     with open(os.path.join(out, "heldout_ids.txt"), "w") as f:
@@ -118,6 +164,22 @@ def prepare(work, out):
     log(f"tokens: train {len(train_ids)}, held-out {len(held_ids)}, "
         f"{info['chars_per_token']} chars/token")
     return torch.tensor(train_ids), held_ids, info
+
+
+def documents(text, passage):
+    """The documents of a novel's part: the whole text, or runs of whole paragraphs (separated by
+    a blank line) of at least `passage` characters (the last run takes what is left)."""
+    if passage <= 0:
+        return [text]
+    docs, cur = [], []
+    for para in text.split("\n\n"):
+        cur.append(para)
+        if sum(len(p) for p in cur) >= passage:
+            docs.append("\n\n".join(cur))
+            cur = []
+    if cur:
+        docs.append("\n\n".join(cur))
+    return docs
 
 
 def read_heldout(path):
@@ -239,10 +301,22 @@ def export(model, out):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default=HERE)
-    ap.add_argument("--work", default=os.path.join(REPO, "build", "austen-work"))
+    ap.add_argument("--preset", choices=sorted(PRESETS), default="austen")
+    ap.add_argument("--out")
+    ap.add_argument("--work")
     ap.add_argument("--skip-train", action="store_true")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="override a TRAIN setting (numbers), for experiments")
     a = ap.parse_args()
+    apply_preset(a.preset)
+    for item in a.set:
+        key, value = item.split("=", 1)
+        if key not in TRAIN:
+            raise SystemExit(f"--set: no training setting '{key}' (have {sorted(TRAIN)})")
+        TRAIN[key] = type(TRAIN[key])(float(value)) if not isinstance(TRAIN[key], tuple) else TRAIN[key]
+    folder = PRESETS[a.preset][0]
+    a.out = a.out or os.path.join(REPO, "models", folder)
+    a.work = a.work or os.path.join(REPO, "build", folder + "-work")
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     os.makedirs(a.out, exist_ok=True)
@@ -272,7 +346,8 @@ def main():
     uni = unigram_loss(train_ids, windows)
     last = run["history"][-1]
     metrics = {
-        "script": SCRIPT, "command": f"OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 {SCRIPT}",
+        "script": SCRIPT, "command": f"OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 {SCRIPT}"
+                                     + ("" if a.preset == "austen" else f" --preset {a.preset}"),
         "seed": SEED, "torch": torch.__version__, "numpy": np.__version__,
         "python": platform.python_version(), "threads": torch.get_num_threads(),
         "parameters": params, "config": {k: CONFIG[k] for k in (

@@ -218,6 +218,14 @@ void Linear(const Forward& f, const LinearWeights& w, const float* in, size_t ld
   MatMul(f, w.weight, w.fc, w.out, w.in, in, ldi, rows, out, ldo, w.bias, pre);
 }
 
+// Tells the product observer, if any, about the input x [rows, cols] (stride ld).
+void ObserveInput(const Forward& f, ProductInput which, const float* x, size_t rows, size_t cols,
+                  size_t ld) {
+  if (f.product_observer == nullptr) return;
+  f.product_observer(f.product_observer_ctx, f.observed_stack, f.observed_layer, which, x, rows,
+                     cols, ld);
+}
+
 // True when Linear(w) quantizes its input into f.qin (an int8 product).
 bool QuantizesInput(const LinearWeights& w) { return w.fc == nullptr && w.weight.f32 == nullptr; }
 
@@ -536,6 +544,7 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
   const size_t h = a.hidden_size(), qd = QDim(a), kvd = KvDim(a);
   const size_t rows = static_cast<size_t>(batch) * seq;
   float* q = f.q;  // [rows, qd]: queries, then the attention output in place
+  ObserveInput(f, ProductInput::kAttention, in, rows, h, h);
   Linear(f, w.q, in, h, rows, q, qd);
   // Q's quantized rows of `in` stay in f.qin until the next Linear: Attend
   // quantizes into f.q8, the backend's store into the KV rows.
@@ -590,6 +599,7 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
     const CaptureTarget target = Target(capture, b, p0, valid[b]);
     f.attention_backend->attend(f, p, kv, b, qb, capture != nullptr ? &target : nullptr);
   }
+  ObserveInput(f, ProductInput::kAttentionOutput, q, rows, qd, qd);
   Linear(f, w.o, q, qd, rows, out, h);
 }
 
@@ -603,6 +613,7 @@ void CrossAttention(const Forward& f, const AttentionWeights& w, KvRows kv, cons
   const size_t h = a.hidden_size(), qd = QDim(a);
   const size_t rows = static_cast<size_t>(batch) * seq;
   float* q = f.q;  // [rows, qd]: queries, then the attention output in place
+  ObserveInput(f, ProductInput::kCrossQuery, in, rows, h, h);
   Linear(f, w.q, in, h, rows, q, qd);
   for (uint32_t b = 0; b < batch; ++b) {
     float* qb = q + static_cast<size_t>(b) * seq * qd;  // [seq, qd]
@@ -613,6 +624,7 @@ void CrossAttention(const Forward& f, const AttentionWeights& w, KvRows kv, cons
     const CaptureTarget target = Target(capture, b, 0, q_valid[b]);
     f.attention_backend->attend(f, p, kv, b, qb, capture != nullptr ? &target : nullptr);
   }
+  ObserveInput(f, ProductInput::kCrossOutput, q, rows, qd, qd);
   Linear(f, w.o, q, qd, rows, out, h);
 }
 
@@ -623,6 +635,7 @@ void FeedForward(const Forward& f, const LayerWeights& w, const float* in, size_
   const size_t h = a.hidden_size(), inter = a.intermediate_size();
   const F32Activation act = Activation(a.activation());
   float* up = f.up;  // [rows, intermediate]
+  ObserveInput(f, ProductInput::kFfn, in, rows, h, h);
   Linear(f, w.up, in, h, rows, up, inter);
   float* hidden = up;  // [rows, intermediate]: the down projection's input
   if (a.gated_ffn()) {
@@ -642,6 +655,7 @@ void FeedForward(const Forward& f, const LayerWeights& w, const float* in, size_
       for (size_t r = r0; r < r1; ++r) f.kernels->f32_activation(act, inter, up + r * inter);
     });
   }
+  ObserveInput(f, ProductInput::kFfnHidden, hidden, rows, inter, inter);
   Linear(f, w.down, hidden, inter, rows, out, h);
 }
 
@@ -701,6 +715,10 @@ void ProjectCrossKv(const Forward& f, const float* encoder_out, uint32_t enc_seq
   for (uint32_t l = 0; l < stack.num_layers; ++l) {
     const AttentionWeights& w = stack.layers[l].cross_attn;
     const KvRows kv = CrossKv(f, l);
+    f.observed_stack = LayerStack::kDecoder;
+    f.observed_layer = l;
+    ObserveInput(f, ProductInput::kCrossKv, encoder_out, static_cast<size_t>(batch) * enc_seq, h,
+                 h);
     for (uint32_t b = 0; b < batch; ++b) {
       const float* eb = encoder_out + static_cast<size_t>(b) * enc_seq * h;  // [enc_seq, hidden]
       float* kb = nullptr;  // [enc_seq, kvd]: in the KV rows or staged in f.k
@@ -726,6 +744,8 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
                                   : LayerStack::kEncoder;
   for (uint32_t l = 0; l < stack.num_layers; ++l) {
     const LayerWeights& w = stack.layers[l];
+    f.observed_stack = id;
+    f.observed_layer = l;
     const AttentionCapture* capture =
         f.capture != nullptr && f.capture->stack == id && f.capture->layer == l ? f.capture
                                                                                  : nullptr;
@@ -758,6 +778,10 @@ void HeadInto(const Forward& f, const float* x, size_t rows, float* logits) {
   const size_t h = a.hidden_size(), vocab = a.vocab_size();
   ProfileScope scope(f, OpKind::kHead);
   if (f.profile != nullptr) f.profile->head_ops += 2.0 * rows * vocab * h;
+  f.observed_stack = a.structure() == fb::Structure::EncoderDecoder ? LayerStack::kDecoder
+                                                                    : LayerStack::kSingle;
+  f.observed_layer = 0;
+  ObserveInput(f, ProductInput::kHead, x, rows, h, h);
   MatMul(f, f.weights->head, f.weights->head_fc, vocab, h, x, h, rows, logits, vocab);
   if (a.logits_scale() != 1.0f) {
     for (size_t i = 0; i < rows * vocab; ++i) logits[i] *= a.logits_scale();

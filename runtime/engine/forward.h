@@ -36,6 +36,26 @@ namespace octet {
 typedef void (*LayerObserverFn)(void* ctx, LayerStack stack, uint32_t layer, const float* x,
                                 size_t rows, size_t hidden);
 
+// The input of a layer's matrix products, as they read it (before an int8
+// product quantizes it): what the converter calibrates its quantization on.
+enum class ProductInput : uint8_t {
+  kAttention,        // Q, K, V projections: the (normed) input [rows, hidden]
+  kAttentionOutput,  // O projection: the attention's output [rows, heads * head_dim]
+  kCrossQuery,       // cross-attention Q projection [rows, hidden]
+  kCrossOutput,      // cross-attention O projection [rows, heads * head_dim]
+  kCrossKv,          // cross-attention K, V projections: the encoder output [rows, hidden]
+  kFfn,              // up (and gate) [rows, hidden]
+  kFfnHidden,        // down: the activation's output [rows, intermediate]
+  kHead,             // the LM head (layer 0 of its stack) [rows, hidden]
+};
+
+// Called with each product input x [rows, cols] (row stride ld) of the
+// following runs and steps; rows include padded positions. For the converter's
+// calibration, not for speed; it must not allocate in a run it measures.
+typedef void (*ProductObserverFn)(void* ctx, LayerStack stack, uint32_t layer,
+                                  ProductInput which, const float* x, size_t rows, size_t cols,
+                                  size_t ld);
+
 // Which attention a pass captures the probabilities of (Session::SetAttentionCapture):
 // the self-attention of a stack's layer, or a decoder layer's cross-attention.
 enum class AttentionSite : uint8_t { kSelf, kCross };
@@ -245,6 +265,12 @@ struct Forward {
   LayerObserverFn observer = nullptr;  // optional
   ForwardProfile* profile = nullptr;   // optional: time per operation kind
   void* observer_ctx = nullptr;
+  ProductObserverFn product_observer = nullptr;  // optional
+  void* product_observer_ctx = nullptr;
+  // The layer the product observer is told about, set as a pass reaches it
+  // (only read when product_observer is set).
+  mutable LayerStack observed_stack = LayerStack::kSingle;
+  mutable uint32_t observed_layer = 0;
   AttentionCapture* capture = nullptr;  // optional: set for one run by the Session
   const float* rope_inv_freq = nullptr;  // [rotary_dim / 2] or null
   const float* alibi_slopes = nullptr;   // [heads] or null

@@ -142,6 +142,14 @@ class Session {
     forward_.observer_ctx = ctx;
   }
 
+  // Calls fn(ctx, ...) with the input of every matrix product of a layer and of
+  // the head (engine/forward.h, ProductObserverFn); null stops it. For the
+  // converter's calibration.
+  void SetProductObserver(ProductObserverFn fn, void* ctx) {
+    forward_.product_observer = fn;
+    forward_.product_observer_ctx = ctx;
+  }
+
   // Captures the attention probabilities of one layer (engine/forward.h,
   // AttentionCapture) in each following Run and RunEncoderDecoder (not in the
   // steps) into the caller's capture->probs, and sets its batch, heads, q_len

@@ -4,6 +4,7 @@
 #include "engine/weights.h"
 
 #include <cstdio>
+#include <cstring>
 #include <new>
 
 #include "kernels/qs8_gemm.h"
@@ -180,13 +181,16 @@ size_t LayerWeightsCount(const fb::Architecture& a) {
 bool UsesInt8Attention(const Model& model) {
   const fb::Architecture& a = model.architecture();
   if (!HasLayers(a)) return false;
-  char name[kMaxTensorNameLength];
-  LayerStack stack = LayerStack::kSingle;
-  if (a.structure() == fb::Structure::EncoderDecoder) {
-    stack = a.num_layers() > 0 ? LayerStack::kEncoder : LayerStack::kDecoder;
+  // Any int8 matrix of a layer: a file may keep some of them F32 (the
+  // converter's --keep-fp32 and its last tuning step), and that must not
+  // change how the whole model attends.
+  for (size_t i = 0; i < model.num_tensors(); ++i) {
+    const TensorView& t = model.tensor(i);
+    if (t.dtype == fb::DType::I8 && t.rank == 2 && std::strstr(t.name, "layers.") != nullptr) {
+      return true;
+    }
   }
-  const TensorView* t = model.Find(Name(name, stack, 0, "attn.q.weight"));
-  return t != nullptr && t->dtype == fb::DType::I8;
+  return false;
 }
 
 Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* out) {

@@ -101,8 +101,8 @@ size_t LayerWeightsCount(const fb::Architecture& a);
 // names the first tensor that is missing or misshapen; kUnsupported for what
 // the forward pass does not run (other quantization schemes, zero points).
 // True when the model's attention runs in int8 with an int8 KV cache: its
-// transformer layers' projections are int8 (layer 0's query projection decides;
-// each matrix is read in its own dtype either way).
+// transformer layers have an int8 matrix (a file may keep some in F32; each
+// matrix is read in its own dtype either way).
 bool UsesInt8Attention(const Model& model);
 
 Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* out);

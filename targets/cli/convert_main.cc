@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@ namespace {
 
 constexpr char kUsage[] =
     R"(Usage: octet-convert SRC_DIR -o OUT.octet [--dtype int8|fp32] [--calibration FILE] [--quiet]
+                     [--heldout FILE] [--target-ppl-ratio R] [--keep-fp32 PATTERN ...]
 
 Converts a Hugging Face checkpoint directory into one .octet model file.
 
@@ -46,13 +48,29 @@ Options:
                            biases stay fp32); the runtime then runs every matrix
                            product in int8 (activations quantized per row at run
                            time, attention and KV cache in int8)
-  --calibration FILE       sample input for the per-layer quantization error report:
-                           the int8 model and its fp32 twin run it and every layer's
-                           output is compared (SQNR). Token ids, one sequence per
-                           line (commas or spaces), or plain UTF-8 text, encoded with
-                           the checkpoint's tokenizer.json (byte-level BPE). Without
-                           it the report runs on pseudo-random ids. Used by
-                           --dtype int8 only.
+  --calibration FILE       sample input the int8 quantization learns from (smoothing
+                           factors, clipping, compensated rounding) and the per-layer
+                           error report runs on. Token ids, one sequence per line
+                           (commas or spaces), or plain UTF-8 text, encoded with the
+                           checkpoint's tokenizer.json (byte-level BPE). Without it,
+                           decoders calibrate on 16 x 128 tokens the fp32 model
+                           generates itself (temperature 1, seeded); other models on
+                           pseudo-random ids. --dtype int8 only.
+  --heldout FILE           token ids (as --calibration) the int8 tuning is measured on
+                           against fp32 (perplexity ratio, KL divergence, top-1);
+                           default: decoders, another 8 x 128 generated tokens;
+                           others, the calibration
+  --target-ppl-ratio R     the int8 tuning stops once int8 perplexity / fp32
+                           perplexity on the held-out ids is at most R (default
+                           1.01; below 1: every step). Steps in order: round to
+                           nearest, smoothing, clipping, compensated rounding, then
+                           fp32 products for at most a tenth of the matrices; a step
+                           that does not lower the KL divergence is undone. The
+                           report lists each step.
+  --keep-fp32 PATTERN      keep the int8 tensors whose names match PATTERN (* and ?;
+                           names as `octet inspect` lists them, e.g.
+                           'layers.*.ffn.down.weight' or token_embedding) in fp32;
+                           the runtime runs those products in fp32. Repeatable.
   --quiet                  print nothing but errors (no progress bar, no summary)
   -h, --help               show this help
 
@@ -69,6 +87,9 @@ struct ConvertRequest {
   std::filesystem::path output;
   std::string dtype = "int8";
   std::filesystem::path calibration;  // empty = none
+  std::filesystem::path heldout;      // empty = none
+  double target_ppl_ratio = 1.01;
+  std::vector<std::string> keep_fp32;
   bool quiet = false;
 };
 
@@ -108,6 +129,28 @@ ConvertRequest ParseRequest(const ParsedArgs& args) {
           "--calibration is used by --dtype int8; an fp32 conversion does not "
           "calibrate");
     }
+  }
+  if (args.Has("--heldout")) {
+    r.heldout = args.Value("--heldout");
+    if (r.heldout.empty()) throw UsageError("--heldout needs a file name");
+  }
+  if (args.Has("--target-ppl-ratio")) {
+    const std::string v = args.Value("--target-ppl-ratio");
+    char* end = nullptr;
+    r.target_ppl_ratio = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !(r.target_ppl_ratio > 0.0)) {
+      throw UsageError("--target-ppl-ratio '" + v + "' is not a number > 0");
+    }
+  }
+  if (args.Has("--keep-fp32")) r.keep_fp32 = args.Values("--keep-fp32");
+  for (const std::string& p : r.keep_fp32) {
+    if (p.empty()) throw UsageError("--keep-fp32 needs a tensor name pattern");
+  }
+  if (r.dtype == "fp32" &&
+      (args.Has("--heldout") || args.Has("--target-ppl-ratio") || args.Has("--keep-fp32"))) {
+    throw UsageError(
+        "--heldout, --target-ppl-ratio and --keep-fp32 are used by --dtype int8; an fp32 "
+        "conversion keeps every tensor in fp32");
   }
   r.quiet = args.Switch("--quiet");
   return r;
@@ -183,6 +226,26 @@ void PrintReport(const convert::ConvertResult& r) {
               "on average\n", r.tensor_errors.size(), Db(worst).c_str(), worst_name.c_str(),
               r.block32_gain_db);
   std::printf("  calibration: %s\n", r.calibration.c_str());
+  const convert::TuneResult& t = r.tuning;
+  if (!t.steps.empty()) {
+    std::printf("  int8 tuning, measured on %s:\n", t.evaluation.c_str());
+    std::printf("    %-22s %10s %10s %8s   %s\n", "step", "ppl ratio", "KL (nats)", "top-1",
+                "what it changed");
+    for (const convert::TuneStep& s : t.steps) {
+      if (s.metrics.has_distribution) {
+        std::printf("    %-22s %10.4f %10.5f %7.2f%%   %s%s\n", s.name.c_str(),
+                    s.metrics.ppl_ratio(), s.metrics.kld, 100.0 * s.metrics.top1,
+                    s.detail.c_str(), s.kept ? "" : " (no better: undone)");
+      } else {
+        std::printf("    %-22s %10s %10s %8s   %s; output SQNR %s dB%s\n", s.name.c_str(), "-",
+                    "-", "-", s.detail.c_str(),
+                    Db(-10.0 * std::log10(s.metrics.noise_to_signal)).c_str(),
+                    s.kept ? "" : " (no better: undone)");
+      }
+    }
+    std::printf("    %zu of %zu matrices in int8%s\n", t.int8_matrices, t.total_matrices,
+                t.fp32_matrices.empty() ? "" : " (the others fp32, listed in the file)");
+  }
   std::printf("  %-28s %10s %12s   %s\n", "layer output", "int8 SQNR", "min cosine",
               "activation SQNR: dynamic per row / static per tensor");
   for (const auto& l : r.layer_errors) {
@@ -197,6 +260,9 @@ int Convert(const ConvertRequest& request) {
   options.weights =
       request.dtype == "fp32" ? convert::WeightType::kFp32 : convert::WeightType::kInt8;
   options.calibration = request.calibration;
+  options.heldout = request.heldout;
+  options.tune.target_ppl_ratio = request.target_ppl_ratio;
+  options.tune.keep_fp32 = request.keep_fp32;
   if (!request.quiet && isatty(STDERR_FILENO)) {
     options.progress = [&bar](size_t done, size_t total, uint64_t bytes_done,
                               uint64_t bytes_total) {
@@ -237,6 +303,9 @@ int ConvertMain(const std::vector<std::string>& args) {
       ValueOption("-o", "--output"),
       ValueOption("--dtype"),
       ValueOption("--calibration"),
+      ValueOption("--heldout"),
+      ValueOption("--target-ppl-ratio"),
+      RepeatedOption("--keep-fp32"),
       SwitchOption("--quiet"),
   };
   if (!args.empty() && args[0] == "--version") {
@@ -254,6 +323,9 @@ int ConvertMain(const std::vector<std::string>& args) {
   if (!request.calibration.empty() &&
       !std::filesystem::is_regular_file(request.calibration, error)) {
     throw Failure("calibration file '" + request.calibration.string() + "' does not exist");
+  }
+  if (!request.heldout.empty() && !std::filesystem::is_regular_file(request.heldout, error)) {
+    throw Failure("held-out file '" + request.heldout.string() + "' does not exist");
   }
   const std::filesystem::path out_dir = request.output.parent_path();
   if (!out_dir.empty() && !std::filesystem::is_directory(out_dir, error)) {

@@ -76,13 +76,35 @@ expect_ok()
 run(${CONVERT} t5_bf16 --output=t5_bf16.octet --dtype=fp32 --quiet)
 expect_ok("^$")
 
-# int8 (the default): the summary, the quantization report (weights, every
-# layer's output, the calibration used), about a quarter of the fp32 file.
+# int8 (the default): the summary, the quantization report (weights, the
+# tuning steps, every layer's output, the calibration used: a decoder writes
+# its own), about a quarter of the fp32 file.
 run(${CONVERT} llama -o int8.octet)
 expect_ok("llama, [0-9]+ tensors \\(int8\\)" "quantization report"
           "weights: [0-9]+ int8 tensors, worst [0-9.]+ dB"
-          "calibration: 4 x [0-9]+ pseudo-random token ids"
+          "calibration: 16 x [0-9]+ ids the fp32 model generated \\(temperature 1, seed 1\\), as no --calibration was given"
+          "int8 tuning, measured on 8 x [0-9]+ ids the fp32 model generated"
+          "round to nearest +[0-9.]+ +[0-9.]+ +[0-9.]+%" "[0-9]+ of [0-9]+ matrices in int8"
           "layers\\.0\\.output +[0-9.]+ +0\\.99" "layers\\.1\\.output" "\n  output +[0-9.]+")
+# Encoders calibrate on pseudo-random ids and report output SQNR per step.
+run(${CONVERT} bert -o bert8.octet)
+expect_ok("calibration: 4 x [0-9]+ pseudo-random token ids"
+          "round to nearest +- +- +- .*output SQNR [0-9.]+ dB")
+# Every step, with a target no model meets; --keep-fp32 keeps what it names.
+run(${CONVERT} llama -o tuned.octet --target-ppl-ratio 0.5 --keep-fp32 "layers.0.ffn.*")
+expect_ok("smoothing" "clipping" "compensated rounding")
+run(${OCTET} inspect tuned.octet)
+expect_ok("layers\\.0\\.ffn\\.down\\.weight +F32" "layers\\.0\\.ffn\\.up\\.weight +F32"
+          "I8 PackedQs8N16K4" "int8_step_1 +round to nearest"
+          "fp32_matrices +layers\\.0\\.ffn\\.(down|gate|up)\\.weight")
+run(${CONVERT} llama -o x.octet --keep-fp32 "layers.*.mlp.down_proj.weight")
+expect_error(1 "--keep-fp32 'layers\\.\\*\\.mlp\\.down_proj\\.weight' matches no int8 tensor")
+run(${CONVERT} llama -o x.octet --target-ppl-ratio 0)
+expect_error(2 "--target-ppl-ratio '0' is not a number > 0")
+run(${CONVERT} llama -o x.octet --dtype fp32 --keep-fp32 token_embedding)
+expect_error(2 "--keep-fp32 are used by --dtype int8")
+run(${CONVERT} llama -o x.octet --heldout nothing.txt)
+expect_error(1 "held-out file 'nothing\\.txt' does not exist")
 run(${CONVERT} llama -o int8q.octet --dtype int8 --quiet)
 expect_ok("^$")
 file(SIZE "${WORK}/int8q.octet" int8_bytes)

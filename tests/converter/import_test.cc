@@ -611,8 +611,13 @@ TEST_CASE("convert: int8 quantizes every matrix per output channel and stores th
     c.Write(dir.path(), "F32");
     convert::ConvertOptions int8;
     int8.weights = convert::WeightType::kInt8;
+    // Round to nearest alone (the tuner's steps off): the per-channel contract.
+    int8.tune.smoothing = int8.tune.clipping = int8.tune.compensation = false;
+    int8.tune.fp32_fallback = false;
     const convert::ConvertResult r =
         convert::ConvertCheckpoint(dir.path(), dir.path() / "int8.octet", int8);
+    REQUIRE(r.tuning.steps.size() == 1);
+    CHECK(r.tuning.steps[0].name == "round to nearest");
     convert::ConvertCheckpoint(dir.path(), dir.path() / "fp32.octet", testing::Fp32Options());
     Result<Model> q = Model::Load((dir.path() / "int8.octet").c_str());
     Result<Model> f = Model::Load((dir.path() / "fp32.octet").c_str());

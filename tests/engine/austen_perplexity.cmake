@@ -1,10 +1,13 @@
-# The trained model of models/austen, end to end: converted with --dtype fp32
-# and with --dtype int8 (calibrated on training text), then the held-out
-# perplexity of both over the first MAX_TOKENS held-out ids. int8 must be
-# within 2% of fp32 (DESIGN.md section 7), and the int8 KV cache of a
-# 2048-token session at most 55% of an fp16 cache.
+# A trained model of models/ (austen, austen-tiny), end to end: converted with
+# --dtype fp32 and with --dtype int8 (calibrated on training text when the
+# model has calibration_ids.txt and CALIBRATE is set, else with no flags at
+# all: the converter's defaults), then the held-out perplexity of both over
+# the first MAX_TOKENS held-out ids. int8 must be within LIMIT_PPM (parts per
+# million, relative) of fp32, and the int8 KV cache of a 2048-token session
+# at most 55% of an fp16 cache (75% for head_dim 8: KV_LIMIT_PPM).
 #   cmake -DCONVERT=... -DPERPLEXITY=... -DEMULATOR="qemu|..." -DMODEL_DIR=models/austen
-#         -DWORK=dir -DMAX_TOKENS=4096 -P austen_perplexity.cmake
+#         -DWORK=dir -DMAX_TOKENS=4096 -DLIMIT_PPM=1000 [-DCALIBRATE=ON]
+#         [-DKV_LIMIT_PPM=550000] -P austen_perplexity.cmake
 cmake_minimum_required(VERSION 3.25)
 
 string(REPLACE "|" ";" EMULATOR "${EMULATOR}")
@@ -20,8 +23,15 @@ endfunction()
 execute_process(COMMAND ${EMULATOR} ${CONVERT} "${MODEL_DIR}" -o "${WORK}/fp32.octet" --dtype fp32 --quiet
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 check_run("octet-convert --dtype fp32")
+if(NOT KV_LIMIT_PPM)
+  set(KV_LIMIT_PPM 550000)
+endif()
+set(calibration_args)
+if(CALIBRATE)
+  set(calibration_args --calibration "${MODEL_DIR}/calibration_ids.txt")
+endif()
 execute_process(COMMAND ${EMULATOR} ${CONVERT} "${MODEL_DIR}" -o "${WORK}/int8.octet"
-                        --calibration "${MODEL_DIR}/calibration_ids.txt"
+                        ${calibration_args}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 check_run("octet-convert --dtype int8")
 message(STATUS "${out}")
@@ -30,7 +40,7 @@ message(STATUS "${out}")
 # converter runs on desktops): checked on the host presets, not again under qemu.
 if(EMULATOR)
   message(STATUS "text calibration: checked on the host presets (converter-side), not under the emulator")
-else()
+elseif(CALIBRATE)
   file(WRITE "${WORK}/calibration.txt"
        "It is a truth universally acknowledged, that a single man in possession of a good "
        "fortune, must be in want of a wife.\n\n\"My dear Mr. Bennet,\" said his lady to him one "
@@ -74,13 +84,13 @@ endfunction()
 ppm("${ppl_fp32}" fp32_ppm)
 ppm("${ppl_int8}" int8_ppm)
 ppm("${kv_int8}" kv_ppm)
-math(EXPR limit_ppm "${fp32_ppm} * 102 / 100")
 math(EXPR rel_ppm "(${int8_ppm} - ${fp32_ppm}) * 1000000 / ${fp32_ppm}")
 message(STATUS "int8 perplexity ${ppl_int8} vs fp32 ${ppl_fp32}: ${rel_ppm} ppm relative "
-               "(limit +20000); int8 KV cache / fp16 = ${kv_int8} (limit 0.55)")
-if(int8_ppm GREATER limit_ppm)
-  message(FATAL_ERROR "int8 perplexity ${ppl_int8} is more than 2% above fp32's ${ppl_fp32}")
+               "(limit +${LIMIT_PPM}); int8 KV cache / fp16 = ${kv_int8} (limit ${KV_LIMIT_PPM} ppm)")
+if(rel_ppm GREATER LIMIT_PPM)
+  message(FATAL_ERROR "int8 perplexity ${ppl_int8} is more than ${LIMIT_PPM} ppm above fp32's "
+                      "${ppl_fp32}")
 endif()
-if(kv_ppm GREATER 550000)
-  message(FATAL_ERROR "the int8 KV cache is ${kv_int8} of an fp16 cache (limit 0.55)")
+if(kv_ppm GREATER KV_LIMIT_PPM)
+  message(FATAL_ERROR "the int8 KV cache is ${kv_int8} of an fp16 cache (limit ${KV_LIMIT_PPM} ppm)")
 endif()

@@ -1,0 +1,215 @@
+#include "quantize/calibrate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "engine/session.h"
+#include "import/error.h"
+
+namespace octet {
+namespace convert {
+namespace {
+
+// One sequence through a model with the session set up by `setup` first:
+// decoders read it whole; encoder-decoder models read it on both sides,
+// teacher-forced on the same ids shifted right behind the start token.
+template <typename Setup>
+Session RunSequence(const Model& model, const std::vector<int32_t>& ids, Setup setup) {
+  const fb::Architecture& a = model.architecture();
+  const auto len = static_cast<uint32_t>(ids.size());
+  SessionLimits limits;
+  limits.max_batch = 1;
+  limits.max_seq = len;
+  Result<Session> session = Session::Create(model, limits);
+  if (!session.ok()) Fail("calibration: ", session.status().message());
+  Session run = std::move(session.value());
+  setup(run);
+  Status s;
+  if (a.structure() == fb::Structure::EncoderDecoder) {
+    std::vector<int32_t> dec(ids.size());
+    dec[0] = a.decoder_start_token_id() >= 0 ? a.decoder_start_token_id() : 0;
+    for (size_t i = 1; i < ids.size(); ++i) dec[i] = ids[i - 1];
+    s = run.RunEncoderDecoder(ids.data(), &len, len, dec.data(), &len, len, 1);
+  } else {
+    s = run.Run(ids.data(), &len, 1, len);
+  }
+  if (!s.ok()) Fail("calibration: ", s.message());
+  return run;
+}
+
+struct CaptureState {
+  std::map<ProductSite, ProductInputs>* sites = nullptr;
+  std::map<ProductSite, size_t> seen;  // rows offered so far, per site
+  size_t stride = 1;
+};
+
+void ObserveProduct(void* ctx, LayerStack stack, uint32_t layer, ProductInput which,
+                    const float* x, size_t rows, size_t cols, size_t ld) {
+  CaptureState& c = *static_cast<CaptureState*>(ctx);
+  const ProductSite site{stack, layer, which};
+  ProductInputs& in = (*c.sites)[site];
+  if (in.k == 0) {
+    in.k = cols;
+    in.abs_max.assign(cols, 0.0f);
+  }
+  size_t& seen = c.seen[site];
+  for (size_t r = 0; r < rows; ++r, ++seen) {
+    const float* row = x + r * ld;
+    for (size_t j = 0; j < cols; ++j) in.abs_max[j] = std::max(in.abs_max[j], std::fabs(row[j]));
+    if (seen % c.stride == 0) in.rows.insert(in.rows.end(), row, row + cols);
+  }
+}
+
+// log-softmax of logits[0..n) into out (double accumulation).
+void LogSoftmax(const float* logits, size_t n, std::vector<double>* out) {
+  out->resize(n);
+  double max = -INFINITY;
+  for (size_t i = 0; i < n; ++i) max = std::max(max, static_cast<double>(logits[i]));
+  double sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(logits[i]) - max);
+  const double log_sum = max + std::log(sum);
+  for (size_t i = 0; i < n; ++i) (*out)[i] = static_cast<double>(logits[i]) - log_sum;
+}
+
+}  // namespace
+
+std::unique_ptr<InMemoryModel> LoadInMemory(const ModelWriter& writer) {
+  const std::vector<uint8_t> bytes = writer.WriteToBuffer();
+  auto m = std::make_unique<InMemoryModel>();
+  m->bytes = std::unique_ptr<uint8_t, void (*)(void*)>(
+      static_cast<uint8_t*>(std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64)), &std::free);
+  if (m->bytes == nullptr) Fail("out of memory for a model in memory");
+  std::memcpy(m->bytes.get(), bytes.data(), bytes.size());
+  Result<Model> model = Model::FromBuffer(m->bytes.get(), bytes.size());
+  if (!model.ok()) Fail("internal: the converted model does not load: ", model.status().message());
+  m->model = std::move(model.value());
+  return m;
+}
+
+std::map<ProductSite, ProductInputs> CaptureProductInputs(
+    const Model& model, const std::vector<std::vector<int32_t>>& sequences, size_t max_rows) {
+  std::map<ProductSite, ProductInputs> sites;
+  CaptureState state;
+  state.sites = &sites;
+  size_t total = 0;
+  for (const std::vector<int32_t>& s : sequences) total += s.size();
+  state.stride = max_rows > 0 && total > max_rows ? (total + max_rows - 1) / max_rows : 1;
+  for (const std::vector<int32_t>& ids : sequences) {
+    RunSequence(model, ids, [&](Session& s) { s.SetProductObserver(ObserveProduct, &state); });
+  }
+  return sites;
+}
+
+OutputReference::OutputReference(const Model& fp32, std::vector<std::vector<int32_t>> sequences)
+    : sequences_(std::move(sequences)) {
+  const fb::Architecture& a = fp32.architecture();
+  has_distribution_ = a.structure() != fb::Structure::EncoderOnly;
+  encoder_decoder_ = a.structure() == fb::Structure::EncoderDecoder;
+  for (const std::vector<int32_t>& ids : sequences_) {
+    const Session session = RunSequence(fp32, ids, [](Session&) {});
+    const OutputView out = session.output();
+    dim_ = out.dim;
+    outputs_.push_back({std::vector<float>(out.data, out.data + size_t{out.seq} * out.dim)});
+  }
+}
+
+OutputMetrics OutputReference::Compare(const Model& int8) const {
+  OutputMetrics m;
+  m.has_distribution = has_distribution_;
+  double nll_fp32 = 0, nll_int8 = 0, kld = 0, signal = 0, noise = 0;
+  size_t agree = 0;
+  std::vector<double> p, q;
+  for (size_t s = 0; s < sequences_.size(); ++s) {
+    const std::vector<int32_t>& ids = sequences_[s];
+    const Session session = RunSequence(int8, ids, [](Session&) {});
+    const OutputView out = session.output();
+    const float* want = outputs_[s].out.data();
+    const float* got = out.data;
+    const size_t positions = out.seq;
+    for (size_t i = 0; i < positions; ++i) {
+      const float* x = want + i * dim_;
+      const float* y = got + i * dim_;
+      double dot = 0, nx = 0, ny = 0;
+      for (size_t d = 0; d < dim_; ++d) {
+        dot += static_cast<double>(x[d]) * y[d];
+        nx += static_cast<double>(x[d]) * x[d];
+        ny += static_cast<double>(y[d]) * y[d];
+        noise += (static_cast<double>(y[d]) - x[d]) * (static_cast<double>(y[d]) - x[d]);
+      }
+      signal += nx;
+      if (nx > 0 && ny > 0) m.min_cosine = std::min(m.min_cosine, dot / std::sqrt(nx * ny));
+      if (!has_distribution_) continue;
+      // Decoder-only: row i predicts ids[i + 1]; encoder-decoder (teacher
+      // forced on the ids shifted right): row i predicts ids[i].
+      const size_t target = encoder_decoder_ ? i : i + 1;
+      if (target >= ids.size()) continue;
+      LogSoftmax(x, dim_, &p);
+      LogSoftmax(y, dim_, &q);
+      const auto t = static_cast<size_t>(ids[target]);
+      nll_fp32 -= p[t];
+      nll_int8 -= q[t];
+      double k = 0;
+      size_t arg_p = 0, arg_q = 0;
+      for (size_t d = 0; d < dim_; ++d) {
+        k += std::exp(p[d]) * (p[d] - q[d]);
+        if (p[d] > p[arg_p]) arg_p = d;
+        if (q[d] > q[arg_q]) arg_q = d;
+      }
+      kld += k;
+      agree += arg_p == arg_q ? 1 : 0;
+      ++m.tokens;
+    }
+  }
+  m.noise_to_signal = signal > 0 ? noise / signal : 0;
+  if (m.tokens > 0) {
+    const auto n = static_cast<double>(m.tokens);
+    m.fp32_ppl = std::exp(nll_fp32 / n);
+    m.int8_ppl = std::exp(nll_int8 / n);
+    m.kld = kld / n;
+    m.top1 = static_cast<double>(agree) / n;
+  }
+  return m;
+}
+
+Calibration GeneratedCalibration(const Model& fp32, size_t count, size_t length, uint64_t seed) {
+  const fb::Architecture& a = fp32.architecture();
+  if (a.structure() != fb::Structure::DecoderOnly) {
+    Fail("internal: generated calibration is for decoder-only models");
+  }
+  const uint32_t max_positions = a.max_positions();
+  if (max_positions != 0 && length > max_positions) length = max_positions;
+  if (length < 2) length = 2;
+  SessionLimits limits;
+  limits.max_batch = static_cast<uint32_t>(count);
+  limits.max_seq = 1;
+  limits.max_new_tokens = static_cast<uint32_t>(length - 1);
+  limits.last_logits_only = true;
+  Result<Session> created = Session::Create(fp32, limits);
+  if (!created.ok()) Fail("calibration: ", created.status().message());
+  Session& session = created.value();
+  const int32_t bos = a.bos_token_id() >= 0 ? a.bos_token_id() : 0;
+  std::vector<std::vector<int32_t>> seqs(count, std::vector<int32_t>{bos});
+  std::vector<int32_t> ids(count, bos);
+  const std::vector<uint32_t> lengths(count, 1);
+  Status s = session.Run(ids.data(), lengths.data(), static_cast<uint32_t>(count), 1);
+  uint64_t rng = seed;
+  SamplingParams params;  // temperature 1: the model's own distribution
+  for (size_t t = 1; s.ok() && t < length; ++t) {
+    s = session.Sample(params, &rng, ids.data());
+    if (!s.ok()) break;
+    for (size_t b = 0; b < count; ++b) seqs[b].push_back(ids[b]);
+    if (t + 1 < length) s = session.Step(ids.data(), static_cast<uint32_t>(count));
+  }
+  if (!s.ok()) Fail("calibration: ", s.message());
+  Calibration c;
+  c.sequences = std::move(seqs);
+  c.description = std::to_string(count) + " x " + std::to_string(length) +
+                  " ids the fp32 model generated (temperature 1, seed " + std::to_string(seed) +
+                  ")";
+  return c;
+}
+
+}  // namespace convert
+}  // namespace octet

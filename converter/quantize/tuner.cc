@@ -1,0 +1,571 @@
+#include "quantize/tuner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "format/tensor_names.h"
+#include "import/error.h"
+#include "quantize/rounding.h"
+
+namespace octet {
+namespace convert {
+namespace {
+
+// The matrices that read one product input, and where smoothing factors can
+// be folded (the norm before it, or the rows of the matrix that writes it).
+struct Group {
+  ProductSite site;
+  std::vector<std::string> matrices;  // canonical weight names
+  enum class Fold { kNone, kNorm, kRows } fold = Fold::kNone;
+  std::string fold_weight;  // the norm's weight, or the writing matrix
+  std::string fold_bias;    // its bias, when the file has one
+  uint32_t tie_heads = 1;   // O input under GQA: query heads sharing one V head
+  uint32_t head_dim = 0;
+};
+
+std::string LayerName(LayerStack stack, uint32_t layer, const char* suffix) {
+  char name[kMaxTensorNameLength];
+  LayerTensorName(name, sizeof(name), stack, layer, suffix);
+  return name;
+}
+
+bool EndsWith(const std::string& s, const char* suffix) {
+  const size_t n = std::char_traits<char>::length(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+// The tuner's view of the model: every canonical tensor's F32 values (as
+// smoothing leaves them), shapes, and the groups of matrices per input.
+class Workbench {
+ public:
+  Workbench(const ModelSpec& spec, const Checkpoint& checkpoint)
+      : spec_(spec), checkpoint_(checkpoint) {
+    for (const TensorMapping& m : spec.tensors) {
+      shapes_[m.name] = m.shape;
+      if (m.shape.size() == 2 || EndsWith(m.name, "norm.weight") ||
+          EndsWith(m.name, "norm.bias") || EndsWith(m.name, ".bias")) {
+        values_[m.name] = ModelSpec::ReadValues(m, checkpoint);
+      }
+    }
+  }
+
+  bool Has(const std::string& name) const { return shapes_.count(name) > 0; }
+  std::vector<float>& Values(const std::string& name) { return values_.at(name); }
+  uint32_t Rows(const std::string& name) const { return shapes_.at(name)[0]; }
+  uint32_t Cols(const std::string& name) const { return shapes_.at(name)[1]; }
+
+  // Groups for the captured sites of this architecture.
+  std::vector<Group> Groups(const std::map<ProductSite, ProductInputs>& sites) const {
+    const fb::ArchitectureT& a = spec_.architecture;
+    const bool pre = a.norm_placement == fb::NormPlacement::Pre;
+    std::vector<Group> groups;
+    for (const auto& [site, inputs] : sites) {
+      (void)inputs;
+      Group g;
+      g.site = site;
+      const LayerStack st = site.stack;
+      const uint32_t l = site.layer;
+      auto fold_norm = [&](const char* norm) {
+        const std::string w = LayerName(st, l, (std::string(norm) + ".weight").c_str());
+        if (!pre || !Has(w)) return;
+        g.fold = Group::Fold::kNorm;
+        g.fold_weight = w;
+        const std::string b = LayerName(st, l, (std::string(norm) + ".bias").c_str());
+        if (Has(b)) g.fold_bias = b;
+      };
+      auto fold_rows = [&](const char* writer, const char* bias) {
+        const std::string w = LayerName(st, l, writer);
+        if (!Has(w)) return;
+        g.fold = Group::Fold::kRows;
+        g.fold_weight = w;
+        const std::string b = LayerName(st, l, bias);
+        if (Has(b)) g.fold_bias = b;
+      };
+      switch (site.which) {
+        case ProductInput::kAttention:
+          g.matrices = {LayerName(st, l, "attn.q.weight"), LayerName(st, l, "attn.k.weight"),
+                        LayerName(st, l, "attn.v.weight")};
+          fold_norm("attn_norm");
+          break;
+        case ProductInput::kAttentionOutput:
+          g.matrices = {LayerName(st, l, "attn.o.weight")};
+          fold_rows("attn.v.weight", "attn.v.bias");
+          g.tie_heads = a.attention->num_heads / a.attention->num_kv_heads;
+          g.head_dim = a.attention->head_dim;
+          break;
+        case ProductInput::kCrossQuery:
+          g.matrices = {LayerName(st, l, "cross_attn.q.weight")};
+          fold_norm("cross_attn_norm");
+          break;
+        case ProductInput::kCrossOutput:
+          g.matrices = {LayerName(st, l, "cross_attn.o.weight")};
+          fold_rows("cross_attn.v.weight", "cross_attn.v.bias");
+          g.tie_heads = a.attention->num_heads / a.attention->num_kv_heads;
+          g.head_dim = a.attention->head_dim;
+          break;
+        case ProductInput::kCrossKv:
+          g.matrices = {LayerName(st, l, "cross_attn.k.weight"),
+                        LayerName(st, l, "cross_attn.v.weight")};
+          break;
+        case ProductInput::kFfn:
+          g.matrices = {LayerName(st, l, "ffn.up.weight")};
+          if (a.gated_ffn) g.matrices.push_back(LayerName(st, l, "ffn.gate.weight"));
+          fold_norm("ffn_norm");
+          break;
+        case ProductInput::kFfnHidden:
+          g.matrices = {LayerName(st, l, "ffn.down.weight")};
+          if (a.gated_ffn) fold_rows("ffn.up.weight", "ffn.up.bias");
+          break;
+        case ProductInput::kHead:
+          // A tied head is the embedding table the lookups read too: left as
+          // it is (the last step may keep it F32).
+          if (!a.tied_embeddings && Has("lm_head")) {
+            g.matrices = {"lm_head"};
+            if (Has("final_norm.weight") && pre) {
+              g.fold = Group::Fold::kNorm;
+              g.fold_weight = "final_norm.weight";
+              if (Has("final_norm.bias")) g.fold_bias = "final_norm.bias";
+            }
+          }
+          break;
+      }
+      std::vector<std::string> present;
+      for (const std::string& m : g.matrices) {
+        if (Has(m)) present.push_back(m);
+      }
+      g.matrices = present;
+      if (!g.matrices.empty()) groups.push_back(g);
+    }
+    return groups;
+  }
+
+  // An in-memory int8 model with `overrides`, loaded by the runtime.
+  std::unique_ptr<InMemoryModel> Build(QuantOverrides overrides) const {
+    for (const auto& [name, v] : smoothed_) overrides.values[name] = v;
+    ModelWriter writer;
+    writer.SetArchitecture(spec_.architecture);
+    spec_.Emit(checkpoint_, writer, true, &overrides);
+    return LoadInMemory(writer);
+  }
+
+  // Smoothing changes these canonical tensors (their current values).
+  void MarkSmoothed(const std::string& name) { smoothed_[name] = values_.at(name); }
+  const std::map<std::string, std::vector<float>>& smoothed() const { return smoothed_; }
+  void RestoreSmoothed(const std::map<std::string, std::vector<float>>& saved_values,
+                       const std::map<std::string, std::vector<float>>& saved_smoothed) {
+    for (const auto& [name, v] : saved_values) values_[name] = v;
+    smoothed_ = saved_smoothed;
+  }
+
+ private:
+  const ModelSpec& spec_;
+  const Checkpoint& checkpoint_;
+  std::map<std::string, std::vector<uint32_t>> shapes_;
+  std::map<std::string, std::vector<float>> values_;
+  std::map<std::string, std::vector<float>> smoothed_;
+};
+
+// A sample of at most `max` rows of x (every stride-th), for error measurements.
+ProductInputs Subsample(const ProductInputs& x, size_t max) {
+  if (x.n() <= max) return x;
+  ProductInputs s;
+  s.k = x.k;
+  s.abs_max = x.abs_max;
+  const size_t stride = (x.n() + max - 1) / max;
+  for (size_t i = 0; i < x.n(); i += stride) {
+    s.rows.insert(s.rows.end(), x.rows.begin() + i * x.k, x.rows.begin() + (i + 1) * x.k);
+  }
+  return s;
+}
+
+// The loss a step must lower: mean KL divergence for decoders, noise / signal
+// of the output for encoders.
+double Loss(const OutputMetrics& m) {
+  return m.has_distribution ? m.kld : m.noise_to_signal;
+}
+
+bool TargetMet(const OutputMetrics& m, const TuneOptions& o) {
+  return m.has_distribution && m.ppl_ratio() <= o.target_ppl_ratio;
+}
+
+std::string Count(size_t n, size_t of, const char* what) {
+  return std::to_string(n) + " of " + std::to_string(of) + " " + what;
+}
+
+}  // namespace
+
+bool GlobMatch(const std::string& pattern, const std::string& name) {
+  // Iterative matcher with one backtrack point for the last '*'.
+  size_t p = 0, n = 0, star = std::string::npos, mark = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+      ++p;
+      ++n;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = n;
+    } else if (star != std::string::npos) {
+      p = star + 1;
+      n = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
+                            const Calibration& calibration,
+                            const std::vector<std::vector<int32_t>>& evaluation,
+                            const TuneOptions& options) {
+  TuneResult result;
+  Workbench bench(spec, checkpoint);
+
+  // Every int8 matrix a product reads (the linear layers and the head).
+  std::vector<std::string> matrices;
+  for (const TensorMapping& m : spec.tensors) {
+    if (!QuantizedAsInt8(m.name, m.shape)) continue;
+    const bool head = m.name == "lm_head" ||
+                      (m.name == "token_embedding" && spec.architecture.tied_embeddings &&
+                       spec.architecture.structure != fb::Structure::EncoderOnly);
+    if (PackedForGemm(m.name) || head) matrices.push_back(m.name);
+  }
+  result.total_matrices = matrices.size();
+
+  // --keep-fp32: every pattern must name at least one int8 tensor.
+  for (const std::string& pattern : options.keep_fp32) {
+    bool any = false;
+    for (const TensorMapping& m : spec.tensors) {
+      if (QuantizedAsInt8(m.name, m.shape) && GlobMatch(pattern, m.name)) {
+        result.overrides.keep_f32.insert(m.name);
+        any = true;
+      }
+    }
+    if (!any) {
+      Fail("--keep-fp32 '", pattern,
+           "' matches no int8 tensor (names as `octet inspect` lists them, e.g. "
+           "'layers.*.ffn.down.weight')");
+    }
+  }
+
+  // The fp32 twin: the reference outputs and the calibration inputs.
+  std::unique_ptr<InMemoryModel> fp32;
+  {
+    ModelWriter writer;
+    writer.SetArchitecture(spec.architecture);
+    spec.Emit(checkpoint, writer, false);
+    fp32 = LoadInMemory(writer);
+  }
+  const OutputReference reference(fp32->model, evaluation);
+  std::map<ProductSite, ProductInputs> inputs =
+      CaptureProductInputs(fp32->model, calibration.sequences, options.max_rows);
+  const std::vector<Group> groups = bench.Groups(inputs);
+  std::map<std::string, const Group*> group_of;
+  for (const Group& g : groups) {
+    for (const std::string& m : g.matrices) group_of[m] = &g;
+  }
+
+  auto measure = [&](const QuantOverrides& o) {
+    return reference.Compare(bench.Build(o)->model);
+  };
+  auto finish = [&](const OutputMetrics& m) {
+    for (const auto& [name, v] : bench.smoothed()) result.overrides.values[name] = v;
+    result.final_metrics = m;
+    result.target_met = TargetMet(m, options);
+    for (const std::string& name : matrices) {
+      if (result.overrides.keep_f32.count(name) == 0) ++result.int8_matrices;
+    }
+    for (const std::string& name : result.overrides.keep_f32) result.fp32_matrices.push_back(name);
+    return result;
+  };
+
+  // Step 0: round to nearest.
+  OutputMetrics best = measure(result.overrides);
+  result.steps.push_back({"round to nearest",
+                          "symmetric per-channel scales, max|w| / 127", best, true});
+  if (TargetMet(best, options)) return finish(best);
+
+  // Error samples per site (at most 1024 rows) for the per-layer choices.
+  std::map<ProductSite, ProductInputs> samples;
+  for (const auto& [site, x] : inputs) samples[site] = Subsample(x, 1024);
+  auto product_error = [&](const std::string& name, const QuantizedMatrix& q,
+                           const std::vector<float>* inv_smooth, const std::vector<float>& w) {
+    const Group& g = *group_of.at(name);
+    return ProductError(samples.at(g.site), w.data(), bench.Rows(name), q,
+                        inv_smooth != nullptr ? inv_smooth->data() : nullptr);
+  };
+
+  // Step 1: smoothing. Per group, the alpha of the lowest summed product
+  // error, kept where it beats no smoothing. The captured inputs are divided
+  // by the factors, as the folded model's would be.
+  if (options.smoothing) {
+    const auto saved_values = [&] {
+      std::map<std::string, std::vector<float>> v;
+      for (const Group& g : groups) {
+        for (const std::string& m : g.matrices) v[m] = bench.Values(m);
+        if (!g.fold_weight.empty()) v[g.fold_weight] = bench.Values(g.fold_weight);
+        if (!g.fold_bias.empty()) v[g.fold_bias] = bench.Values(g.fold_bias);
+      }
+      return v;
+    }();
+    const auto saved_smoothed = bench.smoothed();
+    const auto saved_inputs = inputs;
+    const auto saved_samples = samples;
+    size_t smoothed = 0, eligible = 0;
+    for (const Group& g : groups) {
+      if (g.fold == Group::Fold::kNone) continue;
+      bool frozen = false;
+      for (const std::string& m : g.matrices) frozen = frozen || result.overrides.keep_f32.count(m);
+      if (frozen) continue;
+      ++eligible;
+      const ProductInputs& x = samples.at(g.site);
+      std::vector<float> w_max(x.k, 0.0f);
+      for (const std::string& m : g.matrices) {
+        const std::vector<float> c = ColumnAbsMax(bench.Values(m).data(), bench.Rows(m), x.k);
+        for (size_t j = 0; j < x.k; ++j) w_max[j] = std::max(w_max[j], c[j]);
+      }
+      std::vector<float> x_max = inputs.at(g.site).abs_max;
+      if (g.tie_heads > 1) {  // one factor per (kv head, dim): V's rows are shared
+        const size_t hd = g.head_dim, kv = x.k / (hd * g.tie_heads);
+        for (size_t v = 0; v < kv; ++v) {
+          for (size_t d = 0; d < hd; ++d) {
+            float mx = 0, mw = 0;
+            for (size_t t = 0; t < g.tie_heads; ++t) {
+              const size_t j = (v * g.tie_heads + t) * hd + d;
+              mx = std::max(mx, x_max[j]);
+              mw = std::max(mw, w_max[j]);
+            }
+            for (size_t t = 0; t < g.tie_heads; ++t) {
+              const size_t j = (v * g.tie_heads + t) * hd + d;
+              x_max[j] = mx;
+              w_max[j] = mw;
+            }
+          }
+        }
+      }
+      double base = 0;
+      for (const std::string& m : g.matrices) {
+        const std::vector<float>& w = bench.Values(m);
+        base += product_error(m, QuantizeRows(w.data(), bench.Rows(m), x.k), nullptr, w);
+      }
+      double best_err = base;
+      std::vector<float> best_s;
+      for (double alpha : {0.3, 0.4, 0.5, 0.6, 0.7, 0.8}) {
+        const std::vector<float> s = SmoothingFactors(x_max, w_max, alpha);
+        std::vector<float> inv(x.k);
+        for (size_t j = 0; j < x.k; ++j) inv[j] = 1.0f / s[j];
+        double err = 0;
+        for (const std::string& m : g.matrices) {
+          std::vector<float> ws = bench.Values(m);
+          const size_t rows = bench.Rows(m);
+          for (size_t r = 0; r < rows; ++r) {
+            for (size_t j = 0; j < x.k; ++j) ws[r * x.k + j] *= s[j];
+          }
+          err += product_error(m, QuantizeRows(ws.data(), rows, x.k), &inv,
+                               bench.Values(m));
+        }
+        if (err < best_err) {
+          best_err = err;
+          best_s = s;
+        }
+      }
+      if (best_s.empty()) continue;
+      ++smoothed;
+      // Apply: W diag(s) for the readers, 1/s into the writer.
+      for (const std::string& m : g.matrices) {
+        std::vector<float>& w = bench.Values(m);
+        const size_t rows = bench.Rows(m);
+        for (size_t r = 0; r < rows; ++r) {
+          for (size_t j = 0; j < x.k; ++j) w[r * x.k + j] *= best_s[j];
+        }
+        bench.MarkSmoothed(m);
+      }
+      // The writer's output channel j (a norm weight, a row of V or up)
+      // and its bias: divided by s_j. For O, channel j of the input is
+      // query head h's dim d, written by V's row (h / tie) * hd + d.
+      auto writer_channel = [&](size_t j) {
+        if (g.tie_heads <= 1) return j;
+        const size_t hd = g.head_dim, h = j / hd;
+        return (h / g.tie_heads) * hd + j % hd;
+      };
+      std::vector<float> divisor(g.fold == Group::Fold::kNorm ? x.k
+                                                               : bench.Rows(g.fold_weight),
+                                 0.0f);
+      for (size_t j = 0; j < x.k; ++j) divisor[writer_channel(j)] = best_s[j];
+      if (g.fold == Group::Fold::kNorm) {
+        std::vector<float>& nw = bench.Values(g.fold_weight);
+        for (size_t j = 0; j < x.k; ++j) nw[j] /= divisor[j];
+      } else {
+        std::vector<float>& w = bench.Values(g.fold_weight);
+        const size_t cols = bench.Cols(g.fold_weight);
+        for (size_t r = 0; r < divisor.size(); ++r) {
+          for (size_t c = 0; c < cols; ++c) w[r * cols + c] /= divisor[r];
+        }
+      }
+      bench.MarkSmoothed(g.fold_weight);
+      if (!g.fold_bias.empty()) {
+        std::vector<float>& b = bench.Values(g.fold_bias);
+        for (size_t r = 0; r < b.size(); ++r) b[r] /= divisor[r];
+        bench.MarkSmoothed(g.fold_bias);
+      }
+      for (auto* set : {&inputs, &samples}) {
+        ProductInputs& in = set->at(g.site);
+        for (size_t i = 0; i < in.n(); ++i) {
+          for (size_t j = 0; j < in.k; ++j) in.rows[i * in.k + j] /= best_s[j];
+        }
+        for (size_t j = 0; j < in.k; ++j) in.abs_max[j] /= best_s[j];
+      }
+    }
+    const OutputMetrics m = measure(result.overrides);
+    const bool kept = smoothed > 0 && Loss(m) < Loss(best);
+    result.steps.push_back({"smoothing", Count(smoothed, eligible, "inputs smoothed"), m, kept});
+    if (kept) {
+      best = m;
+      if (TargetMet(best, options)) return finish(best);
+    } else {
+      bench.RestoreSmoothed(saved_values, saved_smoothed);
+      inputs = saved_inputs;
+      samples = saved_samples;
+    }
+  }
+
+  // Steps 2 and 3: clipping, then compensated rounding, per matrix, each kept
+  // where it lowers the product's error on the calibration.
+  std::map<std::string, std::vector<double>> hessians;
+  auto hessian = [&](const std::string& m) -> const std::vector<double>& {
+    const ProductSite& site = group_of.at(m)->site;
+    const std::string key = LayerName(site.stack, site.layer, "") + std::to_string(
+        static_cast<int>(site.which));
+    auto it = hessians.find(key);
+    if (it == hessians.end()) it = hessians.emplace(key, InputHessian(inputs.at(site))).first;
+    return it->second;
+  };
+  std::vector<std::string> tunable;
+  for (const std::string& m : matrices) {
+    if (group_of.count(m) && result.overrides.keep_f32.count(m) == 0) tunable.push_back(m);
+  }
+  std::map<std::string, QuantizedMatrix> current;  // per matrix: what the file holds
+  std::map<std::string, double> current_err;
+  for (const std::string& m : tunable) {
+    const std::vector<float>& w = bench.Values(m);
+    current[m] = QuantizeRows(w.data(), bench.Rows(m), bench.Cols(m));
+    current_err[m] = product_error(m, current[m], nullptr, w);
+  }
+  // The product error above is against the (smoothed) weights with the
+  // (smoothed) inputs: the same product as the original.
+  auto try_step = [&](const char* name, auto make) {
+    std::map<std::string, QuantizedMatrix> next = current;
+    std::map<std::string, double> next_err = current_err;
+    size_t changed = 0;
+    for (const std::string& m : tunable) {
+      const std::vector<float>& w = bench.Values(m);
+      QuantizedMatrix q = make(m, w, next.at(m));
+      const double err = product_error(m, q, nullptr, w);
+      if (err < next_err.at(m)) {
+        next[m] = std::move(q);
+        next_err[m] = err;
+        ++changed;
+      }
+    }
+    QuantOverrides o = result.overrides;
+    for (const auto& [m, q] : next) o.int8[m] = q;
+    const OutputMetrics metrics = changed > 0 ? measure(o) : best;
+    const bool kept = changed > 0 && Loss(metrics) < Loss(best);
+    result.steps.push_back({name, Count(changed, tunable.size(), "matrices changed"), metrics,
+                            kept});
+    if (kept) {
+      current = std::move(next);
+      current_err = std::move(next_err);
+      result.overrides.int8 = o.int8;
+      best = metrics;
+    }
+    return kept;
+  };
+  if (options.clipping) {
+    try_step("clipping", [&](const std::string& m, const std::vector<float>& w,
+                             const QuantizedMatrix&) {
+      const std::vector<float> scales =
+          ClipScales(w.data(), bench.Rows(m), bench.Cols(m), hessian(m).data(), 0.5, 26);
+      return RoundWithScales(w.data(), bench.Rows(m), bench.Cols(m), scales);
+    });
+    if (TargetMet(best, options)) return finish(best);
+  }
+  if (options.compensation) {
+    try_step("compensated rounding", [&](const std::string& m, const std::vector<float>& w,
+                                         const QuantizedMatrix& now) {
+      return CompensatedRounding(w.data(), bench.Rows(m), bench.Cols(m), now.scales,
+                                 hessian(m).data());
+    });
+    if (TargetMet(best, options)) return finish(best);
+  }
+
+  // Step 4: F32 products, greedily: each round tries the few matrices whose
+  // int8 product errs the most relative to its output and keeps the one that
+  // lowers the loss most, until the target is met or the budget is spent.
+  if (options.fp32_fallback && best.has_distribution) {
+    const auto budget = static_cast<size_t>(
+        std::floor(options.max_fp32_fraction * static_cast<double>(matrices.size())));
+    std::vector<std::string> chosen;
+    std::map<std::string, double> relative;
+    for (const std::string& m : matrices) {
+      if (result.overrides.keep_f32.count(m)) continue;
+      if (!group_of.count(m)) {
+        relative[m] = 0;
+        continue;
+      }
+      const ProductInputs& x = samples.at(group_of.at(m)->site);
+      const std::vector<float>& w = bench.Values(m);
+      double signal = 0;
+      const size_t rows = bench.Rows(m);
+      for (size_t i = 0; i < x.n(); ++i) {
+        for (size_t r = 0; r < rows; ++r) {
+          double y = 0;
+          for (size_t j = 0; j < x.k; ++j) y += static_cast<double>(x.rows[i * x.k + j]) * w[r * x.k + j];
+          signal += y * y;
+        }
+      }
+      const auto q = current.find(m);
+      const double err = q != current.end() ? current_err.at(m) : 0;
+      relative[m] = signal > 0 ? err / signal : 0;
+    }
+    while (chosen.size() < budget && !TargetMet(best, options)) {
+      std::vector<std::pair<double, std::string>> ranked;
+      for (const auto& [m, r] : relative) {
+        if (std::find(chosen.begin(), chosen.end(), m) == chosen.end()) ranked.push_back({r, m});
+      }
+      if (ranked.empty()) break;
+      std::sort(ranked.rbegin(), ranked.rend());
+      if (ranked.size() > 4) ranked.resize(4);
+      std::string pick;
+      OutputMetrics pick_metrics = best;
+      for (const auto& [r, m] : ranked) {
+        QuantOverrides o = result.overrides;
+        o.keep_f32.insert(m);
+        o.int8.erase(m);
+        const OutputMetrics metrics = measure(o);
+        if (Loss(metrics) < Loss(pick_metrics)) {
+          pick = m;
+          pick_metrics = metrics;
+        }
+      }
+      if (pick.empty()) break;
+      chosen.push_back(pick);
+      result.overrides.keep_f32.insert(pick);
+      result.overrides.int8.erase(pick);
+      best = pick_metrics;
+    }
+    if (!chosen.empty()) {
+      std::string names;
+      for (const std::string& m : chosen) names += (names.empty() ? "" : ", ") + m;
+      result.steps.push_back({"fp32 products", names, best, true});
+    }
+  }
+  return finish(best);
+}
+
+}  // namespace convert
+}  // namespace octet

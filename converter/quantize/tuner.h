@@ -1,0 +1,79 @@
+// The int8 tuner (issue 10): makes the int8 file as close to its fp32 twin as
+// the calibration can tell, step by step, and stops when a target is met.
+//
+//   step                  what changes (per layer, kept where it lowers the error)
+//   round to nearest      nothing: symmetric per-channel scales (today's file)
+//   smoothing             per-input-channel factors folded into the norm or
+//                         the layer that writes the input (rounding.h)
+//   clipping              per-row weight scales that minimize eᵀ H e
+//   compensated rounding  GPTQ rounding with those scales
+//   fp32 products         the last resort: the matrices whose int8 form costs
+//                         the most stay F32 (at most a tenth of them)
+//
+// Each step is measured end to end against the fp32 twin (the runtime runs
+// both), on evaluation sequences apart from the calibration; a step that does
+// not lower the mean KL divergence (decoders) or raise the output SQNR
+// (encoders) is undone. The tuner stops once the perplexity ratio meets the
+// target. Every decision is in the result, for the report and the file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "import/checkpoint.h"
+#include "import/spec.h"
+#include "quantize/calibrate.h"
+#include "quantize/report.h"
+
+namespace octet {
+namespace convert {
+
+struct TuneOptions {
+  // Stop when int8 perplexity / fp32 perplexity on the evaluation sequences is
+  // at most this (decoders); encoders run every step.
+  double target_ppl_ratio = 1.01;
+  // Canonical tensor names (glob: * and ?) kept F32 whatever the steps find.
+  std::vector<std::string> keep_fp32;
+  // At most this fraction of the linear layers' matrices become F32 by the
+  // last step (the user's --keep-fp32 ones are not counted).
+  double max_fp32_fraction = 0.10;
+  // Steps to try (tests turn them off to measure one alone).
+  bool smoothing = true;
+  bool clipping = true;
+  bool compensation = true;
+  bool fp32_fallback = true;
+  size_t max_rows = 4096;  // calibration rows kept per product input
+};
+
+struct TuneStep {
+  std::string name;        // "round to nearest", "smoothing", ...
+  std::string detail;      // what it changed ("14 of 21 inputs smoothed", ...)
+  OutputMetrics metrics;   // after the step (or of what was tried, when undone)
+  bool kept = true;        // false: measured worse and undone
+};
+
+struct TuneResult {
+  QuantOverrides overrides;
+  std::vector<TuneStep> steps;
+  std::vector<std::string> fp32_matrices;  // chosen by the last step or by --keep-fp32
+  OutputMetrics final_metrics;
+  size_t int8_matrices = 0;   // linear-layer and head matrices in int8 at the end
+  size_t total_matrices = 0;  // linear-layer and head matrices
+  std::string evaluation;     // what the metrics ran on
+  bool target_met = false;
+};
+
+// True when `name` matches the glob `pattern` (* any run, ? one character).
+bool GlobMatch(const std::string& pattern, const std::string& name);
+
+// Tunes the int8 quantization of `spec`'s matrices on `calibration`,
+// measuring on `evaluation` (sequences of ids). Throws Error when a
+// --keep-fp32 pattern matches no matrix.
+TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
+                            const Calibration& calibration,
+                            const std::vector<std::vector<int32_t>>& evaluation,
+                            const TuneOptions& options);
+
+}  // namespace convert
+}  // namespace octet
