@@ -69,37 +69,41 @@ std::vector<float> SmoothingFactors(const std::vector<float>& x_abs_max,
 
 std::vector<float> ClipScales(const float* w, size_t rows, size_t cols, const double* h,
                               double min_clip, int steps) {
-  std::vector<float> scales(rows);
-  std::vector<double> e(cols), he(cols);
+  const auto n = static_cast<Eigen::Index>(rows), k = static_cast<Eigen::Index>(cols);
+  std::vector<float> full(rows), scales(rows);
   for (size_t r = 0; r < rows; ++r) {
-    const float* row = w + r * cols;
     float max_abs = 0;
-    for (size_t c = 0; c < cols; ++c) max_abs = std::max(max_abs, std::fabs(row[c]));
-    const float full = max_abs > 0 ? max_abs / 127.0f : 1.0f;
-    scales[r] = full;
-    if (!(max_abs > 0) || steps < 2) continue;
-    double best = -1;
-    for (int i = 0; i < steps; ++i) {  // from 1 down to min_clip: ties keep the larger
-      const double f = 1.0 - (1.0 - min_clip) * i / (steps - 1);
-      const float s = static_cast<float>(full * f);
+    for (size_t c = 0; c < cols; ++c) max_abs = std::max(max_abs, std::fabs(w[r * cols + c]));
+    full[r] = max_abs > 0 ? max_abs / 127.0f : 1.0f;
+    scales[r] = full[r];
+  }
+  if (steps < 2) return scales;
+  std::vector<double> best(rows, -1.0);
+  RowMatrix e(n, k), eh;
+  Eigen::Map<const RowMatrix> hm(h, h != nullptr ? k : 0, h != nullptr ? k : 0);
+  for (int i = 0; i < steps; ++i) {  // from 1 down to min_clip: ties keep the larger
+    const double f = 1.0 - (1.0 - min_clip) * i / (steps - 1);
+    std::vector<float> s(rows);
+    for (size_t r = 0; r < rows; ++r) {
+      s[r] = static_cast<float>(full[r] * f);
       for (size_t c = 0; c < cols; ++c) {
-        e[c] = static_cast<double>(row[c]) - static_cast<double>(RoundToInt8(row[c], s)) * s;
+        const float v = w[r * cols + c];
+        e(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) =
+            static_cast<double>(v) - static_cast<double>(RoundToInt8(v, s[r])) * s[r];
       }
-      double err = 0;
-      if (h == nullptr) {
-        for (size_t c = 0; c < cols; ++c) err += e[c] * e[c];
-      } else {
-        for (size_t a = 0; a < cols; ++a) {
-          if (e[a] == 0) continue;
-          const double* ha = h + a * cols;
-          double dot = 0;
-          for (size_t b = 0; b < cols; ++b) dot += ha[b] * e[b];
-          err += e[a] * dot;
-        }
-      }
-      if (best < 0 || err < best) {
-        best = err;
-        scales[r] = s;
+    }
+    Eigen::VectorXd err;
+    if (h == nullptr) {
+      err = e.cwiseProduct(e).rowwise().sum();
+    } else {
+      eh.noalias() = e * hm;
+      err = eh.cwiseProduct(e).rowwise().sum();
+    }
+    for (size_t r = 0; r < rows; ++r) {
+      const double v = err(static_cast<Eigen::Index>(r));
+      if (best[r] < 0 || v < best[r]) {
+        best[r] = v;
+        scales[r] = s[r];
       }
     }
   }
@@ -176,32 +180,44 @@ QuantizedMatrix CompensatedRounding(const float* w, size_t rows, size_t cols,
 
 double ProductError(const ProductInputs& x, const float* w, size_t rows, const QuantizedMatrix& q,
                     const float* inv_smooth, bool act_int8) {
+  // In double GEMMs: the int8 x int8 sums are exact in double (|sum| < 2^53),
+  // as the runtime's int32 ones are; the scales then apply in double, as
+  // close to the runtime's float dequantization as this measure needs.
   const size_t n = x.n(), k = x.k;
+  const auto ni = static_cast<Eigen::Index>(n), ki = static_cast<Eigen::Index>(k),
+             ri = static_cast<Eigen::Index>(rows);
+  RowMatrix xin(ni, ki), xq(ni, ki);
+  Eigen::VectorXd row_scale(ni);
   std::vector<float> in(k);
   std::vector<int8_t> qin(k);
-  double total = 0;
   for (size_t i = 0; i < n; ++i) {
     const float* xi = x.rows.data() + i * k;
-    for (size_t c = 0; c < k; ++c) in[c] = inv_smooth != nullptr ? xi[c] * inv_smooth[c] : xi[c];
-    float xs = 1.0f;
-    if (act_int8) xs = QuantizeRowSymmetric(in.data(), k, qin.data());
-    for (size_t r = 0; r < rows; ++r) {
-      const float* wr = w + r * k;
-      const int8_t* qr = q.values.data() + r * k;
-      double want = 0, got = 0;
-      if (act_int8) {
-        int64_t acc = 0;
-        for (size_t c = 0; c < k; ++c) acc += static_cast<int32_t>(qin[c]) * qr[c];
-        got = static_cast<double>(acc) * xs * q.scales[r];
-      } else {
-        for (size_t c = 0; c < k; ++c) got += static_cast<double>(in[c]) * qr[c];
-        got *= q.scales[r];
-      }
-      for (size_t c = 0; c < k; ++c) want += static_cast<double>(xi[c]) * wr[c];
-      total += (got - want) * (got - want);
+    for (size_t c = 0; c < k; ++c) {
+      in[c] = inv_smooth != nullptr ? xi[c] * inv_smooth[c] : xi[c];
+      xin(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(c)) = xi[c];
     }
+    float xs = 1.0f;
+    if (act_int8) {
+      xs = QuantizeRowSymmetric(in.data(), k, qin.data());
+      for (size_t c = 0; c < k; ++c) xq(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(c)) = qin[c];
+    } else {
+      for (size_t c = 0; c < k; ++c) xq(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(c)) = in[c];
+    }
+    row_scale(static_cast<Eigen::Index>(i)) = xs;
   }
-  return total;
+  RowMatrix wd(ri, ki), wq(ri, ki);
+  Eigen::VectorXd col_scale(ri);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < k; ++c) {
+      wd(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = w[r * k + c];
+      wq(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = q.values[r * k + c];
+    }
+    col_scale(static_cast<Eigen::Index>(r)) = q.scales[r];
+  }
+  RowMatrix got = xq * wq.transpose();
+  got = row_scale.asDiagonal() * got * col_scale.asDiagonal();
+  got.noalias() -= xin * wd.transpose();
+  return got.squaredNorm();
 }
 
 }  // namespace convert

@@ -247,7 +247,7 @@ void PrintReport(const convert::ConvertResult& r) {
                 t.fp32_matrices.empty() ? "" : " (the others fp32, listed in the file)");
   }
   std::printf("  %-28s %10s %12s   %s\n", "layer output", "int8 SQNR", "min cosine",
-              "activation SQNR: dynamic per row / static per tensor");
+              "activation SQNR: dynamic per row / static per tensor, clipped");
   for (const auto& l : r.layer_errors) {
     std::printf("  %-28s %10s %12.6f   %s / %s\n", l.name.c_str(), Db(l.sqnr_db).c_str(),
                 l.min_cosine, Db(l.act_dynamic_db).c_str(), Db(l.act_static_db).c_str());
