@@ -157,7 +157,9 @@ void AddReport(const ConvertResult& r, fb::ProvenanceT* provenance) {
   for (size_t i = 0; i < t.steps.size(); ++i) {
     const TuneStep& s = t.steps[i];
     char text[160];
-    if (s.metrics.has_distribution) {
+    if (t.skipped) {
+      std::snprintf(text, sizeof(text), "not measured");
+    } else if (s.metrics.has_distribution) {
       std::snprintf(text, sizeof(text), "ppl ratio %.4f, KL %.5f nats, top-1 %.2f%%",
                     s.metrics.ppl_ratio(), s.metrics.kld, 100.0 * s.metrics.top1);
     } else {

@@ -223,19 +223,6 @@ TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
                             const std::vector<std::vector<int32_t>>& evaluation,
                             const TuneOptions& options) {
   TuneResult result;
-  Workbench bench(spec, checkpoint);
-
-  // Every int8 matrix a product reads (the linear layers and the head).
-  std::vector<std::string> matrices;
-  for (const TensorMapping& m : spec.tensors) {
-    if (!QuantizedAsInt8(m.name, m.shape)) continue;
-    const bool head = m.name == "lm_head" ||
-                      (m.name == "token_embedding" && spec.architecture.tied_embeddings &&
-                       spec.architecture.structure != fb::Structure::EncoderOnly);
-    if (PackedForGemm(m.name) || head) matrices.push_back(m.name);
-  }
-  result.total_matrices = matrices.size();
-
   // --keep-fp32: every pattern must name at least one int8 tensor.
   for (const std::string& pattern : options.keep_fp32) {
     bool any = false;
@@ -251,6 +238,57 @@ TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
            "'layers.*.ffn.down.weight')");
     }
   }
+
+  {
+    // What the tuner would hold: the F32 weights, the input rows, the Hessians.
+    const fb::ArchitectureT& a = spec.architecture;
+    uint64_t weights = 0;
+    for (const TensorMapping& m : spec.tensors) {
+      uint64_t n = 1;
+      for (uint32_t d : m.shape) n *= d;
+      weights += n;
+    }
+    size_t tokens = 0;
+    for (const std::vector<int32_t>& s : calibration.sequences) tokens += s.size();
+    const uint64_t rows = std::min<uint64_t>(tokens, options.max_rows);
+    const uint64_t h = a.hidden_size, inter = a.intermediate_size,
+                   qd = a.attention ? uint64_t{a.attention->num_heads} * a.attention->head_dim
+                                    : 0;
+    const uint64_t layers = uint64_t{a.num_layers} + a.num_decoder_layers;
+    const uint64_t cross = a.structure == fb::Structure::EncoderDecoder ? 3 : 1;
+    const uint64_t widths = layers * (cross * (h + qd) + h + inter) + h;
+    const uint64_t squares = layers * (cross * (h * h + qd * qd) + h * h + inter * inter) + h * h;
+    const uint64_t bytes = 4 * weights + 4 * rows * widths + 8 * squares;
+    if (bytes > options.max_memory_bytes) {
+      char detail[200];
+      std::snprintf(detail, sizeof(detail),
+                    "tuning skipped: it would hold %.1f GiB (limit %.1f GiB); round to nearest",
+                    static_cast<double>(bytes) / (1 << 30),
+                    static_cast<double>(options.max_memory_bytes) / (1 << 30));
+      result.skipped = true;
+      result.steps.push_back({"round to nearest", detail, OutputMetrics(), true});
+      for (const TensorMapping& m : spec.tensors) {
+        if (QuantizedAsInt8(m.name, m.shape)) {
+          ++result.total_matrices;
+          if (result.overrides.keep_f32.count(m.name) == 0) ++result.int8_matrices;
+        }
+      }
+      for (const std::string& n : result.overrides.keep_f32) result.fp32_matrices.push_back(n);
+      return result;
+    }
+  }
+  Workbench bench(spec, checkpoint);
+
+  // Every int8 matrix a product reads (the linear layers and the head).
+  std::vector<std::string> matrices;
+  for (const TensorMapping& m : spec.tensors) {
+    if (!QuantizedAsInt8(m.name, m.shape)) continue;
+    const bool head = m.name == "lm_head" ||
+                      (m.name == "token_embedding" && spec.architecture.tied_embeddings &&
+                       spec.architecture.structure != fb::Structure::EncoderOnly);
+    if (PackedForGemm(m.name) || head) matrices.push_back(m.name);
+  }
+  result.total_matrices = matrices.size();
 
   // The fp32 twin: the reference outputs and the calibration inputs.
   std::unique_ptr<InMemoryModel> fp32;
@@ -421,7 +459,7 @@ TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
       }
     }
     const OutputMetrics m = measure(result.overrides);
-    const bool kept = smoothed > 0 && Loss(m) < Loss(best);
+    const bool kept = smoothed > 0 && (Loss(m) < Loss(best) || options.keep_all);
     result.steps.push_back({"smoothing", Count(smoothed, eligible, "inputs smoothed"), m, kept});
     if (kept) {
       best = m;
@@ -474,7 +512,7 @@ TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
     QuantOverrides o = result.overrides;
     for (const auto& [m, q] : next) o.int8[m] = q;
     const OutputMetrics metrics = changed > 0 ? measure(o) : best;
-    const bool kept = changed > 0 && Loss(metrics) < Loss(best);
+    const bool kept = changed > 0 && (Loss(metrics) < Loss(best) || options.keep_all);
     result.steps.push_back({name, Count(changed, tunable.size(), "matrices changed"), metrics,
                             kept});
     if (kept) {

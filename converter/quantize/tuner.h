@@ -44,6 +44,12 @@ struct TuneOptions {
   bool compensation = true;
   bool fp32_fallback = true;
   size_t max_rows = 4096;  // calibration rows kept per product input
+  // The tuner holds the model's F32 weights, a sample of every product's
+  // inputs and their Hessians in memory; above this estimate it leaves the
+  // file as round to nearest and says so (streaming is for later).
+  uint64_t max_memory_bytes = uint64_t{2} << 30;
+  // Keep every step whatever it measures (to inspect what a step does; tests).
+  bool keep_all = false;
 };
 
 struct TuneStep {
@@ -62,6 +68,7 @@ struct TuneResult {
   size_t total_matrices = 0;  // linear-layer and head matrices
   std::string evaluation;     // what the metrics ran on
   bool target_met = false;
+  bool skipped = false;       // too large for the tuner: round to nearest, not measured
 };
 
 // True when `name` matches the glob `pattern` (* any run, ? one character).

@@ -232,7 +232,10 @@ void PrintReport(const convert::ConvertResult& r) {
     std::printf("    %-22s %10s %10s %8s   %s\n", "step", "ppl ratio", "KL (nats)", "top-1",
                 "what it changed");
     for (const convert::TuneStep& s : t.steps) {
-      if (s.metrics.has_distribution) {
+      if (t.skipped) {
+        std::printf("    %-22s %10s %10s %8s   %s\n", s.name.c_str(), "-", "-", "-",
+                    s.detail.c_str());
+      } else if (s.metrics.has_distribution) {
         std::printf("    %-22s %10.4f %10.5f %7.2f%%   %s%s\n", s.name.c_str(),
                     s.metrics.ppl_ratio(), s.metrics.kld, 100.0 * s.metrics.top1,
                     s.detail.c_str(), s.kept ? "" : " (no better: undone)");

@@ -1,0 +1,163 @@
+// The int8 tuner (converter/quantize/tuner.h) on synthetic checkpoints:
+// smoothing's folds leave the fp32 model unchanged (norms with and without
+// biases, V rows under GQA, up rows of a gated FFN), and the last step keeps
+// in fp32 the one matrix a constructed outlier ruins.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "convert.h"
+#include "converter/hf_fixtures.h"
+#include "converter/test_util.h"
+#include "import/checkpoint.h"
+#include "quantize/calibrate.h"
+#include "quantize/tuner.h"
+
+namespace octet {
+namespace {
+
+using testing::HfCheckpoint;
+using testing::HfOptions;
+using testing::MakeHfCheckpoint;
+using testing::TempDir;
+
+struct Converted {
+  convert::ModelSpec spec;
+  std::unique_ptr<convert::Checkpoint> checkpoint;
+};
+
+Converted Import(const std::filesystem::path& dir) {
+  const nlohmann::json config = convert::ReadConfig(dir);
+  auto checkpoint = std::make_unique<convert::Checkpoint>(convert::Checkpoint::Open(dir));
+  convert::ModelSpec spec = convert::ImportDirectory(config, *checkpoint);
+  return {std::move(spec), std::move(checkpoint)};
+}
+
+std::unique_ptr<convert::InMemoryModel> Fp32(const Converted& c,
+                                             const convert::QuantOverrides* overrides) {
+  ModelWriter writer;
+  writer.SetArchitecture(c.spec.architecture);
+  c.spec.Emit(*c.checkpoint, writer, false, overrides);
+  return convert::LoadInMemory(writer);
+}
+
+testing::HfTensor& Tensor(HfCheckpoint& c, const std::string& name) {
+  for (testing::HfTensor& t : c.tensors) {
+    if (t.name == name) return t;
+  }
+  FAIL("no tensor " << name);
+  return c.tensors.front();
+}
+
+TEST_CASE("tuner: smoothing's folds leave the fp32 model as it was") {
+  for (const char* family : {"llama", "gpt2", "bert"}) {
+    CAPTURE(family);
+    HfOptions o;
+    o.kv_heads = 2;  // llama: GQA, two query heads per V head
+    HfCheckpoint c = MakeHfCheckpoint(family, o);
+    TempDir dir;
+    c.Write(dir.path(), "F32");
+    const Converted conv = Import(dir.path());
+    const convert::Calibration calibration =
+        convert::DefaultCalibration(o.vocab, conv.spec.architecture.max_positions);
+    convert::TuneOptions t;
+    t.target_ppl_ratio = 0.5;  // no target stops it
+    t.clipping = t.compensation = t.fp32_fallback = false;
+    t.keep_all = true;  // the folds are checked whatever the step measured
+    const convert::TuneResult r =
+        convert::TuneQuantization(conv.spec, *conv.checkpoint, calibration,
+                                  calibration.sequences, t);
+    REQUIRE(r.steps.size() == 2);
+    CHECK(r.steps[1].name == "smoothing");
+    // Whether or not the step was kept, its folds must be exact: apply every
+    // smoothed tensor the tuner would write and compare the fp32 outputs.
+    const bool pre_norm = std::string(family) != "bert";
+    if (!pre_norm) {
+      // Post-norm: the normed stream is also the residual; nothing to fold into
+      // but V and (gated FFNs) up: BERT's FFN is not gated.
+      for (const auto& [name, v] : r.overrides.values) {
+        const bool v_or_o = name.find("attn.v") != std::string::npos ||
+                            name.find("attn.o") != std::string::npos;
+        CHECK_MESSAGE(v_or_o, name);
+      }
+    }
+    const auto base = Fp32(conv, nullptr);
+    const convert::OutputReference reference(base->model, calibration.sequences);
+    const auto folded = Fp32(conv, &r.overrides);
+    const convert::OutputMetrics m = reference.Compare(folded->model);
+    MESSAGE(std::string(family) << ": " << r.overrides.values.size() << " tensors changed, fp32 noise/signal "
+                   << m.noise_to_signal);
+    CHECK(m.noise_to_signal < 1e-9);
+    CHECK(r.steps[1].kept);
+    CHECK(!r.overrides.values.empty());
+  }
+}
+
+TEST_CASE("tuner: the fp32 step keeps the matrix an outlier ruins") {
+  // GPT-2's FFN is not gated: its down projection's input cannot be smoothed
+  // (GELU is between). Hidden unit 5 of layer 1 is made 40x larger than the
+  // rest, so the per-row int8 quantization of that input rounds every other
+  // unit to a few levels: layers.1.ffn.down.weight is the one product to keep
+  // in fp32, and doing so must lower the KL divergence.
+  HfOptions o;
+  HfCheckpoint c = MakeHfCheckpoint("gpt2", o);
+  testing::HfTensor& fc = Tensor(c, "transformer.h.1.mlp.c_fc.weight");  // [hidden, inter]
+  testing::HfTensor& fc_bias = Tensor(c, "transformer.h.1.mlp.c_fc.bias");
+  for (uint32_t r = 0; r < o.hidden; ++r) fc.values[r * o.intermediate + 5] = 0.0f;
+  fc_bias.values[5] = 40.0f;
+  TempDir dir;
+  c.Write(dir.path(), "F32");
+  const Converted conv = Import(dir.path());
+  const convert::Calibration calibration =
+      convert::DefaultCalibration(o.vocab, conv.spec.architecture.max_positions);
+  convert::TuneOptions t;
+  t.target_ppl_ratio = 0.5;
+  t.max_fp32_fraction = 0.1;  // 13 matrices: one may stay fp32
+  const convert::TuneResult r = convert::TuneQuantization(conv.spec, *conv.checkpoint,
+                                                          calibration, calibration.sequences, t);
+  for (const convert::TuneStep& s : r.steps) {
+    MESSAGE(s.name << ": KL " << s.metrics.kld << std::string(s.kept ? "" : " (undone)") << "; "
+                   << s.detail);
+  }
+  REQUIRE(r.fp32_matrices.size() == 1);
+  CHECK(r.fp32_matrices[0] == "layers.1.ffn.down.weight");
+  CHECK(r.total_matrices == 13);
+  CHECK(r.int8_matrices == 12);
+  CHECK(r.steps.back().name == "fp32 products");
+  CHECK(r.final_metrics.kld < 0.5 * r.steps.front().metrics.kld);
+}
+
+TEST_CASE("tuner: --keep-fp32 patterns must name an int8 tensor") {
+  HfCheckpoint c = MakeHfCheckpoint("llama", HfOptions());
+  TempDir dir;
+  c.Write(dir.path(), "F32");
+  const Converted conv = Import(dir.path());
+  const convert::Calibration calibration = convert::DefaultCalibration(64, 16);
+  convert::TuneOptions t;
+  t.keep_fp32 = {"layers.*.attn_norm.weight"};  // a vector: never int8
+  CHECK_THROWS_WITH_AS(convert::TuneQuantization(conv.spec, *conv.checkpoint, calibration,
+                                                 calibration.sequences, t),
+                       doctest::Contains("matches no int8 tensor"), convert::Error);
+  t.keep_fp32 = {"layers.0.attn.?.weight"};
+  const convert::TuneResult r = convert::TuneQuantization(conv.spec, *conv.checkpoint,
+                                                          calibration, calibration.sequences, t);
+  CHECK(r.fp32_matrices.size() >= 4);
+  CHECK(r.overrides.keep_f32.count("layers.0.attn.o.weight") == 1);
+  CHECK(r.overrides.keep_f32.count("layers.1.attn.o.weight") == 0);
+
+  // Too large for the tuner's memory: round to nearest, the user's patterns
+  // still applied, and the report says why.
+  t.max_memory_bytes = 1;
+  const convert::TuneResult big = convert::TuneQuantization(
+      conv.spec, *conv.checkpoint, calibration, calibration.sequences, t);
+  CHECK(big.skipped);
+  REQUIRE(big.steps.size() == 1);
+  CHECK(testing::Has(big.steps[0].detail, "tuning skipped: it would hold"));
+  CHECK(big.overrides.keep_f32.count("layers.0.attn.o.weight") == 1);
+  CHECK(big.overrides.int8.empty());
+  CHECK(big.overrides.values.empty());
+}
+
+}  // namespace
+}  // namespace octet
