@@ -26,13 +26,13 @@ struct Group {
   uint32_t head_dim = 0;
 };
 
-std::string LayerName(LayerStack stack, uint32_t layer, const char* suffix) {
+std::string SiteTensorName(LayerStack stack, uint32_t layer, const char* suffix) {
   char name[kMaxTensorNameLength];
   LayerTensorName(name, sizeof(name), stack, layer, suffix);
   return name;
 }
 
-bool EndsWith(const std::string& s, const char* suffix) {
+bool NameEndsWith(const std::string& s, const char* suffix) {
   const size_t n = std::char_traits<char>::length(suffix);
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
@@ -45,8 +45,8 @@ class Workbench {
       : spec_(spec), checkpoint_(checkpoint) {
     for (const TensorMapping& m : spec.tensors) {
       shapes_[m.name] = m.shape;
-      if (m.shape.size() == 2 || EndsWith(m.name, "norm.weight") ||
-          EndsWith(m.name, "norm.bias") || EndsWith(m.name, ".bias")) {
+      if (m.shape.size() == 2 || NameEndsWith(m.name, "norm.weight") ||
+          NameEndsWith(m.name, "norm.bias") || NameEndsWith(m.name, ".bias")) {
         values_[m.name] = ModelSpec::ReadValues(m, checkpoint);
       }
     }
@@ -69,54 +69,54 @@ class Workbench {
       const LayerStack st = site.stack;
       const uint32_t l = site.layer;
       auto fold_norm = [&](const char* norm) {
-        const std::string w = LayerName(st, l, (std::string(norm) + ".weight").c_str());
+        const std::string w = SiteTensorName(st, l, (std::string(norm) + ".weight").c_str());
         if (!pre || !Has(w)) return;
         g.fold = Group::Fold::kNorm;
         g.fold_weight = w;
-        const std::string b = LayerName(st, l, (std::string(norm) + ".bias").c_str());
+        const std::string b = SiteTensorName(st, l, (std::string(norm) + ".bias").c_str());
         if (Has(b)) g.fold_bias = b;
       };
       auto fold_rows = [&](const char* writer, const char* bias) {
-        const std::string w = LayerName(st, l, writer);
+        const std::string w = SiteTensorName(st, l, writer);
         if (!Has(w)) return;
         g.fold = Group::Fold::kRows;
         g.fold_weight = w;
-        const std::string b = LayerName(st, l, bias);
+        const std::string b = SiteTensorName(st, l, bias);
         if (Has(b)) g.fold_bias = b;
       };
       switch (site.which) {
         case ProductInput::kAttention:
-          g.matrices = {LayerName(st, l, "attn.q.weight"), LayerName(st, l, "attn.k.weight"),
-                        LayerName(st, l, "attn.v.weight")};
+          g.matrices = {SiteTensorName(st, l, "attn.q.weight"), SiteTensorName(st, l, "attn.k.weight"),
+                        SiteTensorName(st, l, "attn.v.weight")};
           fold_norm("attn_norm");
           break;
         case ProductInput::kAttentionOutput:
-          g.matrices = {LayerName(st, l, "attn.o.weight")};
+          g.matrices = {SiteTensorName(st, l, "attn.o.weight")};
           fold_rows("attn.v.weight", "attn.v.bias");
           g.tie_heads = a.attention->num_heads / a.attention->num_kv_heads;
           g.head_dim = a.attention->head_dim;
           break;
         case ProductInput::kCrossQuery:
-          g.matrices = {LayerName(st, l, "cross_attn.q.weight")};
+          g.matrices = {SiteTensorName(st, l, "cross_attn.q.weight")};
           fold_norm("cross_attn_norm");
           break;
         case ProductInput::kCrossOutput:
-          g.matrices = {LayerName(st, l, "cross_attn.o.weight")};
+          g.matrices = {SiteTensorName(st, l, "cross_attn.o.weight")};
           fold_rows("cross_attn.v.weight", "cross_attn.v.bias");
           g.tie_heads = a.attention->num_heads / a.attention->num_kv_heads;
           g.head_dim = a.attention->head_dim;
           break;
         case ProductInput::kCrossKv:
-          g.matrices = {LayerName(st, l, "cross_attn.k.weight"),
-                        LayerName(st, l, "cross_attn.v.weight")};
+          g.matrices = {SiteTensorName(st, l, "cross_attn.k.weight"),
+                        SiteTensorName(st, l, "cross_attn.v.weight")};
           break;
         case ProductInput::kFfn:
-          g.matrices = {LayerName(st, l, "ffn.up.weight")};
-          if (a.gated_ffn) g.matrices.push_back(LayerName(st, l, "ffn.gate.weight"));
+          g.matrices = {SiteTensorName(st, l, "ffn.up.weight")};
+          if (a.gated_ffn) g.matrices.push_back(SiteTensorName(st, l, "ffn.gate.weight"));
           fold_norm("ffn_norm");
           break;
         case ProductInput::kFfnHidden:
-          g.matrices = {LayerName(st, l, "ffn.down.weight")};
+          g.matrices = {SiteTensorName(st, l, "ffn.down.weight")};
           if (a.gated_ffn) fold_rows("ffn.up.weight", "ffn.up.bias");
           break;
         case ProductInput::kHead:
@@ -476,7 +476,7 @@ TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
   std::map<std::string, std::vector<double>> hessians;
   auto hessian = [&](const std::string& m) -> const std::vector<double>& {
     const ProductSite& site = group_of.at(m)->site;
-    const std::string key = LayerName(site.stack, site.layer, "") + std::to_string(
+    const std::string key = SiteTensorName(site.stack, site.layer, "") + std::to_string(
         static_cast<int>(site.which));
     auto it = hessians.find(key);
     if (it == hessians.end()) it = hessians.emplace(key, InputHessian(inputs.at(site))).first;
