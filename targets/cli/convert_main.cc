@@ -211,7 +211,7 @@ std::string Db(double db) {
 }
 
 // The quantization report of an int8 conversion (also in the file's provenance).
-void PrintReport(const convert::ConvertResult& r) {
+void PrintReport(const convert::ConvertResult& r, double target_ppl_ratio) {
   if (r.tensor_errors.empty()) return;
   std::printf("\nquantization report (SQNR in dB; higher is better, 40 dB ~ 1%% RMS error)\n");
   double worst = 1e9;
@@ -248,6 +248,10 @@ void PrintReport(const convert::ConvertResult& r) {
     }
     std::printf("    %zu of %zu matrices in int8%s\n", t.int8_matrices, t.total_matrices,
                 t.fp32_matrices.empty() ? "" : " (the others fp32, listed in the file)");
+    if (!t.skipped && t.final_metrics.has_distribution && !t.target_met) {
+      std::printf("    target perplexity ratio %.4g not met: %.4f after every step\n",
+                  target_ppl_ratio, t.final_metrics.ppl_ratio());
+    }
   }
   std::printf("  %-28s %10s %12s   %s\n", "layer output", "int8 SQNR", "min cosine",
               "activation SQNR: dynamic per row / static per tensor, clipped");
@@ -286,7 +290,7 @@ int Convert(const ConvertRequest& request) {
                 request.output.string().c_str(), result.model_type.c_str(), result.num_tensors,
                 request.dtype.c_str(), result.num_tokenizer_files,
                 Bytes(result.file_bytes).c_str());
-    PrintReport(result);
+    PrintReport(result, request.target_ppl_ratio);
   }
   return kExitOk;
 }
