@@ -272,8 +272,9 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
     const uint32_t vocab = spec.architecture.vocab_size;
     const uint32_t positions = spec.architecture.max_positions;
     const bool decoder = spec.architecture.structure == fb::Structure::DecoderOnly;
+    const bool tune = options.tune.enabled;
     std::unique_ptr<InMemoryModel> fp32_model;
-    if (decoder && (options.calibration.empty() || options.heldout.empty())) {
+    if (decoder && (options.calibration.empty() || (tune && options.heldout.empty()))) {
       ModelWriter fp32_writer;
       fp32_writer.SetArchitecture(spec.architecture);
       spec.Emit(checkpoint, fp32_writer, false);
@@ -288,7 +289,9 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
       calibration = DefaultCalibration(vocab, positions);
     }
     std::vector<std::vector<int32_t>> evaluation;
-    if (!options.heldout.empty()) {
+    if (!tune) {
+      result.tuning.evaluation = "nothing (--no-tune)";
+    } else if (!options.heldout.empty()) {
       const Calibration held = ReadCalibration(options.heldout, vocab, positions, source_dir);
       evaluation = held.sequences;
       result.tuning.evaluation = held.description;

@@ -259,12 +259,16 @@ TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
     const uint64_t widths = layers * (cross * (h + qd) + h + inter) + h;
     const uint64_t squares = layers * (cross * (h * h + qd * qd) + h * h + inter * inter) + h * h;
     const uint64_t bytes = 4 * weights + 4 * rows * widths + 8 * squares;
-    if (bytes > options.max_memory_bytes) {
+    if (!options.enabled || bytes > options.max_memory_bytes) {
       char detail[200];
-      std::snprintf(detail, sizeof(detail),
-                    "tuning skipped: it would hold %.1f GiB (limit %.1f GiB); round to nearest",
-                    static_cast<double>(bytes) / (1 << 30),
-                    static_cast<double>(options.max_memory_bytes) / (1 << 30));
+      if (!options.enabled) {
+        std::snprintf(detail, sizeof(detail), "tuning off (--no-tune)");
+      } else {
+        std::snprintf(detail, sizeof(detail),
+                      "tuning skipped: it would hold %.1f GiB (limit %.1f GiB); round to nearest",
+                      static_cast<double>(bytes) / (1 << 30),
+                      static_cast<double>(options.max_memory_bytes) / (1 << 30));
+      }
       result.skipped = true;
       result.steps.push_back({"round to nearest", detail, OutputMetrics(), true});
       for (const TensorMapping& m : spec.tensors) {

@@ -30,6 +30,8 @@ namespace octet {
 namespace convert {
 
 struct TuneOptions {
+  // false: round to nearest, nothing measured (octet-convert --no-tune).
+  bool enabled = true;
   // Stop when int8 perplexity / fp32 perplexity on the evaluation sequences is
   // at most this (decoders); encoders run every step.
   double target_ppl_ratio = 1.01;
@@ -68,7 +70,7 @@ struct TuneResult {
   size_t total_matrices = 0;  // linear-layer and head matrices
   std::string evaluation;     // what the metrics ran on
   bool target_met = false;
-  bool skipped = false;       // too large for the tuner: round to nearest, not measured
+  bool skipped = false;       // off or too large: round to nearest, not measured
 };
 
 // True when `name` matches the glob `pattern` (* any run, ? one character).

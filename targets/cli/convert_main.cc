@@ -26,6 +26,7 @@ namespace {
 constexpr char kUsage[] =
     R"(Usage: octet-convert SRC_DIR -o OUT.octet [--dtype int8|fp32] [--calibration FILE] [--quiet]
                      [--heldout FILE] [--target-ppl-ratio R] [--keep-fp32 PATTERN ...]
+                     [--no-tune]
 
 Converts a Hugging Face checkpoint directory into one .octet model file.
 
@@ -67,6 +68,8 @@ Options:
                            fp32 products for at most a tenth of the matrices; a step
                            that does not lower the KL divergence is undone. The
                            report lists each step.
+  --no-tune                round to nearest and nothing else: no tuning, no
+                           measurement against fp32 (the per-layer report still runs)
   --keep-fp32 PATTERN      keep the int8 tensors whose names match PATTERN (* and ?;
                            names as `octet inspect` lists them, e.g.
                            'layers.*.ffn.down.weight' or token_embedding) in fp32;
@@ -90,6 +93,7 @@ struct ConvertRequest {
   std::filesystem::path heldout;      // empty = none
   double target_ppl_ratio = 1.01;
   std::vector<std::string> keep_fp32;
+  bool no_tune = false;
   bool quiet = false;
 };
 
@@ -146,11 +150,15 @@ ConvertRequest ParseRequest(const ParsedArgs& args) {
   for (const std::string& p : r.keep_fp32) {
     if (p.empty()) throw UsageError("--keep-fp32 needs a tensor name pattern");
   }
-  if (r.dtype == "fp32" &&
-      (args.Has("--heldout") || args.Has("--target-ppl-ratio") || args.Has("--keep-fp32"))) {
+  r.no_tune = args.Switch("--no-tune");
+  if (r.dtype == "fp32" && (args.Has("--heldout") || args.Has("--target-ppl-ratio") ||
+                            args.Has("--keep-fp32") || r.no_tune)) {
     throw UsageError(
-        "--heldout, --target-ppl-ratio and --keep-fp32 are used by --dtype int8; an fp32 "
-        "conversion keeps every tensor in fp32");
+        "--heldout, --target-ppl-ratio, --keep-fp32 and --no-tune are used by --dtype int8; an "
+        "fp32 conversion keeps every tensor in fp32");
+  }
+  if (r.no_tune && (args.Has("--heldout") || args.Has("--target-ppl-ratio"))) {
+    throw UsageError("--no-tune measures nothing: --heldout and --target-ppl-ratio do not apply");
   }
   r.quiet = args.Switch("--quiet");
   return r;
@@ -270,6 +278,7 @@ int Convert(const ConvertRequest& request) {
   options.heldout = request.heldout;
   options.tune.target_ppl_ratio = request.target_ppl_ratio;
   options.tune.keep_fp32 = request.keep_fp32;
+  options.tune.enabled = !request.no_tune;
   if (!request.quiet && isatty(STDERR_FILENO)) {
     options.progress = [&bar](size_t done, size_t total, uint64_t bytes_done,
                               uint64_t bytes_total) {
@@ -313,6 +322,7 @@ int ConvertMain(const std::vector<std::string>& args) {
       ValueOption("--heldout"),
       ValueOption("--target-ppl-ratio"),
       RepeatedOption("--keep-fp32"),
+      SwitchOption("--no-tune"),
       SwitchOption("--quiet"),
   };
   if (!args.empty() && args[0] == "--version") {
