@@ -174,6 +174,11 @@ void AddReport(const ConvertResult& r, fb::ProvenanceT* provenance) {
     for (const std::string& m : t.fp32_matrices) names += (names.empty() ? "" : ", ") + m;
     kv("fp32_matrices", names);
   }
+  if (!t.wide_input_matrices.empty()) {
+    std::string names;
+    for (const std::string& m : t.wide_input_matrices) names += (names.empty() ? "" : ", ") + m;
+    kv("int16_input_matrices", names);
+  }
   kv("weight_sqnr_gain_blocks_of_32_db", Db(r.block32_gain_db));
   double dyn = 0, stat = 0;
   size_t n = 0;
@@ -253,7 +258,8 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
              "activations dynamic per row, attention Q/K/V per token and head, P uint8 per tile, "
              "KV cache int8; norms, biases and softmax fp32; tuned on the calibration as "
              "int8_step_* record (smoothing folded into norms and layers, clipped and "
-             "compensated rounding, fp32_matrices kept F32)"
+             "compensated rounding, int16_input_matrices with 16-bit inputs as two int8 "
+             "digits, fp32_matrices kept F32)"
            : "fp32";
   std::vector<std::pair<std::string, std::string>> extra = spec.provenance;
   extra.push_back({"source_dtypes", checkpoint.DTypeSummary()});

@@ -306,6 +306,9 @@ std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint
       } else {
         writer.AddTensorCopy(m.name, fb::DType::I8, m.shape, q.values.data(), std::move(quant));
       }
+      if (overrides != nullptr && overrides->wide_input.count(m.name) > 0) {
+        writer.SetInputBits(m.name, 16);
+      }
       errors.push_back({m.name, q.sqnr_db, q.sqnr_block32_db});
       continue;
     }

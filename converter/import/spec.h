@@ -67,6 +67,8 @@ struct QuantOverrides {
   std::map<std::string, QuantizedMatrix> int8;
   // Matrices an int8 file keeps in F32 (the runtime then runs their products in fp32).
   std::set<std::string> keep_f32;
+  // int8 matrices whose products take 16-bit inputs (Tensor.input_bits 16).
+  std::set<std::string> wide_input;
 };
 
 struct ModelSpec {

@@ -322,6 +322,7 @@ TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
       if (result.overrides.keep_f32.count(name) == 0) ++result.int8_matrices;
     }
     for (const std::string& name : result.overrides.keep_f32) result.fp32_matrices.push_back(name);
+    for (const std::string& name : result.overrides.wide_input) result.wide_input_matrices.push_back(name);
     return result;
   };
 
@@ -545,38 +546,39 @@ TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
     if (TargetMet(best, options)) return finish(best);
   }
 
-  // Step 4: F32 products, greedily: each round tries the few matrices whose
-  // int8 product errs the most relative to its output and keeps the one that
+  // Steps 4 and 5, mixed precision as the last resort, each greedy: every
+  // round tries the few matrices that score highest and keeps the one that
   // lowers the loss most, until the target is met or the budget is spent.
-  if (options.fp32_fallback && best.has_distribution) {
-    const auto budget = static_cast<size_t>(
-        std::floor(options.max_fp32_fraction * static_cast<double>(matrices.size())));
-    std::vector<std::string> chosen;
-    std::map<std::string, double> relative;
-    for (const std::string& m : matrices) {
-      if (result.overrides.keep_f32.count(m)) continue;
-      if (!group_of.count(m)) {
-        relative[m] = 0;
-        continue;
+  // Step 4 gives a matrix 16-bit inputs (two int8 digits: the weights, the
+  // file's bytes and the kernels stay int8; the product costs twice), scored by
+  // the share of its product's error the 8-bit input makes; step 5 keeps a
+  // matrix F32, scored by its whole product error.
+  if (!best.has_distribution) return finish(best);
+  std::map<std::string, double> signal;  // per matrix: ‖x·Wᵀ‖² on the samples
+  for (const std::string& m : matrices) {
+    if (!group_of.count(m)) continue;
+    const ProductInputs& x = samples.at(group_of.at(m)->site);
+    const std::vector<float>& w = bench.Values(m);
+    double sum = 0;
+    const size_t rows = bench.Rows(m);
+    for (size_t i = 0; i < x.n(); ++i) {
+      for (size_t r = 0; r < rows; ++r) {
+        double y = 0;
+        for (size_t j = 0; j < x.k; ++j) y += static_cast<double>(x.rows[i * x.k + j]) * w[r * x.k + j];
+        sum += y * y;
       }
-      const ProductInputs& x = samples.at(group_of.at(m)->site);
-      const std::vector<float>& w = bench.Values(m);
-      double signal = 0;
-      const size_t rows = bench.Rows(m);
-      for (size_t i = 0; i < x.n(); ++i) {
-        for (size_t r = 0; r < rows; ++r) {
-          double y = 0;
-          for (size_t j = 0; j < x.k; ++j) y += static_cast<double>(x.rows[i * x.k + j]) * w[r * x.k + j];
-          signal += y * y;
-        }
-      }
-      const auto q = current.find(m);
-      const double err = q != current.end() ? current_err.at(m) : 0;
-      relative[m] = signal > 0 ? err / signal : 0;
     }
+    signal[m] = sum;
+  }
+  auto greedy = [&](const char* step, double fraction,
+                    const std::map<std::string, double>& score,
+                    void (*apply)(QuantOverrides&, const std::string&)) {
+    const auto budget = static_cast<size_t>(
+        std::floor(fraction * static_cast<double>(matrices.size())));
+    std::vector<std::string> chosen;
     while (chosen.size() < budget && !TargetMet(best, options)) {
       std::vector<std::pair<double, std::string>> ranked;
-      for (const auto& [m, r] : relative) {
+      for (const auto& [m, r] : score) {
         if (std::find(chosen.begin(), chosen.end(), m) == chosen.end()) ranked.push_back({r, m});
       }
       if (ranked.empty()) break;
@@ -586,8 +588,7 @@ TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
       OutputMetrics pick_metrics = best;
       for (const auto& [r, m] : ranked) {
         QuantOverrides o = result.overrides;
-        o.keep_f32.insert(m);
-        o.int8.erase(m);
+        apply(o, m);
         const OutputMetrics metrics = measure(o);
         if (Loss(metrics) < Loss(pick_metrics)) {
           pick = m;
@@ -596,15 +597,51 @@ TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
       }
       if (pick.empty()) break;
       chosen.push_back(pick);
-      result.overrides.keep_f32.insert(pick);
-      result.overrides.int8.erase(pick);
+      apply(result.overrides, pick);
       best = pick_metrics;
     }
     if (!chosen.empty()) {
       std::string names;
       for (const std::string& m : chosen) names += (names.empty() ? "" : ", ") + m;
-      result.steps.push_back({"fp32 products", names, best, true});
+      result.steps.push_back({step, names, best, true});
     }
+  };
+  if (options.wide_inputs) {
+    std::map<std::string, double> score;
+    for (const std::string& m : matrices) {
+      if (result.overrides.keep_f32.count(m) || !group_of.count(m)) continue;
+      const std::vector<float>& w = bench.Values(m);
+      const auto q = current.find(m);
+      const QuantizedMatrix rounded =
+          q == current.end() ? QuantizeRows(w.data(), bench.Rows(m), bench.Cols(m))
+                             : QuantizedMatrix();
+      const QuantizedMatrix& now = q != current.end() ? q->second : rounded;
+      const ProductInputs& x = samples.at(group_of.at(m)->site);
+      const double with8 = ProductError(x, w.data(), bench.Rows(m), now, nullptr, true);
+      const double weights_only = ProductError(x, w.data(), bench.Rows(m), now, nullptr, false);
+      score[m] = signal.at(m) > 0 ? (with8 - weights_only) / signal.at(m) : 0;
+    }
+    greedy("16-bit inputs", options.max_wide_fraction, score,
+           [](QuantOverrides& o, const std::string& m) { o.wide_input.insert(m); });
+  }
+  if (options.fp32_fallback) {
+    std::map<std::string, double> score;
+    for (const std::string& m : matrices) {
+      if (result.overrides.keep_f32.count(m)) continue;
+      if (!group_of.count(m)) {
+        score[m] = 0;
+        continue;
+      }
+      const auto q = current.find(m);
+      const double err = q != current.end() ? current_err.at(m) : 0;
+      score[m] = signal.at(m) > 0 ? err / signal.at(m) : 0;
+    }
+    greedy("fp32 products", options.max_fp32_fraction, score,
+           [](QuantOverrides& o, const std::string& m) {
+             o.keep_f32.insert(m);
+             o.int8.erase(m);
+             o.wide_input.erase(m);
+           });
   }
   return finish(best);
 }

@@ -7,6 +7,10 @@
 //                         the layer that writes the input (rounding.h)
 //   clipping              per-row weight scales that minimize eᵀ H e
 //   compensated rounding  GPTQ rounding with those scales
+//   16-bit inputs         mixed precision, greedy by measurement: the matrices
+//                         whose 8-bit inputs cost the most quantize their inputs
+//                         as two int8 digits (Tensor.input_bits 16; same weights,
+//                         same bytes, twice the product's work; at most a tenth)
 //   fp32 products         the last resort: the matrices whose int8 form costs
 //                         the most stay F32 (at most a tenth of them)
 //
@@ -44,7 +48,11 @@ struct TuneOptions {
   bool smoothing = true;
   bool clipping = true;
   bool compensation = true;
+  bool wide_inputs = true;
   bool fp32_fallback = true;
+  // At most this fraction of the matrices get 16-bit inputs (each costs its
+  // product's time once more).
+  double max_wide_fraction = 0.10;
   size_t max_rows = 4096;  // calibration rows kept per product input
   // The tuner holds the model's F32 weights, a sample of every product's
   // inputs and their Hessians in memory; above this estimate it leaves the
@@ -65,6 +73,7 @@ struct TuneResult {
   QuantOverrides overrides;
   std::vector<TuneStep> steps;
   std::vector<std::string> fp32_matrices;  // chosen by the last step or by --keep-fp32
+  std::vector<std::string> wide_input_matrices;  // int8 with 16-bit inputs (step 4)
   OutputMetrics final_metrics;
   size_t int8_matrices = 0;   // linear-layer and head matrices in int8 at the end
   size_t total_matrices = 0;  // linear-layer and head matrices

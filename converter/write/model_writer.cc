@@ -23,6 +23,7 @@ struct ModelWriter::Item {
   uint64_t size = 0;
   uint64_t offset = 0;            // in the data segment, set by Plan()
   fb::TensorLayout layout = fb::TensorLayout::RowMajor;
+  uint8_t input_bits = 8;
 };
 
 struct ModelWriter::Layout {
@@ -127,6 +128,19 @@ void ModelWriter::AddTensorProducer(const std::string& name, fb::DType dtype,
   tensors_.back().produce = std::move(produce);
 }
 
+void ModelWriter::SetInputBits(const std::string& name, uint8_t bits) {
+  for (Item& t : tensors_) {
+    if (t.name != name) continue;
+    if (bits != 8 && (bits != 16 || t.dtype != fb::DType::I8 || t.shape.size() != 2)) {
+      Fail("tensor '" + name + "': input bits " + std::to_string(bits) +
+           " (8, or 16 for an int8 matrix)");
+    }
+    t.input_bits = bits;
+    return;
+  }
+  Fail("SetInputBits: no tensor '" + name + "'");
+}
+
 void ModelWriter::AddTokenizerFile(const std::string& name, const void* data, uint64_t size) {
   Item item;
   item.name = name;
@@ -168,7 +182,8 @@ ModelWriter::Layout ModelWriter::Plan() const {
                                                                        : &t.quant.zero_points);
     }
     tensors.push_back(fb::CreateTensorDirect(fbb, t.name.c_str(), t.dtype, &t.shape, quant,
-                                             layout.offsets[i], t.size, t.layout));
+                                             layout.offsets[i], t.size, t.layout,
+                                             t.input_bits));
   }
   flatbuffers::Offset<fb::Tokenizer> tokenizer = 0;
   if (!blobs_.empty() || tokenizer_kind_ != fb::TokenizerKind::None || compiled_tokenizer_) {

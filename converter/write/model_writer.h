@@ -59,6 +59,9 @@ class ModelWriter {
   void AddTensorProducer(const std::string& name, fb::DType dtype,
                          const std::vector<uint32_t>& shape, Producer produce,
                          QuantParams quant = QuantParams());
+  // Tensor.input_bits of an int8 matrix already added: 16 makes the runtime quantize
+  // its products' inputs as two int8 digits (core/quant.h QuantizeRowTwoDigits).
+  void SetInputBits(const std::string& name, uint8_t bits);
   // A tokenizer file carried verbatim (copied).
   void AddTokenizerFile(const std::string& name, const void* data, uint64_t size);
 

@@ -24,6 +24,7 @@
 #include <cstring>
 
 #include "core/checked_math.h"
+#include "core/quant.h"
 #include "kernels/attention_params.h"
 #include "kernels/f32_attention.h"
 #include "kernels/f32_elementwise.h"
@@ -150,6 +151,56 @@ struct QuantizedRows {
   const float* scales;   // [rows]
 };
 
+// An int8 m with 16-bit inputs (Matrix::two_digit_input): each input row as two
+// int8 digits (QuantizeRowTwoDigits, core/quant.h) in f.qin (high) and f.qin_lo
+// (low); two int8 products over the same weights, each dequantized with its
+// digit's row scales; out = high product + bias, then += low product, in fp32.
+// Every step is a table kernel (bit-exact with its reference) or fixed scalar
+// arithmetic, so the result is the same on every kernel set and thread count.
+void MatMulTwoDigits(const Forward& f, const Matrix& m, size_t n, size_t k, const float* in,
+                     size_t ldi, size_t rows, float* out, size_t ldo, const float* bias) {
+  ParallelRange(f, rows, 1, k, [&](size_t r0, size_t r1, size_t) {
+    for (size_t r = r0; r < r1; ++r) {
+      QuantizeRowTwoDigits(in + r * ldi, k, f.qin + r * k, f.qin_lo + r * k, f.qin_scales + r,
+                           f.qin_lo_scales + r);
+    }
+  });
+  int32_t* acc = f.acc;  // [block, n]: each piece of columns uses its own columns
+  float* lo_out = f.lo_out;  // [block, n], the same
+  const size_t block = RowBlock(f, n);
+  const size_t tile_bytes = m.packed != nullptr ? qs8_packed_tile_bytes(k) : 0;
+  const size_t align = m.packed != nullptr ? kQs8PackedNr : 16;
+  ParallelRange(f, n, align, 2 * rows * k, [&](size_t n0, size_t n1, size_t) {
+    const size_t cols = n1 - n0;
+    for (size_t r0 = 0; r0 < rows; r0 += block) {
+      const size_t mr = rows - r0 < block ? rows - r0 : block;
+      for (int digit = 0; digit < 2; ++digit) {
+        const int8_t* q = (digit == 0 ? f.qin : f.qin_lo) + r0 * k;
+        const float* row_scales = (digit == 0 ? f.qin_scales : f.qin_lo_scales) + r0;
+        if (m.packed != nullptr) {
+          f.kernels->qs8_packed_gemm(mr, cols, k, q, k, m.packed + n0 / kQs8PackedNr * tile_bytes,
+                                     acc + n0, n);
+        } else {
+          f.kernels->qs8_gemm(mr, cols, k, q, k, m.q8 + n0 * k, k, acc + n0, n);
+        }
+        if (digit == 0) {
+          f.kernels->qs8_dequantize_rows(mr, cols, acc + n0, n, row_scales, m.scales + n0,
+                                         bias != nullptr ? bias + n0 : nullptr,
+                                         out + r0 * ldo + n0, ldo);
+          continue;
+        }
+        f.kernels->qs8_dequantize_rows(mr, cols, acc + n0, n, row_scales, m.scales + n0, nullptr,
+                                       lo_out + n0, n);
+        for (size_t r = 0; r < mr; ++r) {
+          float* o = out + (r0 + r) * ldo + n0;
+          const float* lo = lo_out + r * n + n0;
+          for (size_t c = 0; c < cols; ++c) o[c] += lo[c];
+        }
+      }
+    }
+  });
+}
+
 void MatMul(const Forward& f, const Matrix& m, const F32FullyConnected* fc, size_t n, size_t k,
             const float* in, size_t ldi, size_t rows, float* out, size_t ldo,
             const float* bias = nullptr, const QuantizedRows* pre = nullptr) {
@@ -163,6 +214,10 @@ void MatMul(const Forward& f, const Matrix& m, const F32FullyConnected* fc, size
       f32_gemm__ref(rows, n1 - n0, k, in, ldi, m.f32 + n0 * k, k, out + n0, ldo);
       if (bias != nullptr) f.kernels->f32_add_bias(rows, n1 - n0, out + n0, ldo, bias + n0);
     });
+    return;
+  }
+  if (m.two_digit_input) {
+    MatMulTwoDigits(f, m, n, k, in, ldi, rows, out, ldo, bias);
     return;
   }
   const int8_t* qin = f.qin;               // [rows, k]
@@ -226,8 +281,11 @@ void ObserveInput(const Forward& f, ProductInput which, const float* x, size_t r
                      cols, ld);
 }
 
-// True when Linear(w) quantizes its input into f.qin (an int8 product).
-bool QuantizesInput(const LinearWeights& w) { return w.fc == nullptr && w.weight.f32 == nullptr; }
+// True when Linear(w) quantizes its input into f.qin as int8 rows (an int8
+// product with 8-bit inputs), which the next projections of the input may reuse.
+bool QuantizesInput(const LinearWeights& w) {
+  return w.fc == nullptr && w.weight.f32 == nullptr && !w.weight.two_digit_input;
+}
 
 // Rows [row0, row0 + rows) of the input the last int8 Linear quantized (in
 // rows of k values): for the next projections of the same input.
@@ -862,6 +920,7 @@ ForwardMode GetForwardMode(const Model& model) {
   mode.int8_attention = UsesInt8Attention(model);
   for (size_t i = 0; i < model.num_tensors(); ++i) {
     if (model.tensor(i).dtype == fb::DType::I8) mode.int8_matrices = true;
+    if (model.tensor(i).input_bits == 16) mode.two_digit_inputs = true;
   }
   return mode;
 }
@@ -998,6 +1057,11 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLim
     }
     plan->acc_elements = static_cast<size_t>(acc);
     add("acc", scr, acc, sizeof(int32_t), P::kAttention, P::kHead, &plan->acc);
+    const uint64_t lo_rows = mode.two_digit_inputs ? rows : 0;
+    add("qin_lo", scr, lo_rows * widest_in, 1, P::kAttention, P::kHead, &plan->qin_lo);
+    add("qin_lo_scales", scr, lo_rows, f, P::kAttention, P::kHead, &plan->qin_lo_scales);
+    add("lo_out", scr, mode.two_digit_inputs ? acc : 0, f, P::kAttention, P::kHead,
+        &plan->lo_out);
   }
 
   // The KV cache of the decoder layers, in the backend's layout: its values,
@@ -1122,6 +1186,11 @@ Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool
     f.qin_scales = scratch.At<float>(plan.qin_scales);
     f.acc = scratch.At<int32_t>(plan.acc);
     f.acc_elements = plan.acc_elements;
+    if (plan.mode.two_digit_inputs) {
+      f.qin_lo = scratch.At<int8_t>(plan.qin_lo);
+      f.qin_lo_scales = scratch.At<float>(plan.qin_lo_scales);
+      f.lo_out = scratch.At<float>(plan.lo_out);
+    }
   }
   if (backend.query_bytes != 0) {
     f.q8 = scratch.At<int8_t>(plan.q8);

@@ -113,6 +113,7 @@ struct ForwardProfile {
 struct ForwardMode {
   bool int8_attention = false;  // int8 Q·Kᵀ / P·V and an int8 KV cache (UsesInt8Attention)
   bool int8_matrices = false;   // some matrix is int8: plan the quantized-row buffers
+  bool two_digit_inputs = false;  // some int8 matrix has 16-bit inputs (Tensor.input_bits)
 };
 
 ForwardMode GetForwardMode(const Model& model);
@@ -213,6 +214,10 @@ struct ForwardPlan {
   size_t qin_scales = 0;  // f32 [rows]
   size_t acc = 0;         // int32 [acc_elements]: MatMul's output block (forward.cc RowBlock)
   size_t acc_elements = 0;
+  // matrices with 16-bit inputs (ForwardMode::two_digit_inputs): the low digits
+  size_t qin_lo = 0;         // int8 [rows, same as qin]
+  size_t qin_lo_scales = 0;  // f32 [rows]
+  size_t lo_out = 0;         // f32 [acc_elements]: the low digits' product, before the sum
   // scratch of int8 attention: the quantized queries, and encoder stacks' K, V
   // (fp32 attention keeps those in k and v)
   size_t q8 = 0;          // int8 [rows, heads * head_dim]
@@ -302,6 +307,9 @@ struct Forward {
   float* qin_scales = nullptr;
   int32_t* acc = nullptr;
   size_t acc_elements = 0;
+  int8_t* qin_lo = nullptr;  // (two_digit_inputs)
+  float* qin_lo_scales = nullptr;
+  float* lo_out = nullptr;
   int8_t* q8 = nullptr;          // [rows, heads * head_dim]: int8 attention's queries
   float* q8_scales = nullptr;     // [rows, heads]
   // Keys and values, in the backend's element type (stride: set per call):

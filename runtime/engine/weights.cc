@@ -79,6 +79,7 @@ class Resolver {
       out->q8 = static_cast<const int8_t*>(t->data);
     }
     out->scales = q->scales()->data();
+    out->two_digit_input = t->input_bits == 16;
     return Status::Ok();
   }
 

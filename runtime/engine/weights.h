@@ -36,6 +36,8 @@ struct Matrix {
   const int8_t* packed = nullptr; // int8 in the GEMM's packed tiles (kernels/qs8_packed_gemm.h),
                                   // or null; matrices that products read, never lookups
   const float* scales = nullptr;  // [rows] with q8 or packed
+  bool two_digit_input = false;   // int8 with 16-bit inputs (Tensor.input_bits 16): products
+                                  // quantize their input as two int8 digits (forward.cc)
   bool present() const { return f32 != nullptr || q8 != nullptr || packed != nullptr; }
 };
 

@@ -326,6 +326,11 @@ Status BuildTensorView(const fb::Tensor& t, size_t index, const uint8_t* data_se
                          static_cast<unsigned long long>(t.size()),
                          static_cast<unsigned long long>(data_size));
   }
+  v->input_bits = t.input_bits();
+  if (v->input_bits != 8 && (v->input_bits != 16 || v->dtype != fb::DType::I8 || v->rank != 2)) {
+    return Status::Error(kBad, "tensor '%s' has input_bits %u (8, or 16 for an int8 matrix)",
+                         v->name, static_cast<unsigned>(v->input_bits));
+  }
   v->data = data_segment + t.offset();
   v->size = t.size();
   OCTET_RETURN_IF_ERROR(CheckQuantization(t, *v));

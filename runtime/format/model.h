@@ -24,7 +24,8 @@ namespace octet {
 
 // The format this build writes and reads. Readers reject a newer major.
 constexpr uint16_t kFormatMajor = 1;
-constexpr uint16_t kFormatMinor = 2;  // 1.1: packed int8 matrices (Tensor.layout); 1.2: compiled tokenizer
+constexpr uint16_t kFormatMinor = 3;  // 1.1: packed int8 matrices (Tensor.layout); 1.2: compiled tokenizer;
+                                      // 1.3: 16-bit inputs of int8 matrices (Tensor.input_bits)
 constexpr uint64_t kDataAlignment = 64;
 constexpr int kMaxTensorRank = 8;
 
@@ -54,6 +55,9 @@ struct TensorView {
   // RowMajor, or PackedQs8N16K4: an int8 [N, K] matrix in the int8 GEMM's packed
   // tiles (kernels/qs8_packed_gemm.h), whose row sums the loader has checked.
   fb::TensorLayout layout = fb::TensorLayout::RowMajor;
+  // Bits of the activations a product quantizes for this matrix: 8, or 16 (I8
+  // rank-2 only; two int8 digits, core/quant.h QuantizeRowTwoDigits).
+  uint8_t input_bits = 8;
 };
 
 class Model {

@@ -254,8 +254,13 @@ void PrintReport(const convert::ConvertResult& r, double target_ppl_ratio) {
                     s.kept ? "" : " (no better: undone)");
       }
     }
-    std::printf("    %zu of %zu matrices in int8%s\n", t.int8_matrices, t.total_matrices,
+    std::printf("    %zu of %zu matrices in int8%s", t.int8_matrices, t.total_matrices,
                 t.fp32_matrices.empty() ? "" : " (the others fp32, listed in the file)");
+    if (!t.wide_input_matrices.empty()) {
+      std::printf("; %zu of them with 16-bit inputs (two int8 digits)",
+                  t.wide_input_matrices.size());
+    }
+    std::printf("\n");
     if (!t.skipped && t.final_metrics.has_distribution && !t.target_met) {
       std::printf("    target perplexity ratio %.4g not met: %.4f after every step\n",
                   target_ppl_ratio, t.final_metrics.ppl_ratio());

@@ -155,6 +155,7 @@ void TensorSections(const Model& model, JsonValue* tensors, JsonValue* weights) 
       json.Set("name", String(t->name()));
       json.Set("dtype", Name(fb::EnumNameDType, t->dtype()));
       json.Set("layout", Name(fb::EnumNameTensorLayout, t->layout()));
+      json.Set("input_bits", static_cast<uint32_t>(t->input_bits()));
       JsonValue shape = JsonValue::Array();
       for (uint32_t d : *t->shape()) shape.Append(d);
       json.Set("shape", std::move(shape));
@@ -368,8 +369,10 @@ void PrintTensors(const JsonValue& tensors) {
   std::vector<Row> rows = {{"name", "dtype", "shape", "bytes", "offset", "quantization"}};
   for (const JsonValue& t : tensors.items()) {
     const std::string layout = Get(t, "layout").ToText();
+    const std::string bits = Get(t, "input_bits").ToText();
     rows.push_back({OneLine(Get(t, "name").ToText()),
-                    Get(t, "dtype").ToText() + (layout == "RowMajor" ? "" : " " + layout),
+                    Get(t, "dtype").ToText() + (layout == "RowMajor" ? "" : " " + layout) +
+                        (bits == "8" ? "" : " input_bits " + bits),
                     Shape(Get(t, "shape")), Get(t, "bytes").ToText(), Get(t, "offset").ToText(),
                     QuantText(Get(t, "quantization"))});
   }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -136,6 +138,80 @@ TEST_CASE("the int8 LM head is bit-exact with the reference pipeline, whatever k
       CHECK(session->output().data[row * a.vocab_size() + n] == expected);
     }
   }
+}
+
+TEST_CASE("a head with 16-bit inputs is bit-exact with the two-digit reference, whatever kernel runs") {
+  TinyModelOptions o = ZeroLayer(fb::Family::Llama, true);
+  o.two_digit_inputs = true;
+  Loaded m(o);
+  REQUIRE(m.model.Find("lm_head")->input_bits == 16);
+  Result<Session> session = Session::Create(m.model, SessionLimits{1, 3, 0});
+  REQUIRE(session.ok());
+  const int32_t ids[3] = {1, 2, 30};
+  const uint32_t lengths[1] = {3};
+  REQUIRE(session->Run(ids, lengths, 1, 3).ok());
+  const fb::Architecture& a = m.model.architecture();
+  const TensorView& head = *m.model.Find("lm_head");
+  const size_t k = a.hidden_size();
+  for (int row = 0; row < 3; ++row) {
+    std::vector<float> x = Dequantized(*m.model.Find("token_embedding"), ids[row]);
+    const std::vector<float> ones(k, 1.0f);
+    session->kernels().f32_rmsnorm(1, k, x.data(), k, ones.data(), a.norm_eps(), x.data(), k);
+    std::vector<int8_t> hi(k), lo(k);
+    float hi_scale = 0, lo_scale = 0;
+    QuantizeRowTwoDigits(x.data(), k, hi.data(), lo.data(), &hi_scale, &lo_scale);
+    std::vector<int32_t> acc_hi(a.vocab_size()), acc_lo(a.vocab_size());
+    const auto* w = static_cast<const int8_t*>(head.data);
+    qs8_gemm__ref(1, a.vocab_size(), k, hi.data(), k, w, k, acc_hi.data(), a.vocab_size());
+    qs8_gemm__ref(1, a.vocab_size(), k, lo.data(), k, w, k, acc_lo.data(), a.vocab_size());
+    for (uint32_t n = 0; n < a.vocab_size(); ++n) {
+      const float cs = head.quant->scales()->Get(n);
+      float expected = DequantizeAcc(acc_hi[n], hi_scale, cs);
+      expected += DequantizeAcc(acc_lo[n], lo_scale, cs);
+      CHECK(session->output().data[row * a.vocab_size() + n] == expected);
+    }
+  }
+}
+
+TEST_CASE("two-digit rows: digits in [-127, 127], 255 * hi + lo the rounded value, odd rows") {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (size_t n : {1u, 7u, 64u, 301u}) {
+    std::vector<float> x(n);
+    for (float& v : x) v = normal(rng) * (n == 7 ? 1e-3f : 10.0f);
+    x[n / 2] = n == 301 ? -1e4f : x[n / 2];  // the extreme value on either side
+    std::vector<int8_t> hi(n), lo(n);
+    float hs = 0, ls = 0;
+    QuantizeRowTwoDigits(x.data(), n, hi.data(), lo.data(), &hs, &ls);
+    CHECK(hs == 255.0f * ls);
+    float max_abs = 0;
+    for (float v : x) max_abs = std::max(max_abs, std::fabs(v));
+    CHECK(ls == max_abs / 32512.0f);
+    for (size_t i = 0; i < n; ++i) {
+      CHECK(hi[i] >= -127);
+      CHECK(hi[i] <= 127);
+      CHECK(lo[i] >= -127);
+      CHECK(lo[i] <= 127);
+      const int32_t q = 255 * hi[i] + lo[i];
+      CHECK(q == RoundHalfEven(x[i] * (1.0f / ls)));
+      CHECK(std::fabs(x[i] - ls * q) <= 0.5001f * ls);
+    }
+  }
+  std::vector<int8_t> hi(3, 5), lo(3, 5);
+  float hs = 0, ls = 0;
+  const float zeros[3] = {0.0f, -0.0f, 0.0f};
+  QuantizeRowTwoDigits(zeros, 3, hi.data(), lo.data(), &hs, &ls);
+  CHECK(ls == 1.0f);
+  CHECK(hi == std::vector<int8_t>(3, 0));
+  CHECK(lo == std::vector<int8_t>(3, 0));
+  const float bad[3] = {1.0f, std::nanf(""), 2.0f};
+  QuantizeRowTwoDigits(bad, 3, hi.data(), lo.data(), &hs, &ls);
+  CHECK(std::isnan(hs));
+  CHECK(std::isnan(ls));
+  CHECK(lo == std::vector<int8_t>(3, 0));
+  const float tiny[2] = {1e-40f, -3e-41f};  // subnormal: 1 / unit overflows, the row divides
+  QuantizeRowTwoDigits(tiny, 2, hi.data(), lo.data(), &hs, &ls);
+  CHECK(255 * hi[0] + lo[0] == 32512);
 }
 
 TEST_CASE("a zero-layer encoder outputs token + position + type embeddings") {
@@ -476,6 +552,77 @@ TEST_CASE("int8 models stay within cosine 0.998 of their fp32 twins, per positio
       }
     }
     MESSAGE("family " << static_cast<int>(family) << ": worst cosine int8 vs fp32 " << worst);
+  }
+}
+
+// The same model with every int8 tensor dequantized to F32 (row-major int8 only):
+// its products differ from the int8 model's by the activations' rounding alone.
+std::unique_ptr<AlignedBytes> DequantizedTwin(const Model& model, const TinyModelOptions& o) {
+  ModelWriter writer;
+  writer.SetArchitecture(testing::TinyArchitecture(o));
+  std::vector<std::vector<float>> keep;
+  for (size_t i = 0; i < model.num_tensors(); ++i) {
+    const TensorView& t = model.tensor(i);
+    std::vector<uint32_t> shape(t.shape, t.shape + t.rank);
+    if (t.dtype == fb::DType::F32) {
+      writer.AddTensorCopy(t.name, fb::DType::F32, shape, t.data);
+      continue;
+    }
+    REQUIRE(t.dtype == fb::DType::I8);
+    REQUIRE(t.layout == fb::TensorLayout::RowMajor);
+    std::vector<float> values(t.numel);
+    for (uint32_t r = 0; r < t.shape[0]; ++r) {
+      const std::vector<float> row = Dequantized(t, r);
+      std::copy(row.begin(), row.end(), values.begin() + static_cast<size_t>(r) * t.shape[1]);
+    }
+    writer.AddTensorCopy(t.name, fb::DType::F32, shape, values.data());
+  }
+  return std::make_unique<AlignedBytes>(writer.WriteToBuffer());
+}
+
+TEST_CASE("16-bit inputs: row-major and packed agree bit for bit, and the input error shrinks") {
+  for (fb::Family family : {fb::Family::Llama, fb::Family::Gpt2, fb::Family::Bert, fb::Family::T5}) {
+    CAPTURE(static_cast<int>(family));
+    const std::vector<int32_t> ids = {3, 9, 14, 1, 30, 22, 5, 8, 2, 19, 27, 0, 0, 0};
+    const bool enc_dec = family == fb::Family::T5;
+    // [0] the int8 weights in F32; int8 with 8-bit inputs; 16-bit inputs packed, row-major
+    std::vector<std::vector<float>> outputs;
+    auto run = [&](const Model& model) {
+      Result<Session> session = Session::Create(model, SessionLimits{2, 7, 0});
+      REQUIRE_MESSAGE(session.ok(), std::string(session.status().message()));
+      outputs.push_back(RunAny(*session, enc_dec, ids, {7, 4}, 7));
+    };
+    TinyModelOptions o = Layered(family, 3, true);
+    o.layer_stddev = 0.2f;
+    o.packed = false;
+    {
+      Loaded m(o);
+      const std::unique_ptr<AlignedBytes> twin = DequantizedTwin(m.model, o);
+      Result<Model> f32 = Model::FromBuffer(twin->data(), twin->size());
+      REQUIRE(f32.ok());
+      run(*f32);
+      run(m.model);
+    }
+    o.two_digit_inputs = true;
+    for (bool packed : {true, false}) {
+      o.packed = packed;
+      Loaded m(o);
+      run(m.model);
+    }
+    CHECK(outputs[2] == outputs[3]);
+    auto error = [&](const std::vector<float>& y) {
+      double e = 0, s = 0;
+      for (size_t i = 0; i < y.size(); ++i) {
+        const double d = static_cast<double>(y[i]) - outputs[0][i];
+        e += d * d;
+        s += static_cast<double>(outputs[0][i]) * outputs[0][i];
+      }
+      return e / s;
+    };
+    // What is left with 16-bit inputs is the int8 attention's rounding.
+    MESSAGE("noise / signal against the same weights in F32: 8-bit inputs "
+            << error(outputs[1]) << ", 16-bit " << error(outputs[2]));
+    CHECK(error(outputs[2]) < 0.5 * error(outputs[1]));
   }
 }
 

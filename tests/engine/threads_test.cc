@@ -64,14 +64,16 @@ std::vector<float> RunAll(const Model& model, uint32_t threads) {
 }
 
 TEST_CASE("results are bit-identical for 1, 2, 3 and 4 threads") {
-  // int8 row-major, int8 packed (as octet-convert writes), fp32
-  for (int kind = 0; kind < 3; ++kind)
+  // int8 row-major, int8 packed (as octet-convert writes), fp32, int8 packed
+  // with 16-bit inputs (two int8 digits)
+  for (int kind = 0; kind < 4; ++kind)
   for (fb::Family family : {fb::Family::Llama, fb::Family::Bert, fb::Family::T5}) {
-    const bool int8 = kind < 2;
+    const bool int8 = kind != 2;
     CAPTURE(kind);
     CAPTURE(static_cast<int>(family));
     TinyModelOptions options;
-    options.packed = kind == 1;
+    options.packed = kind == 1 || kind == 3;
+    options.two_digit_inputs = kind == 3;
     options.family = family;
     options.vocab = 600;
     options.hidden = 128;

@@ -66,16 +66,18 @@ TEST_CASE("zero heap allocations while running") {
 TEST_CASE("zero heap allocations while running fp32 and int8 models with layers, on 1 and 3 threads") {
   REQUIRE(HeapAllocationCounterActive());
   for (uint32_t threads : {1u, 3u})
-  for (bool int8 : {false, true})
+  for (int kind : {0, 1, 2})  // fp32, int8, int8 with 16-bit inputs
   for (fb::Family family : {fb::Family::Llama, fb::Family::Bert, fb::Family::T5}) {
+    const bool int8 = kind > 0;
     CAPTURE(threads);
-    CAPTURE(int8);
+    CAPTURE(kind);
     CAPTURE(static_cast<int>(family));
     TinyModelOptions options;
     options.family = family;
     options.layers = 2;
     options.int8 = int8;
     options.packed = int8;
+    options.two_digit_inputs = kind == 2;
     // Wide enough that the parallel loops split over the threads.
     options.hidden = 128;
     options.vocab = 600;

@@ -757,6 +757,27 @@ TEST_CASE("packed int8 matrices: layout, size, row sums and padding are checked"
   }
 }
 
+TEST_CASE("input_bits: 8, or 16 on an int8 matrix; anything else is rejected") {
+  TinyModelOptions options = Options(fb::Family::Llama);
+  options.layers = 1;
+  options.packed = true;
+  RunCases(options,
+           {
+               {"input_bits 12",
+                [](fb::ModelT& m) { T(m, "layers.0.attn.q.weight").input_bits = 12; },
+                kBad,
+                {"layers.0.attn.q.weight", "input_bits 12"}},
+               {"input_bits 0",
+                [](fb::ModelT& m) { T(m, "layers.0.ffn.down.weight").input_bits = 0; },
+                kBad,
+                {"layers.0.ffn.down.weight", "input_bits 0"}},
+               {"input_bits 16 on an F32 vector",
+                [](fb::ModelT& m) { T(m, "final_norm.weight").input_bits = 16; },
+                kBad,
+                {"final_norm.weight", "input_bits 16"}},
+           });
+}
+
 TEST_CASE("tensor names: duplicates, empty, too long, non-printable") {
   const auto rename = [](const char* from, std::string to) {
     return [=](fb::ModelT& m) { T(m, from).name = to; };

@@ -123,6 +123,11 @@ ModelWriter MakeTinyModelWriter(const TinyModelOptions& o) {
   const bool packed = o.packed && o.layers > 0;  // layer-free tests read the head row-major
   AddMatrix(writer, "token_embedding", o.vocab, h, o.int8, rng);
   if (!o.tied) AddMatrix(writer, "lm_head", o.vocab, h, o.int8, rng, 0.02f, packed);
+  const bool two_digits = o.int8 && o.two_digit_inputs;
+  if (two_digits) {
+    const bool head = arch.structure != fb::Structure::EncoderOnly;
+    if (head) writer.SetInputBits(o.tied ? "token_embedding" : "lm_head", 16);
+  }
   if (arch.position == fb::PositionKind::Learned) {
     AddMatrix(writer, "position_embedding", arch.max_positions, h, false, rng);
   }
@@ -145,6 +150,7 @@ ModelWriter MakeTinyModelWriter(const TinyModelOptions& o) {
   };
   auto add_linear = [&](const std::string& name, uint32_t rows, uint32_t cols, bool bias) {
     AddMatrix(writer, name + ".weight", rows, cols, o.int8, rng, o.layer_stddev, packed);
+    if (two_digits) writer.SetInputBits(name + ".weight", 16);
     if (bias) AddVector(writer, name + ".bias", rows, small(rng));
   };
   auto add_attention = [&](const std::string& block) {

@@ -26,6 +26,9 @@ struct TinyModelOptions {
   // int8 models with layers: the matrices that products read (not the
   // embeddings) in the GEMM's packed tiles, as octet-convert writes them.
   bool packed = false;
+  // int8 models: every matrix that products read takes 16-bit inputs
+  // (Tensor.input_bits 16: two int8 digits per value).
+  bool two_digit_inputs = false;
 };
 
 // The architecture table for a tiny model of the given family.
