@@ -5,12 +5,18 @@
 # the first MAX_TOKENS held-out ids. int8 must be within LIMIT_PPM (parts per
 # million, relative) of fp32, and the int8 KV cache of a 2048-token session
 # at most 55% of an fp16 cache (75% for head_dim 8: KV_LIMIT_PPM).
+# HELDOUT: the held-out ids (default MODEL_DIR/heldout_ids.txt). ROUND_TO_NEAREST_MIN_PPM:
+# also convert with --no-tune, which must be at least that far above fp32 (a hard case).
 #   cmake -DCONVERT=... -DPERPLEXITY=... -DEMULATOR="qemu|..." -DMODEL_DIR=models/austen
 #         -DWORK=dir -DMAX_TOKENS=4096 -DLIMIT_PPM=1000 [-DCALIBRATE=ON]
-#         [-DKV_LIMIT_PPM=550000] -P austen_perplexity.cmake
+#         [-DKV_LIMIT_PPM=550000] [-DHELDOUT=file] [-DROUND_TO_NEAREST_MIN_PPM=50000]
+#         -P austen_perplexity.cmake
 cmake_minimum_required(VERSION 3.25)
 
 string(REPLACE "|" ";" EMULATOR "${EMULATOR}")
+if(NOT HELDOUT)
+  set(HELDOUT "${MODEL_DIR}/heldout_ids.txt")
+endif()
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 
@@ -59,9 +65,17 @@ elseif(CALIBRATE)
   endif()
 endif()
 
-foreach(dtype fp32 int8)
+set(dtypes fp32 int8)
+if(ROUND_TO_NEAREST_MIN_PPM)
+  execute_process(COMMAND ${EMULATOR} ${CONVERT} "${MODEL_DIR}" -o "${WORK}/rtn.octet" --no-tune
+                          --quiet
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  check_run("octet-convert --no-tune")
+  list(APPEND dtypes rtn)
+endif()
+foreach(dtype ${dtypes})
   execute_process(COMMAND ${EMULATOR} ${PERPLEXITY} "${WORK}/${dtype}.octet"
-                          "${MODEL_DIR}/heldout_ids.txt" --max-tokens ${MAX_TOKENS}
+                          "${HELDOUT}" --max-tokens ${MAX_TOKENS}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   check_run("octet_perplexity (${dtype})")
   message(STATUS "${dtype}: ${out}")
@@ -95,6 +109,16 @@ message(STATUS "int8 perplexity ${ppl_int8} vs fp32 ${ppl_fp32}: ${rel_ppm} ppm 
 if(rel_ppm GREATER LIMIT_PPM)
   message(FATAL_ERROR "int8 perplexity ${ppl_int8} is more than ${LIMIT_PPM} ppm above fp32's "
                       "${ppl_fp32}")
+endif()
+if(ROUND_TO_NEAREST_MIN_PPM)
+  ppm("${ppl_rtn}" rtn_ppm)
+  math(EXPR rtn_rel_ppm "(${rtn_ppm} - ${fp32_ppm}) * 1000000 / ${fp32_ppm}")
+  message(STATUS "round to nearest (--no-tune): ${ppl_rtn}, ${rtn_rel_ppm} ppm above fp32 "
+                 "(must be at least ${ROUND_TO_NEAREST_MIN_PPM})")
+  if(rtn_rel_ppm LESS ROUND_TO_NEAREST_MIN_PPM)
+    message(FATAL_ERROR "round to nearest is only ${rtn_rel_ppm} ppm above fp32: not the hard "
+                        "case this test is for")
+  endif()
 endif()
 if(kv_ppm GREATER KV_LIMIT_PPM)
   message(FATAL_ERROR "the int8 KV cache is ${kv_int8} of an fp16 cache (limit ${KV_LIMIT_PPM} ppm)")
