@@ -87,50 +87,36 @@ inline float QuantizeRowSymmetric(const float* x, size_t n, int8_t* q) {
   return scale;
 }
 
-// Two int8 digits per value, for the inputs of matrices that need more than 8
-// bits (Tensor.input_bits 16, the converter's choice by measurement):
+// 16-bit inputs (Tensor.input_bits 16, the converter's choice by measurement):
+// a row as two int8 digits, its int8 quantization and the int8 quantization of
+// what that missed:
 //
-//   unit = max|x| / 32512 (32512 = 255 * 127 + 127), or 1 for an all-zero row
-//   q    = round_half_even(clamp(x / unit, -32512, 32512))
-//   hi   = q / 255 rounded to nearest, ties away from zero;  lo = q - 255 * hi
+//   hi, hi_scale = QuantizeRowSymmetric(x)
+//   r[i]         = QuantizationResidual(x[i], hi[i], hi_scale)
+//   lo, lo_scale = QuantizeRowSymmetric(r)
 //
-// so x ~ unit * (255 * hi + lo) with hi and lo in [-127, 127], the range every
-// int8 kernel takes, and x · w = (255 * unit) * (hi · w) + unit * (lo · w): two
-// int8 x int8 -> int32 products on the same kernels, dequantized with row scales
-// *hi_scale = 255 * unit and *lo_scale = unit and summed in fp32. About 15 bits
-// against 8, for twice the product's work. Tiny and non-finite rows as in
-// QuantizeRowSymmetric (zeros with NaN scales for an inf or a NaN).
-constexpr int32_t kQ16TwoDigitMax = 255 * kQ8Max + kQ8Max;  // 32512
+// so x ~ hi_scale * hi + lo_scale * lo with |r| <= hi_scale / 2, lo_scale <=
+// hi_scale / 254: about 15 bits against 8. x · w = hi_scale * (hi · w) +
+// lo_scale * (lo · w): two int8 x int8 -> int32 products on the same kernels,
+// dequantized and summed in fp32. Both quantizations are qs8_quantize_rows (any
+// variant: bit-exact with QuantizeRowSymmetric); a row with an inf or a NaN
+// gives NaN scales (garbage in, NaN out).
 
+// x - scale * q, rounded once to float. In double the product (24 x 8 bits) and
+// the difference (|x - scale * q| <= scale / 2 for q = round(x / scale), so the
+// operands' exponents are close) are exact: the same float on every platform,
+// whether or not the compiler fuses the multiply-add.
+inline float QuantizationResidual(float x, int8_t q, float scale) {
+  return static_cast<float>(static_cast<double>(x) -
+                            static_cast<double>(scale) * static_cast<double>(q));
+}
+
+// The scalar definition above; residual: n floats of scratch.
 inline void QuantizeRowTwoDigits(const float* x, size_t n, int8_t* hi, int8_t* lo,
-                                 float* hi_scale, float* lo_scale) {
-  float max_abs = 0.0f;
-  bool finite = true;
-  for (size_t i = 0; i < n; ++i) {
-    const float a = x[i] < 0.0f ? -x[i] : x[i];
-    finite = finite && a <= __FLT_MAX__;
-    max_abs = a > max_abs ? a : max_abs;
-  }
-  if (!finite) {
-    for (size_t i = 0; i < n; ++i) hi[i] = lo[i] = 0;
-    *hi_scale = *lo_scale = __builtin_nanf("");
-    return;
-  }
-  const float limit = static_cast<float>(kQ16TwoDigitMax);
-  float unit = max_abs > 0.0f ? max_abs / limit : 1.0f;
-  if (!(unit > 0.0f)) unit = 1.0f;  // underflow: an all-zero row
-  const float inv_unit = 1.0f / unit;
-  const bool divide = !(inv_unit < __builtin_inff());
-  for (size_t i = 0; i < n; ++i) {
-    float v = divide ? x[i] / unit : x[i] * inv_unit;
-    v = v > limit ? limit : (v < -limit ? -limit : v);
-    const int32_t q = RoundHalfEven(v);
-    const int32_t h = q >= 0 ? (q + 127) / 255 : -((127 - q) / 255);
-    hi[i] = static_cast<int8_t>(h);
-    lo[i] = static_cast<int8_t>(q - 255 * h);
-  }
-  *hi_scale = 255.0f * unit;
-  *lo_scale = unit;
+                                 float* hi_scale, float* lo_scale, float* residual) {
+  *hi_scale = QuantizeRowSymmetric(x, n, hi);
+  for (size_t i = 0; i < n; ++i) residual[i] = QuantizationResidual(x[i], hi[i], *hi_scale);
+  *lo_scale = QuantizeRowSymmetric(residual, n, lo);
 }
 
 // acc * row_scale * channel_scale, in this order (fp32, no FMA contraction in

@@ -152,17 +152,24 @@ struct QuantizedRows {
 };
 
 // An int8 m with 16-bit inputs (Matrix::two_digit_input): each input row as two
-// int8 digits (QuantizeRowTwoDigits, core/quant.h) in f.qin (high) and f.qin_lo
-// (low); two int8 products over the same weights, each dequantized with its
+// int8 digits (core/quant.h QuantizeRowTwoDigits: qs8_quantize_rows of the row
+// into f.qin, then of its residual, staged in the thread's f.residual row, into
+// f.qin_lo); two int8 products over the same weights, each dequantized with its
 // digit's row scales; out = high product + bias, then += low product, in fp32.
 // Every step is a table kernel (bit-exact with its reference) or fixed scalar
 // arithmetic, so the result is the same on every kernel set and thread count.
 void MatMulTwoDigits(const Forward& f, const Matrix& m, size_t n, size_t k, const float* in,
                      size_t ldi, size_t rows, float* out, size_t ldo, const float* bias) {
-  ParallelRange(f, rows, 1, k, [&](size_t r0, size_t r1, size_t) {
+  ParallelRange(f, rows, 1, k, [&](size_t r0, size_t r1, size_t thread) {
+    f.kernels->qs8_quantize_rows(r1 - r0, k, in + r0 * ldi, ldi, f.qin + r0 * k, k,
+                                 f.qin_scales + r0);
+    float* residual = f.residual + thread * f.residual_stride;  // [k]
     for (size_t r = r0; r < r1; ++r) {
-      QuantizeRowTwoDigits(in + r * ldi, k, f.qin + r * k, f.qin_lo + r * k, f.qin_scales + r,
-                           f.qin_lo_scales + r);
+      const float* x = in + r * ldi;
+      const int8_t* hi = f.qin + r * k;
+      const float scale = f.qin_scales[r];
+      for (size_t c = 0; c < k; ++c) residual[c] = QuantizationResidual(x[c], hi[c], scale);
+      f.kernels->qs8_quantize_rows(1, k, residual, k, f.qin_lo + r * k, k, f.qin_lo_scales + r);
     }
   });
   int32_t* acc = f.acc;  // [block, n]: each piece of columns uses its own columns
@@ -172,9 +179,17 @@ void MatMulTwoDigits(const Forward& f, const Matrix& m, size_t n, size_t k, cons
   const size_t align = m.packed != nullptr ? kQs8PackedNr : 16;
   ParallelRange(f, n, align, 2 * rows * k, [&](size_t n0, size_t n1, size_t) {
     const size_t cols = n1 - n0;
+    // The high digits straight into out where the fused kernel exists (bit-identical).
+    const bool fused = m.packed != nullptr && f.kernels->qs8_packed_gemm_f32 != nullptr;
+    if (fused) {
+      f.kernels->qs8_packed_gemm_f32(rows, cols, k, f.qin, k,
+                                     m.packed + n0 / kQs8PackedNr * tile_bytes, f.qin_scales,
+                                     m.scales + n0, bias != nullptr ? bias + n0 : nullptr,
+                                     out + n0, ldo);
+    }
     for (size_t r0 = 0; r0 < rows; r0 += block) {
       const size_t mr = rows - r0 < block ? rows - r0 : block;
-      for (int digit = 0; digit < 2; ++digit) {
+      for (int digit = fused ? 1 : 0; digit < 2; ++digit) {
         const int8_t* q = (digit == 0 ? f.qin : f.qin_lo) + r0 * k;
         const float* row_scales = (digit == 0 ? f.qin_scales : f.qin_lo_scales) + r0;
         if (m.packed != nullptr) {
@@ -1062,6 +1077,9 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLim
     add("qin_lo_scales", scr, lo_rows, f, P::kAttention, P::kHead, &plan->qin_lo_scales);
     add("lo_out", scr, mode.two_digit_inputs ? acc : 0, f, P::kAttention, P::kHead,
         &plan->lo_out);
+    plan->residual_stride = static_cast<size_t>(widest_in);
+    add("residual", scr, mode.two_digit_inputs ? (threads < 1 ? 1 : threads) * widest_in : 0, f,
+        P::kAttention, P::kHead, &plan->residual);
   }
 
   // The KV cache of the decoder layers, in the backend's layout: its values,
@@ -1190,6 +1208,8 @@ Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool
       f.qin_lo = scratch.At<int8_t>(plan.qin_lo);
       f.qin_lo_scales = scratch.At<float>(plan.qin_lo_scales);
       f.lo_out = scratch.At<float>(plan.lo_out);
+      f.residual = scratch.At<float>(plan.residual);
+      f.residual_stride = plan.residual_stride;
     }
   }
   if (backend.query_bytes != 0) {

@@ -218,6 +218,8 @@ struct ForwardPlan {
   size_t qin_lo = 0;         // int8 [rows, same as qin]
   size_t qin_lo_scales = 0;  // f32 [rows]
   size_t lo_out = 0;         // f32 [acc_elements]: the low digits' product, before the sum
+  size_t residual = 0;       // f32 [threads, residual_stride]: a row's residual, per thread
+  size_t residual_stride = 0;
   // scratch of int8 attention: the quantized queries, and encoder stacks' K, V
   // (fp32 attention keeps those in k and v)
   size_t q8 = 0;          // int8 [rows, heads * head_dim]
@@ -310,6 +312,8 @@ struct Forward {
   int8_t* qin_lo = nullptr;  // (two_digit_inputs)
   float* qin_lo_scales = nullptr;
   float* lo_out = nullptr;
+  float* residual = nullptr;
+  size_t residual_stride = 0;
   int8_t* q8 = nullptr;          // [rows, heads * head_dim]: int8 attention's queries
   float* q8_scales = nullptr;     // [rows, heads]
   // Keys and values, in the backend's element type (stride: set per call):

@@ -26,8 +26,8 @@ namespace {
 constexpr char kUsage[] = R"(Usage: octet inspect MODEL [--json]
 
 Prints what a .octet model holds: file and format version, the architecture
-(every field, including attention and RoPE), the tensor table (dtype, layout, shape,
-bytes, offset, quantization scheme and scale range), weight bytes by dtype, the
+(every field, including attention and RoPE), the tensor table (dtype, layout, input
+bits when 16, shape, bytes, offset, quantization scheme and scale range), weight bytes by dtype, the
 tokenizer files, provenance (source, converter, per-layer quantization error),
 the stored memory plan, and for this machine: the session plan for batch 1 at
 min(max_positions, 512) tokens, the CPU features and the selected int8 kernel.

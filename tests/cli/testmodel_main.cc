@@ -16,7 +16,8 @@ namespace {
 
 constexpr char kUsage[] =
     R"(Usage: octet-testmodel OUT.octet [--family llama|bert|t5] [--layers N] [--fp32] [--tied]
-                      [--vocab N] [--hidden N] [--seed S] [--no-tokenizer] [--truncate BYTES]
+                      [--vocab N] [--hidden N] [--seed S] [--packed] [--input-bits 8|16]
+                      [--no-tokenizer] [--truncate BYTES]
 
 Writes a tiny synthetic model with random weights (a test fixture, not a real model).
 
@@ -28,6 +29,8 @@ Options:
   --vocab N         vocabulary size, 2 to 65536 (default 32)
   --hidden N        hidden size, an even number from 2 to 1024 (default 16)
   --seed S          random seed for the weights (default 1)
+  --packed          int8 layer matrices in the GEMM's packed tiles, as octet-convert writes them
+  --input-bits B    8 (default) or 16: int8 matrices that products read take 16-bit inputs
   --no-tokenizer    leave out the small tokenizer.json blob
   --truncate BYTES  write only the first BYTES bytes (a broken file for loader tests)
   -h, --help        show this help
@@ -38,6 +41,7 @@ int TestModelMain(const std::vector<std::string>& args) {
       ValueOption("--family"), ValueOption("--layers"),        SwitchOption("--fp32"),
       SwitchOption("--tied"),  ValueOption("--vocab"),         ValueOption("--hidden"),
       ValueOption("--seed"),   SwitchOption("--no-tokenizer"), ValueOption("--truncate"),
+      SwitchOption("--packed"), ValueOption("--input-bits"),
   };
   const ParsedArgs parsed = ParseArgs("octet-testmodel", kOptions, args, 1, 1, "OUT.octet");
   if (parsed.help) {
@@ -74,6 +78,13 @@ int TestModelMain(const std::vector<std::string>& args) {
   }
   options.int8 = !parsed.Switch("--fp32");
   options.tied = parsed.Switch("--tied");
+  options.packed = parsed.Switch("--packed");
+  if (parsed.Has("--input-bits")) {
+    const uint64_t bits = ParseUint("--input-bits", parsed.Value("--input-bits"), 8, 16);
+    if (bits != 8 && bits != 16) throw UsageError("--input-bits must be 8 or 16");
+    if (bits == 16 && !options.int8) throw UsageError("--input-bits 16 needs int8 weights");
+    options.two_digit_inputs = bits == 16;
+  }
   options.tokenizer = !parsed.Switch("--no-tokenizer");
 
   const std::string& path = parsed.positionals[0];
