@@ -12,6 +12,7 @@
 #include "engine/session.h"
 #include "format/model.h"
 #include "kernels/f32_elementwise.h"
+#include "kernels/qs8_dequantize_rows.h"
 #include "kernels/qs8_gemm.h"
 #include "support/loaded_model.h"
 #include "support/test_models.h"
@@ -166,10 +167,17 @@ TEST_CASE("a head with 16-bit inputs is bit-exact with the two-digit reference, 
     const auto* w = static_cast<const int8_t*>(head.data);
     qs8_gemm__ref(1, a.vocab_size(), k, hi.data(), k, w, k, acc_hi.data(), a.vocab_size());
     qs8_gemm__ref(1, a.vocab_size(), k, lo.data(), k, w, k, acc_lo.data(), a.vocab_size());
+    // Each digit's product dequantized by the reference kernel (built without
+    // fused multiply-adds, as the runtime's kernels round), then summed: in this
+    // file a * b + c could fuse (aarch64) and round differently.
+    const float* cs = head.quant->scales()->data();
+    std::vector<float> hi_out(a.vocab_size()), lo_out(a.vocab_size());
+    qs8_dequantize_rows__ref(1, a.vocab_size(), acc_hi.data(), a.vocab_size(), &hi_scale, cs,
+                             nullptr, hi_out.data(), a.vocab_size());
+    qs8_dequantize_rows__ref(1, a.vocab_size(), acc_lo.data(), a.vocab_size(), &lo_scale, cs,
+                             nullptr, lo_out.data(), a.vocab_size());
     for (uint32_t n = 0; n < a.vocab_size(); ++n) {
-      const float cs = head.quant->scales()->Get(n);
-      float expected = DequantizeAcc(acc_hi[n], hi_scale, cs);
-      expected += DequantizeAcc(acc_lo[n], lo_scale, cs);
+      const float expected = hi_out[n] + lo_out[n];
       CHECK(session->output().data[row * a.vocab_size() + n] == expected);
     }
   }
