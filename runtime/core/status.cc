@@ -15,6 +15,10 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kOutOfMemory: return "out of memory";
     case StatusCode::kIo: return "i/o error";
     case StatusCode::kInternal: return "internal error";
+    case StatusCode::kFailedPrecondition: return "invalid state";
+    case StatusCode::kLimitExceeded: return "limit exceeded";
+    case StatusCode::kBufferTooSmall: return "buffer too small";
+    case StatusCode::kCancelled: return "cancelled";
   }
   return "unknown status";
 }

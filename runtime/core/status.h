@@ -17,6 +17,10 @@ enum class StatusCode : int32_t {
   kOutOfMemory = 4,      // an allocation or a planned limit was exceeded
   kIo = 5,               // a file could not be opened, mapped or written
   kInternal = 6,         // a bug in octet
+  kFailedPrecondition = 7,  // a call in the wrong order (a step before any prompt)
+  kLimitExceeded = 8,       // beyond the planned limits (a sequence longer than planned)
+  kBufferTooSmall = 9,      // an output buffer is too small
+  kCancelled = 10,          // stopped on request
 };
 
 const char* StatusCodeName(StatusCode code);

@@ -779,6 +779,19 @@ KvRows CrossKv(const Forward& f, uint32_t l) {
   return LayerKv(f, f.cross_kv, rows, l, f.max_seq);
 }
 
+}  // namespace
+
+KvRows DecoderSelfKv(const Forward& f, uint32_t l) {
+  return LayerKv(f, f.self_kv, static_cast<size_t>(f.max_batch) * f.kv_positions, l,
+                 f.kv_positions);
+}
+
+KvRows DecoderCrossKv(const Forward& f, uint32_t l) { return CrossKv(f, l); }
+
+size_t KvValueBytes(const Forward& f) { return f.attention_backend->value_bytes; }
+
+namespace {
+
 // Projects encoder_out [batch * enc_seq, hidden] into every decoder layer's
 // cross-attention keys and values, once per source.
 void ProjectCrossKv(const Forward& f, const float* encoder_out, uint32_t enc_seq,

@@ -378,6 +378,15 @@ const float* RunDecoderOnSourceStep(const Forward& f, const uint32_t* enc_length
                                     uint32_t enc_seq, const int32_t* ids,
                                     const uint32_t* positions, uint32_t batch);
 
+// Decoder layer l's cached keys and values, for saving and restoring a
+// session's state: sequence b's self-attention rows start at row b * stride
+// (kv_positions), its cross-attention rows (encoder-decoder) at b * max_seq.
+// KvValueBytes: bytes per key or value element (1 with int8 attention, else 4);
+// the scales are one f32 per (row, kv head) when non-null.
+KvRows DecoderSelfKv(const Forward& f, uint32_t l);
+KvRows DecoderCrossKv(const Forward& f, uint32_t l);
+size_t KvValueBytes(const Forward& f);
+
 // Encoder-decoder, teacher-forced: EncodeSource, then RunDecoderOnSource. The
 // decoder logits [batch * dec_seq, vocab].
 const float* RunEncoderDecoder(const Forward& f, const int32_t* enc_ids,

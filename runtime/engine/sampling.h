@@ -14,7 +14,8 @@
 //      from the random state; the token is the first kept candidate (in the
 //      order of step 4, or increasing id without top-p) whose cumulative
 //      weight exceeds u * total.
-// Non-finite logits are not supported (the engine does not produce them).
+// Logits may be -INFINITY (masked by a hook) as long as one is finite; NaN and
+// +INFINITY are not supported (the engine does not produce them).
 //
 // The random generator is splitmix64 over a caller-owned uint64_t state (the
 // seed is the initial state); each draw takes the top 53 bits of one output,
@@ -31,10 +32,18 @@
 
 namespace octet {
 
+// Called by Session::Sample with one sequence's next-token logits, which it
+// may change in place (a mask sets -INFINITY, a bias adds) before the
+// semantics above apply; at least one logit must stay finite. Returns 0 to go
+// on; anything else makes Sample return kCancelled.
+using LogitsHookFn = int (*)(void* user, uint32_t sequence, float* logits, uint32_t vocab);
+
 struct SamplingParams {
   float temperature = 1.0f;  // >= 0; 0 = greedy
   uint32_t top_k = 0;        // 0 = no limit
   float top_p = 1.0f;        // in (0, 1]; 1 = no nucleus cut
+  LogitsHookFn logits_hook = nullptr;  // Session::Sample only
+  void* logits_hook_user = nullptr;
 };
 
 // splitmix64: advances *state and returns the next 64 random bits.

@@ -5,6 +5,7 @@
 // its buffers are planned here with everything else.
 #include "engine/session.h"
 
+#include <cmath>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -170,11 +171,12 @@ Status Session::CheckBatch(const int32_t* ids, const uint32_t* lengths, uint32_t
     return Status::Error(StatusCode::kInvalidArgument, "%s ids and lengths must not be null", what);
   }
   if (batch < 1 || batch > limits_.max_batch) {
-    return Status::Error(StatusCode::kInvalidArgument, "batch %u is outside [1, %u]", batch,
+    return Status::Error(batch < 1 ? StatusCode::kInvalidArgument : StatusCode::kLimitExceeded,
+                         "batch %u is outside [1, %u] (the session's max_batch)", batch,
                          limits_.max_batch);
   }
   if (seq < 1 || seq > limits_.max_seq) {
-    return Status::Error(StatusCode::kInvalidArgument,
+    return Status::Error(seq < 1 ? StatusCode::kInvalidArgument : StatusCode::kLimitExceeded,
                          "%s sequence length %u is outside [1, %u] (the session's max_seq)", what,
                          seq, limits_.max_seq);
   }
@@ -245,7 +247,7 @@ Status Session::Extend(const int32_t* ids, uint32_t batch, uint32_t k) {
     return Status(StatusCode::kInvalidArgument, "Extend needs a decoder-only model with layers");
   }
   if (k == 0 || k > limits_.max_seq) {
-    return Status::Error(StatusCode::kInvalidArgument,
+    return Status::Error(k == 0 ? StatusCode::kInvalidArgument : StatusCode::kLimitExceeded,
                          "Extend takes 1 to max_seq (%u) tokens per sequence, not %u",
                          limits_.max_seq, k);
   }
@@ -267,7 +269,7 @@ Status Session::Extend(const int32_t* ids, uint32_t batch, uint32_t k) {
   for (uint32_t b = 0; b < batch; ++b) {
     const uint64_t end = static_cast<uint64_t>(positions_[b]) + k;
     if (end > capacity || (a.position() == fb::PositionKind::Learned && end > a.max_positions())) {
-      return Status::Error(StatusCode::kInvalidArgument, "sequence %u is full: %u more tokens "
+      return Status::Error(StatusCode::kLimitExceeded, "sequence %u is full: %u more tokens "
                            "after position %u pass the session's max_seq + max_new_tokens or "
                            "the model's positions", b, k, positions_[b]);
     }
@@ -304,7 +306,7 @@ Status Session::CheckStep(const int32_t* ids, uint32_t batch, const char* what,
                           const char* first) const {
   const fb::Architecture& a = model_->architecture();
   if (step_batch_ == 0) {
-    return Status::Error(StatusCode::kInvalidArgument, "%s needs a %s first", what, first);
+    return Status::Error(StatusCode::kFailedPrecondition, "%s needs a %s first", what, first);
   }
   if (ids == nullptr || batch != step_batch_) {
     return Status::Error(StatusCode::kInvalidArgument,
@@ -319,7 +321,7 @@ Status Session::CheckStep(const int32_t* ids, uint32_t batch, const char* what,
     }
     if (positions_[b] >= capacity ||
         (a.position() == fb::PositionKind::Learned && positions_[b] >= a.max_positions())) {
-      return Status::Error(StatusCode::kInvalidArgument, "sequence %u is full: position %u is "
+      return Status::Error(StatusCode::kLimitExceeded, "sequence %u is full: position %u is "
                            "beyond the session's max_seq + max_new_tokens or the model's "
                            "positions", b, positions_[b]);
     }
@@ -341,7 +343,7 @@ Status Session::Sample(const SamplingParams& params, uint64_t* rng_state, int32_
     return Status(StatusCode::kInvalidArgument, "Sample needs a model that outputs logits");
   }
   if (output_.data == nullptr) {
-    return Status(StatusCode::kInvalidArgument, "Sample needs a Run or Step first");
+    return Status(StatusCode::kFailedPrecondition, "Sample needs a Run or Step first");
   }
   if (rng_state == nullptr || out_ids == nullptr) {
     return Status(StatusCode::kInvalidArgument, "Sample needs a random state and out_ids");
@@ -353,7 +355,27 @@ Status Session::Sample(const SamplingParams& params, uint64_t* rng_state, int32_
   }
   const uint32_t vocab = output_.dim;
   for (uint32_t b = 0; b < output_.batch; ++b) {
-    const float* row = output_.data + static_cast<size_t>(sample_rows_[b]) * vocab;
+    // The logits live in this session's activations arena: the hook may edit them.
+    float* row = const_cast<float*>(output_.data) + static_cast<size_t>(sample_rows_[b]) * vocab;
+    if (params.logits_hook != nullptr) {
+      if (params.logits_hook(params.logits_hook_user, b, row, vocab) != 0) {
+        return Status::Error(StatusCode::kCancelled,
+                             "the logits hook stopped sampling at sequence %u", b);
+      }
+      bool finite = false;
+      for (uint32_t i = 0; i < vocab; ++i) {
+        if (row[i] != row[i] || row[i] == INFINITY) {
+          return Status::Error(StatusCode::kInvalidArgument,
+                               "the logits hook left logit %u of sequence %u NaN or +infinity",
+                               i, b);
+        }
+        finite = finite || row[i] != -INFINITY;
+      }
+      if (!finite) {
+        return Status::Error(StatusCode::kInvalidArgument,
+                             "the logits hook masked every token of sequence %u", b);
+      }
+    }
     out_ids[b] = SampleToken(row, vocab, params, rng_state, sample_scratch_);
   }
   return Status::Ok();
@@ -451,6 +473,245 @@ Status Session::ArmCapture(uint32_t batch, uint32_t q_len, uint32_t k_len) {
   capture_->k_len = k_len;
   std::memset(capture_->probs, 0, static_cast<size_t>(floats) * sizeof(float));
   forward_.capture = capture_;
+  return Status::Ok();
+}
+
+// ---- State save and restore ----
+
+namespace {
+
+constexpr char kStateMagic[8] = {'o', 'c', 't', 'e', 't', 'k', 'v', '1'};
+
+// The state's fixed part; then u32 positions[batch], u32 source_lengths[batch]
+// (encoder-decoder), per decoder layer and sequence the self-attention keys,
+// values (and their scales) of its positions, per decoder layer and sequence
+// the cross-attention rows of the source (encoder-decoder), and f32
+// logits[batch, vocab]. Native byte order (every target is little-endian).
+struct StateHeader {
+  char magic[8];
+  uint64_t fingerprint;   // FNV-1a of the model file's tables (before the data segment)
+  uint32_t structure;
+  uint32_t value_bytes;   // per key/value element
+  uint32_t has_scales;
+  uint32_t layers;        // decoder layers
+  uint32_t kv_heads;
+  uint32_t kv_dim;
+  uint32_t vocab;
+  uint32_t batch;
+  uint32_t source_seq;    // encoder-decoder; else 0
+  uint32_t reserved;
+};
+
+uint64_t ModelFingerprint(const Model& model) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  const uint8_t* p = model.file_data();
+  const uint64_t n = model.data_offset() < model.file_size() ? model.data_offset() : model.file_size();
+  for (uint64_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+uint32_t DecoderLayers(const fb::Architecture& a) {
+  return a.structure() == fb::Structure::EncoderDecoder ? a.num_decoder_layers() : a.num_layers();
+}
+
+// Copies one sequence's rows [0, rows) of a layer's keys and values (and
+// scales) between the cache and a flat cursor, in either direction.
+template <bool kSave>
+void CopyRows(const KvRows& kv, uint32_t b, size_t rows, size_t kv_dim, size_t kv_heads,
+              size_t value_bytes, uint8_t** cursor) {
+  const size_t first = static_cast<size_t>(b) * kv.stride;
+  const size_t bytes = rows * kv_dim * value_bytes;
+  void* const parts[2] = {kv.k, kv.v};
+  for (void* part : parts) {
+    uint8_t* at = static_cast<uint8_t*>(part) + first * kv_dim * value_bytes;
+    if (kSave) std::memcpy(*cursor, at, bytes); else std::memcpy(at, *cursor, bytes);
+    *cursor += bytes;
+  }
+  if (kv.k_scales == nullptr) return;
+  float* const scales[2] = {kv.k_scales, kv.v_scales};
+  for (float* part : scales) {
+    float* at = part + first * kv_heads;
+    const size_t n = rows * kv_heads * sizeof(float);
+    if (kSave) std::memcpy(*cursor, at, n); else std::memcpy(at, *cursor, n);
+    *cursor += n;
+  }
+}
+
+}  // namespace
+
+size_t Session::StateBytes() const {
+  const fb::Architecture& a = model_->architecture();
+  if (step_batch_ == 0 || !HasLayers(a) || a.structure() == fb::Structure::EncoderOnly) return 0;
+  const bool enc_dec = a.structure() == fb::Structure::EncoderDecoder;
+  const fb::Attention& att = *a.attention();
+  const size_t kvh = att.num_kv_heads(), kvd = kvh * att.head_dim();
+  const size_t row_bytes = 2 * (kvd * KvValueBytes(forward_) +
+                                (forward_.self_kv.k_scales != nullptr ? kvh * sizeof(float) : 0));
+  size_t rows = 0;
+  for (uint32_t b = 0; b < step_batch_; ++b) rows += positions_[b] + (enc_dec ? source_seq_ : 0);
+  return sizeof(StateHeader) + step_batch_ * sizeof(uint32_t) * (enc_dec ? 2 : 1) +
+         DecoderLayers(a) * rows * row_bytes +
+         static_cast<size_t>(step_batch_) * a.vocab_size() * sizeof(float);
+}
+
+Status Session::SaveState(void* out, size_t capacity, size_t* written) const {
+  if (written == nullptr) return Status(StatusCode::kInvalidArgument, "SaveState: written is null");
+  *written = 0;
+  const fb::Architecture& a = model_->architecture();
+  if (!HasLayers(a) || a.structure() == fb::Structure::EncoderOnly) {
+    return Status(StatusCode::kUnsupported, "only decoders with layers have a state to save");
+  }
+  if (step_batch_ == 0 || output_.data == nullptr) {
+    return Status(StatusCode::kFailedPrecondition, "SaveState needs a run first");
+  }
+  const size_t bytes = StateBytes();
+  if (out == nullptr || capacity < bytes) {
+    *written = bytes;
+    return Status::Error(StatusCode::kBufferTooSmall, "the state takes %zu bytes, the buffer %zu",
+                         bytes, out == nullptr ? size_t{0} : capacity);
+  }
+  const bool enc_dec = a.structure() == fb::Structure::EncoderDecoder;
+  const fb::Attention& att = *a.attention();
+  StateHeader h;
+  std::memcpy(h.magic, kStateMagic, sizeof(h.magic));
+  h.fingerprint = ModelFingerprint(*model_);
+  h.structure = static_cast<uint32_t>(a.structure());
+  h.value_bytes = static_cast<uint32_t>(KvValueBytes(forward_));
+  h.has_scales = forward_.self_kv.k_scales != nullptr ? 1 : 0;
+  h.layers = DecoderLayers(a);
+  h.kv_heads = att.num_kv_heads();
+  h.kv_dim = att.num_kv_heads() * att.head_dim();
+  h.vocab = a.vocab_size();
+  h.batch = step_batch_;
+  h.source_seq = enc_dec ? source_seq_ : 0;
+  h.reserved = 0;
+  uint8_t* cursor = static_cast<uint8_t*>(out);
+  std::memcpy(cursor, &h, sizeof(h));
+  cursor += sizeof(h);
+  std::memcpy(cursor, positions_, step_batch_ * sizeof(uint32_t));
+  cursor += step_batch_ * sizeof(uint32_t);
+  if (enc_dec) {
+    std::memcpy(cursor, source_lengths_, step_batch_ * sizeof(uint32_t));
+    cursor += step_batch_ * sizeof(uint32_t);
+  }
+  for (uint32_t l = 0; l < h.layers; ++l) {
+    const KvRows kv = DecoderSelfKv(forward_, l);
+    for (uint32_t b = 0; b < step_batch_; ++b) {
+      CopyRows<true>(kv, b, positions_[b], h.kv_dim, h.kv_heads, h.value_bytes, &cursor);
+    }
+  }
+  for (uint32_t l = 0; enc_dec && l < h.layers; ++l) {
+    const KvRows kv = DecoderCrossKv(forward_, l);
+    for (uint32_t b = 0; b < step_batch_; ++b) {
+      CopyRows<true>(kv, b, source_seq_, h.kv_dim, h.kv_heads, h.value_bytes, &cursor);
+    }
+  }
+  for (uint32_t b = 0; b < step_batch_; ++b) {
+    const float* row = output_.data + static_cast<size_t>(sample_rows_[b]) * h.vocab;
+    std::memcpy(cursor, row, h.vocab * sizeof(float));
+    cursor += h.vocab * sizeof(float);
+  }
+  *written = static_cast<size_t>(cursor - static_cast<uint8_t*>(out));
+  return *written == bytes ? Status::Ok()
+                           : Status(StatusCode::kInternal, "SaveState wrote an unexpected size");
+}
+
+Status Session::LoadState(const void* data, size_t size) {
+  const fb::Architecture& a = model_->architecture();
+  if (!HasLayers(a) || a.structure() == fb::Structure::EncoderOnly) {
+    return Status(StatusCode::kUnsupported, "only decoders with layers have a state to load");
+  }
+  if (data == nullptr) return Status(StatusCode::kInvalidArgument, "LoadState: data is null");
+  StateHeader h;
+  if (size < sizeof(h)) {
+    return Status::Error(StatusCode::kInvalidArgument, "a state of %zu bytes is too short", size);
+  }
+  std::memcpy(&h, data, sizeof(h));
+  if (std::memcmp(h.magic, kStateMagic, sizeof(h.magic)) != 0) {
+    return Status(StatusCode::kInvalidArgument, "the bytes are not an octet session state");
+  }
+  const bool enc_dec = a.structure() == fb::Structure::EncoderDecoder;
+  const fb::Attention& att = *a.attention();
+  if (h.fingerprint != ModelFingerprint(*model_) ||
+      h.structure != static_cast<uint32_t>(a.structure()) ||
+      h.value_bytes != KvValueBytes(forward_) ||
+      h.has_scales != (forward_.self_kv.k_scales != nullptr ? 1u : 0u) ||
+      h.layers != DecoderLayers(a) || h.kv_heads != att.num_kv_heads() ||
+      h.kv_dim != att.num_kv_heads() * att.head_dim() || h.vocab != a.vocab_size()) {
+    return Status(StatusCode::kInvalidArgument,
+                  "the state was saved from a session of another model");
+  }
+  if (h.batch < 1 || h.batch > limits_.max_batch) {
+    return Status::Error(StatusCode::kLimitExceeded,
+                         "the state holds %u sequences; the session takes %u", h.batch,
+                         limits_.max_batch);
+  }
+  const size_t head_bytes = sizeof(h) + h.batch * sizeof(uint32_t) * (enc_dec ? 2 : 1);
+  if (size < head_bytes) {
+    return Status::Error(StatusCode::kInvalidArgument, "a state of %zu bytes is too short", size);
+  }
+  const uint8_t* in = static_cast<const uint8_t*>(data);
+  const auto read_u32 = [in](size_t at) {
+    uint32_t v;
+    std::memcpy(&v, in + at, sizeof(v));
+    return v;
+  };
+  const size_t positions_at = sizeof(h), sources_at = positions_at + h.batch * sizeof(uint32_t);
+  const uint32_t capacity = limits_.max_seq + limits_.max_new_tokens;
+  if (enc_dec && (h.source_seq < 1 || h.source_seq > limits_.max_seq)) {
+    return Status::Error(StatusCode::kLimitExceeded, "the state's source has %u tokens; the "
+                         "session's max_seq is %u", h.source_seq, limits_.max_seq);
+  }
+  size_t rows = 0;
+  for (uint32_t b = 0; b < h.batch; ++b) {
+    const uint32_t p = read_u32(positions_at + b * sizeof(uint32_t));
+    if (p < 1 || p > capacity ||
+        (a.position() == fb::PositionKind::Learned && p > a.max_positions())) {
+      return Status::Error(p < 1 ? StatusCode::kInvalidArgument : StatusCode::kLimitExceeded,
+                           "sequence %u of the state has %u positions; the session holds 1 to %u",
+                           b, p, capacity);
+    }
+    if (enc_dec) {
+      const uint32_t n = read_u32(sources_at + b * sizeof(uint32_t));
+      if (n < 1 || n > h.source_seq) {
+        return Status::Error(StatusCode::kInvalidArgument,
+                             "source length %u of sequence %u is outside [1, %u]", n, b,
+                             h.source_seq);
+      }
+    }
+    rows += p + (enc_dec ? h.source_seq : 0);
+  }
+  const size_t row_bytes =
+      2 * (static_cast<size_t>(h.kv_dim) * h.value_bytes + (h.has_scales ? h.kv_heads * sizeof(float) : 0));
+  const size_t expected = head_bytes + h.layers * rows * row_bytes +
+                          static_cast<size_t>(h.batch) * h.vocab * sizeof(float);
+  if (size != expected) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "the state has %zu bytes where its header says %zu", size, expected);
+  }
+  // Checked: now nothing can fail.
+  uint8_t* cursor = const_cast<uint8_t*>(in) + head_bytes;  // read only (CopyRows<false>)
+  for (uint32_t b = 0; b < h.batch; ++b) {
+    positions_[b] = read_u32(positions_at + b * sizeof(uint32_t));
+    if (enc_dec) source_lengths_[b] = read_u32(sources_at + b * sizeof(uint32_t));
+  }
+  for (uint32_t l = 0; l < h.layers; ++l) {
+    const KvRows kv = DecoderSelfKv(forward_, l);
+    for (uint32_t b = 0; b < h.batch; ++b) {
+      CopyRows<false>(kv, b, positions_[b], h.kv_dim, h.kv_heads, h.value_bytes, &cursor);
+    }
+  }
+  for (uint32_t l = 0; enc_dec && l < h.layers; ++l) {
+    const KvRows kv = DecoderCrossKv(forward_, l);
+    for (uint32_t b = 0; b < h.batch; ++b) {
+      CopyRows<false>(kv, b, h.source_seq, h.kv_dim, h.kv_heads, h.value_bytes, &cursor);
+    }
+  }
+  std::memcpy(forward_.logits, cursor, static_cast<size_t>(h.batch) * h.vocab * sizeof(float));
+  source_seq_ = enc_dec ? h.source_seq : 0;
+  step_batch_ = h.batch;
+  output_ = OutputView{forward_.logits, h.batch, 1, h.vocab};
+  SetSampleRows(nullptr, h.batch, 1);
   return Status::Ok();
 }
 

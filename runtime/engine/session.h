@@ -134,6 +134,19 @@ class Session {
   // max_new_tokens decoder positions per sequence.
   Status StepEncoderDecoder(const int32_t* ids, uint32_t batch);
 
+  // Decoders with layers, after a Run (or RunEncoderDecoder): the state of the
+  // cached sequences as bytes: their positions, the keys and values in the KV
+  // cache (int8 with scales, or f32), the source's cross-attention rows
+  // (encoder-decoder), and each sequence's next-token logits. LoadState into a
+  // session of the same model (checked by a fingerprint of the file's tables)
+  // whose limits hold the state gives bit-identical samples and steps after it,
+  // as if that session had run the prompt. No allocation.
+  // StateBytes: 0 before any run. SaveState: kBufferTooSmall (with *written =
+  // StateBytes()) when capacity is short.
+  size_t StateBytes() const;
+  Status SaveState(void* out, size_t capacity, size_t* written) const;
+  Status LoadState(const void* data, size_t size);
+
   // Calls fn(ctx, ...) after every transformer layer of the following runs and
   // steps (engine/forward.h, LayerObserverFn); null stops it. For inspection
   // (the converter's per-layer quantization report), not for speed.

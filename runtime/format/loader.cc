@@ -457,6 +457,12 @@ Result<Model> Model::FromBuffer(const void* data, size_t size) {
   return Verify(MappedFile::Borrow(data, size));
 }
 
+Result<Model> Model::FromFileRange(int fd, uint64_t offset, uint64_t length) {
+  Result<MappedFile> file = MappedFile::OpenRange(fd, offset, length, kDataAlignment);
+  if (!file.ok()) return file.status();
+  return Verify(std::move(file).value());
+}
+
 Result<Model> Model::Verify(MappedFile file) {
   const uint8_t* bytes = file.data();
   const uint64_t file_size = file.size();

@@ -74,6 +74,9 @@ class Model {
   // Verifies a model held in memory the caller owns and keeps alive while the
   // Model lives (no copy). `data` must be 64-byte aligned.
   static Result<Model> FromBuffer(const void* data, size_t size);
+  // Bytes [offset, offset + length) of an open file (length 0: to its end),
+  // mapped when aligned, else copied (platform/file_map.h OpenRange).
+  static Result<Model> FromFileRange(int fd, uint64_t offset, uint64_t length);
 
   const fb::Model& root() const { return *root_; }
   const fb::Architecture& architecture() const { return *root_->architecture(); }

@@ -22,6 +22,12 @@ class MappedFile {
   static Result<MappedFile> Open(const char* path);
   // Wraps memory the caller owns and keeps alive (no copy, no ownership).
   static MappedFile Borrow(const void* data, size_t size);
+  // Bytes [offset, offset + length) of an open file (length 0: to its end),
+  // e.g. an asset inside an APK. Mapped when the range's start falls on a
+  // multiple of `alignment` within its page (an mmap offset must be a whole
+  // page); otherwise read into memory this object owns, `alignment`-aligned
+  // (is_mapped() false). fd stays the caller's; it may be closed afterwards.
+  static Result<MappedFile> OpenRange(int fd, uint64_t offset, uint64_t length, size_t alignment);
 
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
@@ -41,6 +47,9 @@ class MappedFile {
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   bool mapped_ = false;
+  void* map_base_ = nullptr;  // what munmap or free takes (data_ may start inside it)
+  size_t map_size_ = 0;
+  bool owned_ = false;        // map_base_ is a heap copy (OpenRange, unaligned)
 };
 
 }  // namespace octet

@@ -58,14 +58,14 @@ int main(int argc, char** argv) {
   EXPECT(octet_session_create(model, &limits, &session) == OCTET_OK);
   if (session == NULL) return 1;
   EXPECT(octet_session_arena_bytes(session) > 0);
-  EXPECT(octet_session_output(session, &output) == OCTET_INVALID_ARGUMENT); /* no run yet */
+  EXPECT(octet_session_output(session, &output) == OCTET_INVALID_STATE); /* no run yet */
   EXPECT(octet_session_run(session, ids, lengths, 2, 3) == OCTET_OK);
   EXPECT(octet_session_output(session, &output) == OCTET_OK);
   EXPECT(output.batch == 2 && output.seq == 3 && output.dim == 32);
   EXPECT(output.data != NULL);
   EXPECT(octet_session_run(session, bad_ids, one, 1, 1) == OCTET_INVALID_ARGUMENT);
   EXPECT(strstr(octet_last_error(), "vocabulary") != NULL);
-  EXPECT(octet_session_run(session, ids, lengths, 3, 3) == OCTET_INVALID_ARGUMENT);
+  EXPECT(octet_session_run(session, ids, lengths, 3, 3) == OCTET_LIMIT_EXCEEDED);
 
   octet_session_free(session);
   octet_model_free(model);

@@ -243,7 +243,7 @@ TEST_CASE("Session::Sample reads the last real row of each sequence") {
   uint64_t rng = 0;
   SamplingParams greedy;
   greedy.temperature = 0;
-  CHECK(session->Sample(greedy, &rng, out).code() == StatusCode::kInvalidArgument);  // no Run yet
+  CHECK(session->Sample(greedy, &rng, out).code() == StatusCode::kFailedPrecondition);  // no Run yet
   const int32_t ids[8] = {3, 9, 0, 0, 4, 5, 6, 7};
   const uint32_t lengths[2] = {2, 4};
   REQUIRE(session->Run(ids, lengths, 2, 4).ok());

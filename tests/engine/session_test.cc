@@ -281,8 +281,8 @@ TEST_CASE("run-time inputs are checked: ids, lengths, batch and sequence limits"
   CHECK(session->Run(negative_ids, one, 1, 4).code() == StatusCode::kInvalidArgument);
   CHECK(session->Run(ids, zero, 1, 4).code() == StatusCode::kInvalidArgument);
   CHECK(session->Run(ids, too_long, 1, 4).code() == StatusCode::kInvalidArgument);
-  CHECK(session->Run(ids, ok_lengths, 3, 4).code() == StatusCode::kInvalidArgument);
-  CHECK(session->Run(ids, ok_lengths, 2, 5).code() == StatusCode::kInvalidArgument);
+  CHECK(session->Run(ids, ok_lengths, 3, 4).code() == StatusCode::kLimitExceeded);
+  CHECK(session->Run(ids, ok_lengths, 2, 5).code() == StatusCode::kLimitExceeded);
   CHECK(session->Run(nullptr, ok_lengths, 2, 4).code() == StatusCode::kInvalidArgument);
   CHECK(session->Run(ids, ok_lengths, 2, 4).ok());  // still usable after errors
 }
@@ -432,7 +432,7 @@ TEST_CASE("decoding step by step reproduces the full-sequence logits") {
   CHECK(max_err <= (int8 ? 0.0 : 1e-5) * max_ref);
   // The cache holds max_seq + max_new_tokens = 9 positions: sequence 1 is full.
   const int32_t more[2] = {1, 1};
-  CHECK(session->Step(more, 2).code() == StatusCode::kInvalidArgument);
+  CHECK(session->Step(more, 2).code() == StatusCode::kLimitExceeded);
   CHECK(session->Step(more, 1).code() == StatusCode::kInvalidArgument);
   }
 }
@@ -495,7 +495,7 @@ TEST_CASE("encoder-decoder decoding step by step reproduces the teacher-forced l
     const int32_t more[2] = {1, 1};
     CHECK(session->StepEncoderDecoder(more, 2).ok());
     CHECK(session->StepEncoderDecoder(more, 2).ok());
-    CHECK(session->StepEncoderDecoder(more, 2).code() == StatusCode::kInvalidArgument);
+    CHECK(session->StepEncoderDecoder(more, 2).code() == StatusCode::kLimitExceeded);
     CHECK(session->StepEncoderDecoder(more, 1).code() == StatusCode::kInvalidArgument);
     CHECK(session->Step(more, 2).code() == StatusCode::kInvalidArgument);
   }
@@ -808,14 +808,14 @@ TEST_CASE("Extend appends tokens as Steps do, and as a longer prompt does") {
   Result<Session> s = Session::Create(m.model, SessionLimits{1, 4, 2});
   REQUIRE(s.ok());
   const int32_t ids[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-  CHECK(s->Extend(ids, 1, 2).code() == StatusCode::kInvalidArgument);  // no Run yet
+  CHECK(s->Extend(ids, 1, 2).code() == StatusCode::kFailedPrecondition);  // no Run yet
   const uint32_t len = 3;
   REQUIRE(s->Run(ids, &len, 1, 4).ok());
   CHECK(s->Extend(ids, 2, 2).code() == StatusCode::kInvalidArgument);  // batch
   CHECK(s->Extend(ids, 1, 0).code() == StatusCode::kInvalidArgument);  // no tokens
   const int32_t bad[2] = {1, 1 << 20};
   CHECK(s->Extend(bad, 1, 2).code() == StatusCode::kInvalidArgument);  // vocabulary
-  CHECK(s->Extend(ids, 1, 4).code() == StatusCode::kInvalidArgument);  // 3 + 4 > 4 + 2
+  CHECK(s->Extend(ids, 1, 4).code() == StatusCode::kLimitExceeded);    // 3 + 4 > 4 + 2
   CHECK(s->Extend(ids, 1, 3).ok());                                    // 3 + 3 fits
 }
 
