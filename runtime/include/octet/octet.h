@@ -479,6 +479,79 @@ OCTET_API octet_status octet_chat_render(const octet_model* model,
                                          const octet_chat_options* options, char* text,
                                          size_t capacity, size_t* text_len);
 
+/* ---- Diagnostics: for tools, benchmarks and bug reports ------------------------ */
+
+/* The model file described as one JSON object (UTF-8, not NUL-terminated):
+ * "file" (size, format version, data segment, mapped), "architecture" (every
+ * field), "tensors" (name, dtype, layout, input_bits, shape, bytes, offset,
+ * quantization summary), "weights" (bytes by dtype), "tokenizer", "provenance"
+ * (source, converter, quantization report), "memory_plan" (as stored),
+ * "session_plan" (what a session of batch 1 and min(512, max_positions)
+ * tokens plans on this build) and "cpu" (octet_runtime_info). What `octet
+ * inspect --json` prints. OCTET_BUFFER_TOO_SMALL with *json_len = the bytes
+ * needed. */
+OCTET_API octet_status octet_model_describe(const octet_model* model, char* json, size_t capacity,
+                                            size_t* json_len);
+
+typedef struct octet_runtime_info {
+  size_t struct_size;                  /* in: sizeof(octet_runtime_info) */
+  const char* cpu_features;            /* what the kernels may use, e.g. "avx2 avx512vnni" */
+  const char* int8_gemm_kernel;        /* the kernels chosen for this CPU */
+  const char* int8_packed_gemm_kernel;
+  const char* int8_pv_kernel;          /* attention's P·V */
+  uint32_t default_threads;            /* what threads = 0 resolves to */
+} octet_runtime_info;
+
+OCTET_API octet_status octet_get_runtime_info(octet_runtime_info* info);
+
+typedef struct octet_session_info {
+  size_t struct_size;        /* in: sizeof(octet_session_info) */
+  uint32_t threads;          /* resolved */
+  uint32_t max_batch;
+  uint32_t max_seq;
+  uint32_t max_new_tokens;
+  size_t activation_bytes;
+  size_t scratch_bytes;
+  size_t kv_cache_bytes;
+  int32_t f32_products;      /* 1: some matrix product runs in fp32 (an fp32 file, or
+                                matrices the converter kept in fp32) */
+  uint32_t f32_matrices;     /* of those, on XNNPACK operators ... */
+  uint32_t f32_operators;    /* ... in this many operators */
+  size_t f32_packed_bytes;   /* the operators' packed copies of the matrices */
+  const char* f32_note;      /* NULL, or why fp32 products run on the reference GEMM */
+  uint64_t decode_weight_bytes; /* weight bytes one decode step reads (all but looked-up tables) */
+} octet_session_info;
+
+OCTET_API octet_status octet_session_get_info(const octet_session* session,
+                                              octet_session_info* info);
+
+#define OCTET_PROFILE_MAX_KINDS 32
+
+/* Time per kind of operation over the runs and steps since the last
+ * octet_session_profile_start (two clock reads per operation while on). */
+typedef struct octet_profile {
+  size_t struct_size;        /* in: sizeof(octet_profile) */
+  uint32_t num_kinds;
+  const char* kind[OCTET_PROFILE_MAX_KINDS]; /* "embed", "norm", "linear", "attention", ... */
+  uint64_t nanos[OCTET_PROFILE_MAX_KINDS];
+  uint64_t calls[OCTET_PROFILE_MAX_KINDS];
+  double linear_ops;         /* 2 x multiply-adds of the layers' products */
+  double head_ops;           /* same for the LM head */
+} octet_profile;
+
+/* Zeroes the counters and times the following runs and steps. */
+OCTET_API octet_status octet_session_profile_start(octet_session* session);
+/* Stops timing; the counters stay readable. */
+OCTET_API octet_status octet_session_profile_stop(octet_session* session);
+OCTET_API octet_status octet_session_profile(const octet_session* session, octet_profile* out);
+
+/* The machine's int8 multiply-add peak on `threads` threads at once, measured
+ * now (the best of a few ~5 ms rounds): *gops for all threads together, and
+ * the probe's name ("avx512vnni", "neon-dotprod", ...); *gops 0 and probe
+ * "none" where no probe exists for the CPU. For reading a benchmark's
+ * efficiency; takes about 0.1 s. */
+OCTET_API octet_status octet_measure_int8_peak(uint32_t threads, double* gops, const char** probe);
+
 #ifdef __cplusplus
 }
 #endif
