@@ -244,6 +244,7 @@ OCTET_API octet_status octet_model_get_info(const octet_model* model, octet_mode
   i.mapped = model->model.is_mapped() ? 1 : 0;
   i.file_bytes = model->model.file_size();
   i.weights_bytes = weights;
+  i.positions_bounded = a.position() == octet::fb::PositionKind::Learned ? 1 : 0;
   octet::api::CopyOut(i, info);
   return OCTET_OK;
 }

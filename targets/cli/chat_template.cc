@@ -5,12 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "cli/api_util.h"
 #include "cli/args.h"
-#include "cli/chat.h"
+#include "cli/chat_messages.h"
 #include "cli/commands.h"
-#include "cli/model_util.h"
 #include "cli/tool_main.h"
-#include "format/model.h"
 
 namespace octet {
 namespace cli {
@@ -45,27 +44,19 @@ int ChatTemplateCommand(const std::vector<std::string>& args) {
   if (!parsed.Has("--messages")) throw UsageError("octet chat-template: --messages is required");
   const std::vector<ChatTurn> messages = ReadChatMessages(parsed.Value("--messages"));
   const std::string& path = parsed.positionals[0];
-  const Model model = LoadModel(path);
-  const fb::Tokenizer* tokenizer = model.root().tokenizer();
-  const fb::TokenizerSpec* spec = tokenizer == nullptr ? nullptr : tokenizer->compiled();
-  if (spec == nullptr || spec->chat_template() == nullptr || spec->chat_template()->size() == 0) {
+  const api::Model model = OpenModel(path);
+  if (model.info().has_chat_template == 0) {
     throw Failure("'" + path + "' has no chat template (its checkpoint had none in "
                   "tokenizer_config.json, or it was converted without one)");
   }
-  ChatTemplateOptions options;
-  options.add_generation_prompt = !parsed.Switch("--no-generation-prompt");
-  if (spec->bos_token() != nullptr) {
-    options.has_bos = true;
-    options.bos = spec->bos_token()->str();
-  }
-  if (spec->eos_token() != nullptr) {
-    options.has_eos = true;
-    options.eos = spec->eos_token()->str();
-  }
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  if (localtime_r(&now, &local) != nullptr) options.now = &local;
-  const std::string text = RenderChatTemplate(spec->chat_template()->str(), messages, options);
+  octet_chat_options options;
+  octet_chat_options_init(&options);
+  if (parsed.Switch("--no-generation-prompt")) options.flags |= OCTET_CHAT_NO_GENERATION_PROMPT;
+  std::vector<std::pair<std::string, std::string>> turns;
+  for (const ChatTurn& m : messages) turns.emplace_back(m.role, m.content);
+  std::string text;
+  const api::Status st = model.RenderChat(turns, &options, &text);
+  if (!st.ok()) throw Failure("chat template: " + st.message);
   std::fwrite(text.data(), 1, text.size(), stdout);
   return kExitOk;
 }

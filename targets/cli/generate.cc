@@ -8,10 +8,11 @@
 #include <string>
 #include <vector>
 
+#include <chrono>
+
+#include "cli/api_util.h"
 #include "cli/args.h"
-#include "cli/model_util.h"
 #include "cli/run.h"
-#include "platform/clock.h"
 
 namespace octet {
 namespace cli {
@@ -51,20 +52,14 @@ std::string JoinIds(const int32_t* ids, size_t n) {
   return text;
 }
 
-EosSet::EosSet(const Model& model, const TextCodec* codec)
-    : arch_eos_(model.architecture().eos_token_id()) {
-  if (codec != nullptr && codec->spec().eos_ids() != nullptr &&
-      codec->spec().eos_ids()->size() > 0) {
-    codec_ = codec;
-  }
-}
-
-bool EosSet::Contains(int32_t id) const {
-  return codec_ != nullptr ? codec_->tokenizer().IsEos(id) : id >= 0 && id == arch_eos_;
+int64_t NowNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 double SecondsSince(int64_t start_nanos) {
-  return static_cast<double>(MonotonicNanos() - start_nanos) * 1e-9;
+  return static_cast<double>(NowNanos() - start_nanos) * 1e-9;
 }
 
 void PrintStats(const GenerationStats& s) {
@@ -76,101 +71,82 @@ void PrintStats(const GenerationStats& s) {
                static_cast<unsigned long long>(s.generated_tokens),
                PerSecond(s.prompt_tokens, s.prefill_seconds),
                PerSecond(s.decode_tokens, s.decode_seconds),
-               static_cast<unsigned long long>(s.arena_bytes), HumanBytes(s.arena_bytes).c_str(),
-               static_cast<unsigned long long>(rss), HumanBytes(rss).c_str());
+               static_cast<unsigned long long>(s.arena_bytes), ByteText(s.arena_bytes).c_str(),
+               static_cast<unsigned long long>(rss), ByteText(rss).c_str());
 }
 
-// The prompts in one Run (encoder-decoder models: the sources and the decoder
-// start token in one RunEncoderDecoder), then sample -> Step until every
-// sequence has r.generate tokens or has stopped at an eos id.
-void Generate(const RunRequest& r, const Model& model, TextCodec* codec) {
-  const fb::Architecture& arch = model.architecture();
-  const bool enc_dec = arch.structure() == fb::Structure::EncoderDecoder;
+// octet_generate: the prompts in one run (encoder-decoder models: the
+// sources, and the decoder start token), then sample -> step until every
+// sequence has r.generate tokens or has stopped at an eos id. One sequence
+// with a tokenizer: its text streamed (a decoder-only model's prompt first,
+// then each token's text as the callback gets it). A batch is printed when done.
+void Generate(const RunRequest& r, const api::Model& model, TextCodec* codec) {
+  const octet_model_info info = model.info();
+  const bool enc_dec = info.structure == OCTET_ENCODER_DECODER;
   const auto batch = static_cast<uint32_t>(r.ids.size());
-  const int32_t pad = std::max(arch.pad_token_id(), 0);
-  const EosSet eos(model, codec);
+  const int32_t pad = std::max(info.pad_token_id, 0);
   std::vector<int32_t> ids;
   std::vector<uint32_t> lengths;
   const uint32_t seq = Pad(r.ids, pad, &ids, &lengths);
   const auto steps = static_cast<uint32_t>(r.generate);
-  // Encoder-decoder: the decoder input of every sequence is the start token.
-  const std::vector<int32_t> start(batch, arch.decoder_start_token_id());
-  const std::vector<uint32_t> start_lengths(batch, 1);
 
-  SessionLimits limits;
+  octet_session_options limits = api::SessionOptions();
   limits.max_batch = batch;
   limits.max_seq = seq;  // >= 1: also holds the decoder start token
   limits.max_new_tokens = steps;
   limits.threads = r.threads;
-  limits.last_logits_only = true;  // sampling reads each sequence's last row only
-  Session session = CreateSession(model, limits);
-  SamplingParams params;
-  params.temperature = static_cast<float>(r.temperature);
-  params.top_k = static_cast<uint32_t>(std::min<uint64_t>(r.top_k, UINT32_MAX));
-  params.top_p = static_cast<float>(r.top_p);
-  uint64_t rng = r.seed;
+  api::Session session = OpenSession(model, limits);
+  octet_generate_options options = api::GenerateOptions();
+  options.max_new_tokens = steps;
+  options.temperature = static_cast<float>(r.temperature);
+  options.top_k = static_cast<uint32_t>(std::min<uint64_t>(r.top_k, UINT32_MAX));
+  options.top_p = static_cast<float>(r.top_p);
+  options.seed = r.seed;
 
-  // One sequence with a tokenizer: its text streamed (a decoder-only model's
-  // prompt first, then each token as it is sampled). A batch is printed when done.
-  std::unique_ptr<TextStream> stream;
-  if (codec != nullptr && batch == 1) {
-    stream.reset(new TextStream(codec->tokenizer(), /*skip_special_tokens=*/true, stdout));
-    if (!enc_dec) {
-      for (int32_t id : r.ids[0]) stream->Push(id);
-    }
+  // One sequence with a tokenizer: the prompt's text first (what a stream of
+  // its ids gives; octet_generate's pieces continue that stream).
+  const bool stream = codec != nullptr && batch == 1;
+  if (stream && !enc_dec) {
+    TextStream prompt(model, /*skip_special_tokens=*/true, stdout);
+    for (int32_t id : r.ids[0]) prompt.Push(id);
   }
 
   GenerationStats stats;
-  stats.arena_bytes = session.plan().total();
+  stats.arena_bytes = session.arena_bytes();
   for (const auto& s : r.ids) stats.prompt_tokens += s.size();
-  std::vector<int32_t> generated(static_cast<size_t>(batch) * steps);  // [batch, steps]
-  std::vector<uint32_t> count(batch, 0);
-  std::vector<bool> done(batch, false);
-  std::vector<int32_t> next(batch), feed(batch);
-  int64_t start_time = MonotonicNanos();
-  Status status = enc_dec ? session.RunEncoderDecoder(ids.data(), lengths.data(), seq,
-                                                      start.data(), start_lengths.data(), 1, batch)
-                          : session.Run(ids.data(), lengths.data(), batch, seq);
+  std::vector<std::vector<int32_t>> generated(batch);
+  int64_t start_time = NowNanos();
   bool first = true;
-  while (status.ok()) {
-    status = session.Sample(params, &rng, next.data());
-    if (!status.ok()) break;
-    if (first) {
-      stats.prefill_seconds = SecondsSince(start_time);
-      start_time = MonotonicNanos();
-      first = false;
-    }
-    bool all_done = true;
-    for (uint32_t b = 0; b < batch; ++b) {
-      feed[b] = done[b] ? pad : next[b];  // finished sequences feed padding (ignored)
-      if (done[b]) continue;
-      generated[static_cast<size_t>(b) * steps + count[b]++] = next[b];
-      ++stats.generated_tokens;
-      if (stream) stream->Push(next[b]);
-      if (count[b] == steps || eos.Contains(next[b])) done[b] = true;
-      if (!done[b]) ++stats.decode_tokens;
-      all_done = all_done && done[b];
-    }
-    if (all_done) break;
-    status = enc_dec ? session.StepEncoderDecoder(feed.data(), batch)
-                     : session.Step(feed.data(), batch);
-  }
-  if (!status.ok()) throw Failure("generation failed: " + DescribeStatus(status));
+  const api::Status status = session.Generate(
+      ids, lengths, seq, options, [&](const octet_token_event& e) {
+        if (first) {
+          stats.prefill_seconds = SecondsSince(start_time);
+          start_time = NowNanos();
+          first = false;
+        }
+        if (e.id >= 0) generated[e.sequence].push_back(e.id);
+        if (stream && e.text_len > 0) {
+          WriteText(stdout, e.text, e.text_len);
+          std::fflush(stdout);
+        }
+        return true;
+      });
+  Check(status, "generation");
   if (!first) stats.decode_seconds = SecondsSince(start_time);
-
-  if (stream) {
-    stream->Finish();
-    WriteText(stdout, "\n", 1);
+  for (const auto& g : generated) {
+    stats.generated_tokens += g.size();
+    if (!g.empty()) stats.decode_tokens += g.size() - 1;  // the last one is not fed back
   }
+
+  if (stream) WriteText(stdout, "\n", 1);
   for (uint32_t b = 0; b < batch; ++b) {
-    const int32_t* out = generated.data() + static_cast<size_t>(b) * steps;
     if (r.verbose || codec == nullptr) {
       std::fprintf(codec == nullptr ? stdout : stderr, "sequence %u: %s -> %s\n", b,
-                   JoinIds(r.ids[b]).c_str(), JoinIds(out, count[b]).c_str());
+                   JoinIds(r.ids[b]).c_str(), JoinIds(generated[b]).c_str());
     }
     if (codec == nullptr || stream) continue;
     std::vector<int32_t> all = enc_dec ? std::vector<int32_t>() : r.ids[b];
-    all.insert(all.end(), out, out + count[b]);
+    all.insert(all.end(), generated[b].begin(), generated[b].end());
     const std::string text = "sequence " + std::to_string(b) + ": " +
                              codec->Decode(all, /*skip_special_tokens=*/true) + "\n";
     WriteText(stdout, text);

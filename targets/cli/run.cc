@@ -8,16 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "cli/api_util.h"
 #include "cli/args.h"
 #include "cli/attention_map.h"
 #include "cli/commands.h"
-#include "cli/model_util.h"
 #include "cli/npy.h"
 #include "cli/run.h"
 #include "cli/tool_main.h"
-#include "engine/pooling.h"
-#include "engine/session.h"
-#include "format/model.h"
 
 namespace octet {
 namespace cli {
@@ -141,7 +138,11 @@ Exit status: 0 on success, 2 for a wrong command line, 1 for any other failure
 (one line on stderr).
 )";
 
-constexpr uint64_t kMaxThreads = kMaxSessionThreads;
+constexpr uint64_t kMaxThreads = 256;  // octet_session_options.threads
+// Bounds for parsing only: the model says what is in range.
+constexpr uint64_t kMaxVocab = uint64_t{1} << 24;
+constexpr uint64_t kMaxLayers = 1024;
+constexpr uint64_t kMaxHeads = 1024;
 constexpr uint64_t kMaxGenerate = 1000000;
 
 
@@ -250,7 +251,7 @@ RunRequest ParseRequest(const ParsedArgs& args) {
       throw UsageError("--pooling " + kind + ": give cls or mean");
     }
     r.pooled = true;
-    r.pooling = kind == "cls" ? Pooling::kCls : Pooling::kMean;
+    r.pooling = kind == "cls" ? OCTET_POOLING_CLS : OCTET_POOLING_MEAN;
     if (r.generate != 0) throw UsageError("--pooling does not combine with --generate");
   }
 
@@ -297,78 +298,78 @@ RunRequest ParseRequest(const ParsedArgs& args) {
 }
 
 void CheckIds(const std::string& flag, const std::vector<std::vector<int32_t>>& batch,
-              const fb::Architecture& arch) {
+              const octet_model_info& arch) {
   for (size_t b = 0; b < batch.size(); ++b) {
     const std::string which = flag + " #" + std::to_string(b + 1);
     for (int32_t id : batch[b]) {
-      if (static_cast<uint32_t>(id) >= arch.vocab_size()) {
+      if (static_cast<uint32_t>(id) >= arch.vocab_size) {
         throw UsageError(which + ": token id " + std::to_string(id) +
                          " is out of range (the model's vocab_size is " +
-                         std::to_string(arch.vocab_size()) + ")");
+                         std::to_string(arch.vocab_size) + ")");
       }
     }
-    if (arch.max_positions() != 0 && batch[b].size() > arch.max_positions()) {
+    if (arch.max_positions != 0 && batch[b].size() > arch.max_positions) {
       throw UsageError(which + " has " + std::to_string(batch[b].size()) +
-                       " tokens; the model takes at most " + std::to_string(arch.max_positions()) +
+                       " tokens; the model takes at most " + std::to_string(arch.max_positions) +
                        " (max_positions)");
     }
   }
 }
 
 // What depends on the model: ids in range, the right inputs for its structure.
-void CheckAgainstModel(const RunRequest& r, const Model& model) {
-  const fb::Architecture& arch = model.architecture();
-  const fb::Structure structure = arch.structure();
+void CheckAgainstModel(const RunRequest& r, const api::Model& model) {
+  const octet_model_info arch = model.info();
+  const octet_structure structure = arch.structure;
   CheckIds(r.prompts.empty() ? "--ids" : "--prompt", r.ids, arch);
   CheckIds("--decoder-ids", r.decoder_ids, arch);
-  if (structure == fb::Structure::EncoderDecoder) {
+  if (structure == OCTET_ENCODER_DECODER) {
     if (r.generate == 0 && r.decoder_ids.empty()) {
       throw UsageError(
           "this is an encoder-decoder model: give one --decoder-ids per --ids "
           "(starting with the decoder start token " +
-          std::to_string(arch.decoder_start_token_id()) + ")");
+          std::to_string(arch.decoder_start_token_id) + ")");
     }
   } else if (!r.decoder_ids.empty()) {
     throw UsageError("--decoder-ids is for encoder-decoder models; this one is " +
-                     StructureText(structure));
+                     StructureName(structure));
   }
-  if (r.generate != 0 && structure == fb::Structure::EncoderOnly) {
+  if (r.generate != 0 && structure == OCTET_ENCODER_ONLY) {
     throw UsageError("--generate needs a decoder; this model is encoder-only");
   }
-  if (r.generate != 0 && structure == fb::Structure::EncoderDecoder &&
-      arch.position() == fb::PositionKind::Learned && 1 + r.generate > arch.max_positions()) {
+  if (r.generate != 0 && structure == OCTET_ENCODER_DECODER &&
+      arch.positions_bounded != 0 && 1 + r.generate > arch.max_positions) {
     throw UsageError("--generate " + std::to_string(r.generate) +
                      " with the decoder start token exceeds the model's " +
-                     std::to_string(arch.max_positions()) + " positions");
+                     std::to_string(arch.max_positions) + " positions");
   }
-  if (r.generate != 0 && structure == fb::Structure::DecoderOnly &&
-      arch.position() == fb::PositionKind::Learned) {
+  if (r.generate != 0 && structure == OCTET_DECODER_ONLY &&
+      arch.positions_bounded != 0) {
     for (size_t b = 0; b < r.ids.size(); ++b) {
-      if (r.ids[b].size() + r.generate > arch.max_positions()) {
+      if (r.ids[b].size() + r.generate > arch.max_positions) {
         throw UsageError((r.prompts.empty() ? "--ids #" : "--prompt #") + std::to_string(b + 1) +
                          " has " +
                          std::to_string(r.ids[b].size()) + " tokens; with --generate " +
                          std::to_string(r.generate) + " that exceeds the model's " +
-                         std::to_string(arch.max_positions()) + " positions");
+                         std::to_string(arch.max_positions) + " positions");
       }
     }
   }
-  if (r.pooled && structure != fb::Structure::EncoderOnly) {
+  if (r.pooled && structure != OCTET_ENCODER_ONLY) {
     throw UsageError("--pooling gives sentence embeddings of encoder-only models; this one is " +
-                     StructureText(structure));
+                     StructureName(structure));
   }
   if (!r.attention_map_path.empty()) {
-    const bool enc_dec = structure == fb::Structure::EncoderDecoder;
+    const bool enc_dec = structure == OCTET_ENCODER_DECODER;
     if (r.cross && !enc_dec) {
       throw UsageError("--cross needs an encoder-decoder model (cross-attention); this one is " +
-                       StructureText(structure));
+                       StructureName(structure));
     }
     if (r.encoder_stack && !enc_dec) {
       throw UsageError("--stack is for encoder-decoder models; this one is " +
-                       StructureText(structure));
+                       StructureName(structure));
     }
-    const uint32_t layers = enc_dec && !r.encoder_stack ? arch.num_decoder_layers()
-                                                        : arch.num_layers();
+    const uint32_t layers = enc_dec && !r.encoder_stack ? arch.num_decoder_layers
+                                                        : arch.num_layers;
     const std::string stack = !enc_dec ? "" : r.encoder_stack ? " encoder" : " decoder";
     if (layers == 0) {
       throw UsageError("--attention-map needs attention layers; this model has none");
@@ -378,7 +379,7 @@ void CheckAgainstModel(const RunRequest& r, const Model& model) {
                        stack + " stack has " + std::to_string(layers) + " layers: 0 to " +
                        std::to_string(layers - 1) + ")");
     }
-    const uint32_t heads = arch.attention()->num_heads();
+    const uint32_t heads = arch.num_heads;
     if (r.head >= 0 && static_cast<uint64_t>(r.head) >= heads) {
       throw UsageError("--head " + std::to_string(r.head) + " is out of range (the model has " +
                        std::to_string(heads) + " heads: 0 to " + std::to_string(heads - 1) + ")");
@@ -392,7 +393,7 @@ void CheckAgainstModel(const RunRequest& r, const Model& model) {
 
 // --prompt: the texts through the model's tokenizer, as HF's encode(text)
 // (add_special_tokens); encoder-only models then give sentence embeddings.
-void EncodePrompts(RunRequest* r, const Model& model, TextCodec* codec) {
+void EncodePrompts(RunRequest* r, const api::Model& model, TextCodec* codec) {
   if (r->prompts.empty()) return;
   if (codec == nullptr) {
     throw UsageError("--prompt needs a model with a tokenizer; this one has none (use --ids)");
@@ -404,22 +405,22 @@ void EncodePrompts(RunRequest* r, const Model& model, TextCodec* codec) {
     }
     r->ids.push_back(std::move(ids));
   }
-  if (model.architecture().structure() == fb::Structure::EncoderOnly && !r->pooled &&
+  if (model.info().structure == OCTET_ENCODER_ONLY && !r->pooled &&
       r->attention_map_path.empty()) {
     r->pooled = true;
-    r->pooling = Pooling::kMean;
+    r->pooling = OCTET_POOLING_MEAN;
   }
 }
 
-void RejectUnimplemented(const RunRequest& r, const Model& model) {
+void RejectUnimplemented(const RunRequest& r, const api::Model& model) {
   if (r.generate != 0) {
-    const fb::Architecture& arch = model.architecture();
-    if (arch.structure() == fb::Structure::EncoderDecoder) {
-      if (arch.decoder_start_token_id() < 0) {  // the loader checked it is in the vocabulary
+    const octet_model_info arch = model.info();
+    if (arch.structure == OCTET_ENCODER_DECODER) {
+      if (arch.decoder_start_token_id < 0) {  // the loader checked it is in the vocabulary
         throw Failure("--generate needs the model's decoder start token (decoder_start_token_id); "
                       "this model has none");
       }
-    } else if (arch.num_layers() == 0) {  // decoder-only: its decoder layers
+    } else if (arch.num_layers == 0) {  // decoder-only: its decoder layers
       throw Failure("--generate needs a model with transformer layers (the KV cache); this one "
                     "has none");
     }
@@ -435,15 +436,13 @@ uint32_t ArgMax(const float* values, uint32_t n) {
   return best;
 }
 
-void PrintSummary(const RunRequest& r, const Model& model, const OutputView& out) {
-  const bool enc_dec = model.architecture().structure() == fb::Structure::EncoderDecoder;
-  const bool decoder = enc_dec || model.architecture().structure() == fb::Structure::DecoderOnly;
+void PrintSummary(const RunRequest& r, const api::Model& model, const octet_output& out) {
+  const octet_model_info info = model.info();
+  const bool enc_dec = info.structure == OCTET_ENCODER_DECODER;
+  const bool decoder = enc_dec || info.structure == OCTET_DECODER_ONLY;
   const std::vector<std::vector<int32_t>>& inputs = enc_dec ? r.decoder_ids : r.ids;
-  std::printf("%s: %s, %s\n", r.model_path.c_str(),
-              EnumText(fb::EnumNameFamily(model.architecture().family()),
-                       static_cast<int>(model.architecture().family()))
-                  .c_str(),
-              StructureText(model.architecture().structure()).c_str());
+  std::printf("%s: %s, %s\n", r.model_path.c_str(), info.family,
+              StructureName(info.structure).c_str());
   std::printf("output: %s float32 [%u, %u, %u]\n",
               enc_dec ? "decoder logits" : decoder ? "logits" : "last hidden state", out.batch,
               out.seq, out.dim);
@@ -468,7 +467,7 @@ void PrintSummary(const RunRequest& r, const Model& model, const OutputView& out
 // and first values.
 void PrintEmbeddings(const RunRequest& r, const float* pooled, uint32_t batch, uint32_t dim) {
   std::printf("output: sentence embeddings (%s pooling) float32 [%u, %u]\n",
-              r.pooling == Pooling::kCls ? "cls" : "mean", batch, dim);
+              r.pooling == OCTET_POOLING_CLS ? "cls" : "mean", batch, dim);
   for (uint32_t b = 0; b < batch; ++b) {
     const float* e = pooled + static_cast<size_t>(b) * dim;
     double norm = 0.0;
@@ -479,16 +478,16 @@ void PrintEmbeddings(const RunRequest& r, const float* pooled, uint32_t batch, u
   }
 }
 
-// The engine's capture for the request (CheckAgainstModel checked the layer).
-AttentionCapture CaptureRequest(const RunRequest& r, const Model& model) {
-  const fb::Architecture& arch = model.architecture();
-  const bool enc_dec = arch.structure() == fb::Structure::EncoderDecoder;
-  AttentionCapture c;
-  c.stack = !enc_dec ? LayerStack::kSingle : r.encoder_stack ? LayerStack::kEncoder
-                                                             : LayerStack::kDecoder;
-  c.site = r.cross ? AttentionSite::kCross : AttentionSite::kSelf;
-  const uint32_t layers = enc_dec && !r.encoder_stack ? arch.num_decoder_layers()
-                                                      : arch.num_layers();
+// The capture for the request (CheckAgainstModel checked the layer).
+octet_attention_capture CaptureRequest(const RunRequest& r, const api::Model& model) {
+  const octet_model_info arch = model.info();
+  const bool enc_dec = arch.structure == OCTET_ENCODER_DECODER;
+  octet_attention_capture c{};
+  c.struct_size = sizeof(c);
+  c.stack = !enc_dec ? OCTET_STACK_MODEL : r.encoder_stack ? OCTET_STACK_ENCODER
+                                                           : OCTET_STACK_DECODER;
+  c.cross = r.cross ? 1 : 0;
+  const uint32_t layers = enc_dec && !r.encoder_stack ? arch.num_decoder_layers : arch.num_layers;
   c.layer = r.layer >= 0 ? static_cast<uint32_t>(r.layer) : layers - 1;
   return c;
 }
@@ -502,9 +501,9 @@ std::vector<std::string> TokenLabels(const std::vector<int32_t>& ids, TextCodec*
 
 // The heatmap of the captured probabilities: the chosen sequence, its real
 // tokens only, the chosen head or all of them.
-void DrawAttention(const RunRequest& r, const Model& model, const AttentionCapture& c,
+void DrawAttention(const RunRequest& r, const api::Model& model, const octet_attention_capture& c,
                    TextCodec* codec) {
-  const bool enc_dec = model.architecture().structure() == fb::Structure::EncoderDecoder;
+  const bool enc_dec = model.info().structure == OCTET_ENCODER_DECODER;
   const uint32_t b = r.sequence >= 0 ? static_cast<uint32_t>(r.sequence) : 0;
   const std::vector<int32_t>& sources = r.ids[b];
   const std::vector<int32_t>& queries = enc_dec && !r.encoder_stack ? r.decoder_ids[b] : sources;
@@ -539,42 +538,54 @@ void DrawAttention(const RunRequest& r, const Model& model, const AttentionCaptu
               spec.title.c_str(), spec.panels, spec.q_len, spec.k_len);
 }
 
-void Forward(const RunRequest& r, const Model& model, TextCodec* codec) {
+void Forward(const RunRequest& r, const api::Model& model, TextCodec* codec) {
+  const octet_model_info info = model.info();
   const auto batch = static_cast<uint32_t>(r.ids.size());
-  const int32_t pad = std::max(model.architecture().pad_token_id(), 0);
+  const int32_t pad = std::max(info.pad_token_id, 0);
   std::vector<int32_t> ids, dec_ids;
   std::vector<uint32_t> lengths, dec_lengths;
   const uint32_t seq = Pad(r.ids, pad, &ids, &lengths);
-  const bool enc_dec = model.architecture().structure() == fb::Structure::EncoderDecoder;
+  const bool enc_dec = info.structure == OCTET_ENCODER_DECODER;
   const uint32_t dec_seq = enc_dec ? Pad(r.decoder_ids, pad, &dec_ids, &dec_lengths) : 0;
 
-  SessionLimits limits;
+  octet_session_options limits = api::SessionOptions();
   limits.max_batch = batch;
   limits.max_seq = std::max(seq, dec_seq);
   limits.max_new_tokens = 0;
   limits.threads = r.threads;
-  Session session = CreateSession(model, limits);
+  limits.flags = OCTET_SESSION_ALL_LOGITS;  // --dump writes every position
+  api::Session session = OpenSession(model, limits);
   std::vector<float> probs;  // the attention capture's [batch, heads, q_len, k_len]
-  AttentionCapture capture;
+  octet_attention_capture capture{};
   if (!r.attention_map_path.empty()) {
     capture = CaptureRequest(r, model);
     const uint32_t q_len = enc_dec && !r.encoder_stack ? dec_seq : seq;
     const uint32_t k_len = enc_dec && !r.encoder_stack && !r.cross ? dec_seq : seq;
-    probs.resize(static_cast<size_t>(batch) * model.architecture().attention()->num_heads() *
-                 q_len * k_len);
+    probs.resize(static_cast<size_t>(batch) * info.num_heads * q_len * k_len);
     capture.probs = probs.data();
     capture.capacity = probs.size();
-    const Status armed = session.SetAttentionCapture(&capture);
-    if (!armed.ok()) throw Failure("--attention-map: " + DescribeStatus(armed));
+    const api::Status armed = session.CaptureAttention(&capture);
+    if (!armed.ok()) throw Failure("--attention-map: " + StatusText(armed));
   }
 
-  const Status status =
-      enc_dec ? session.RunEncoderDecoder(ids.data(), lengths.data(), seq, dec_ids.data(),
-                                          dec_lengths.data(), dec_seq, batch)
-              : session.Run(ids.data(), lengths.data(), batch, seq);
-  if (!status.ok()) throw Failure("forward pass failed: " + DescribeStatus(status));
+  if (r.pooled) {
+    std::vector<float> pooled;  // [batch, hidden]
+    Check(session.Embed(ids, lengths, seq, r.pooling, 0, &pooled), "the forward pass");
+    if (!r.attention_map_path.empty()) DrawAttention(r, model, capture, codec);
+    if (r.dump_path.empty()) {
+      PrintEmbeddings(r, pooled.data(), batch, info.hidden_size);
+      return;
+    }
+    WriteNpyFloat32(r.dump_path, pooled.data(), {batch, info.hidden_size});
+    std::printf("wrote %s: float32 [%u, %u]\n", r.dump_path.c_str(), batch, info.hidden_size);
+    return;
+  }
+  const api::Status status =
+      enc_dec ? session.RunEncoderDecoder(ids, lengths, seq, dec_ids, dec_lengths, dec_seq)
+              : session.Run(ids, lengths, seq);
+  if (!status.ok()) throw Failure("forward pass failed: " + StatusText(status));
   const uint32_t out_seq = enc_dec ? dec_seq : seq;
-  const OutputView out = session.output();
+  const octet_output out = session.output();
   if (out.data == nullptr || out.batch != batch || out.seq != out_seq || out.dim == 0) {
     throw Failure("internal error: the session returned an output of shape [" +
                   std::to_string(out.batch) + ", " + std::to_string(out.seq) + ", " +
@@ -583,18 +594,6 @@ void Forward(const RunRequest& r, const Model& model, TextCodec* codec) {
   }
 
   if (!r.attention_map_path.empty()) DrawAttention(r, model, capture, codec);
-  if (r.pooled) {
-    std::vector<float> pooled(static_cast<size_t>(out.batch) * out.dim);  // [batch, hidden]
-    const Status pooled_status = PoolHidden(out, lengths.data(), r.pooling, pooled.data());
-    if (!pooled_status.ok()) throw Failure("pooling failed: " + DescribeStatus(pooled_status));
-    if (r.dump_path.empty()) {
-      PrintEmbeddings(r, pooled.data(), out.batch, out.dim);
-      return;
-    }
-    WriteNpyFloat32(r.dump_path, pooled.data(), {out.batch, out.dim});
-    std::printf("wrote %s: float32 [%u, %u]\n", r.dump_path.c_str(), out.batch, out.dim);
-    return;
-  }
   if (r.dump_path.empty()) {
     PrintSummary(r, model, out);
     return;
@@ -612,7 +611,7 @@ int RunCommand(const std::vector<std::string>& args) {
     return kExitOk;
   }
   RunRequest request = ParseRequest(parsed);
-  const Model model = LoadModel(request.model_path);
+  const api::Model model = OpenModel(request.model_path);
   const std::unique_ptr<TextCodec> codec = TextCodec::ForModel(model);
   if (request.chat) {
     if (codec == nullptr) {

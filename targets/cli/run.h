@@ -9,9 +9,7 @@
 #include <vector>
 
 #include "cli/text_codec.h"
-#include "engine/pooling.h"
-#include "engine/session.h"
-#include "format/model.h"
+#include "octet/octet.hpp"
 
 namespace octet {
 namespace cli {
@@ -37,7 +35,7 @@ struct RunRequest {
   uint64_t context = 0;  // 0 = the default (min(2048, the model's positions))
   // Sentence embeddings (encoder-only).
   bool pooled = false;
-  Pooling pooling = Pooling::kMean;
+  octet_pooling pooling = OCTET_POOLING_MEAN;
   // Attention map.
   std::string attention_map_path;  // empty = none
   int64_t layer = -1;     // -1 = the stack's last layer
@@ -57,18 +55,6 @@ inline std::string JoinIds(const std::vector<int32_t>& ids) {
   return JoinIds(ids.data(), ids.size());
 }
 
-// The ids that end generation: the tokenizer's eos set (TokenizerSpec.eos_ids)
-// when it has one, else Architecture.eos_token_id (none when negative).
-class EosSet {
- public:
-  EosSet(const Model& model, const TextCodec* codec);
-  bool Contains(int32_t id) const;
-
- private:
-  const TextCodec* codec_ = nullptr;  // null: only arch_eos_
-  int32_t arch_eos_ = -1;
-};
-
 // Timing and sizes of a generation, printed as one line on stderr.
 struct GenerationStats {
   uint64_t prompt_tokens = 0;     // tokens of the prompts (prefill)
@@ -80,10 +66,12 @@ struct GenerationStats {
 };
 void PrintStats(const GenerationStats& stats);
 
+// A monotonic clock in nanoseconds, and the seconds since a reading of it.
+int64_t NowNanos();
 double SecondsSince(int64_t start_nanos);
 
-void Generate(const RunRequest& r, const Model& model, TextCodec* codec);
-void Chat(const RunRequest& r, const Model& model, TextCodec& codec);
+void Generate(const RunRequest& r, const api::Model& model, TextCodec* codec);
+void Chat(const RunRequest& r, const api::Model& model, TextCodec& codec);
 
 }  // namespace cli
 }  // namespace octet

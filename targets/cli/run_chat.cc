@@ -20,12 +20,10 @@
 #include <string>
 #include <vector>
 
+#include "cli/api_util.h"
 #include "cli/args.h"
-#include "cli/chat.h"
-#include "cli/model_util.h"
+#include "cli/chat_messages.h"
 #include "cli/run.h"
-#include "platform/clock.h"
-#include "text/utf8.h"
 
 namespace octet {
 namespace cli {
@@ -101,24 +99,12 @@ bool SplitPlaceholders(const std::string& render, size_t messages, std::vector<P
 
 class Conversation {
  public:
-  Conversation(TextCodec& codec, const text::ChatTemplate& tmpl, const std::tm* now)
-      : codec_(codec), template_(tmpl) {
-    const fb::TokenizerSpec& spec = codec.spec();
-    if (spec.bos_token() != nullptr) {
-      options_.has_bos = true;
-      options_.bos = spec.bos_token()->str();
-    }
-    if (spec.eos_token() != nullptr) {
-      options_.has_eos = true;
-      options_.eos = spec.eos_token()->str();
-    }
+  Conversation(TextCodec& codec, const std::tm* now) : codec_(codec) {
+    octet_chat_options_init(&options_);
     options_.now = now;
-    if (spec.added_tokens() != nullptr) {
-      for (const fb::AddedToken* a : *spec.added_tokens()) {
-        if (a->special() && a->content()->size() > 0) {
-          specials_.push_back({a->content()->str(), a->id(), a->lstrip(), a->rstrip()});
-        }
-      }
+    for (const octet_special_token& a : codec.Specials()) {
+      specials_.push_back({std::string(a.content, a.content_len), a.id, a.lstrip != 0,
+                           a.rstrip != 0});
     }
     // Longest first: the scan takes the first that matches.
     std::stable_sort(specials_.begin(), specials_.end(),
@@ -145,19 +131,18 @@ class Conversation {
 
   // The ids of the whole conversation, ending with the generation prompt.
   std::vector<int32_t> Ids() {
-    const std::string render = RenderChatTemplate(template_, messages_, options_);
+    std::string render;
+    const api::Status rendered = Render(messages_, &render);
+    if (!rendered.ok()) throw Failure("chat template: " + rendered.message);
     std::vector<ChatTurn> masked = messages_;
     for (size_t k = 0; k < masked.size(); ++k) {
       masked[k].content = kOpen + std::to_string(k) + kClose;
     }
     std::vector<Piece> pieces;
-    bool split = false;
-    try {
-      split = SplitPlaceholders(RenderChatTemplate(template_, masked, options_), messages_.size(),
-                                &pieces);
-    } catch (const Failure&) {
-      split = false;  // the template looks into the contents: no placeholders
-    }
+    std::string placeholders;
+    // A template that looks into the contents fails on placeholders: then none.
+    const bool split = Render(masked, &placeholders).ok() &&
+                       SplitPlaceholders(placeholders, messages_.size(), &pieces);
     // The template may trim the contents (Llama 3 does): try both.
     for (const bool trim : {false, true}) {
       if (!split) break;
@@ -184,6 +169,12 @@ class Conversation {
   }
 
  private:
+  api::Status Render(const std::vector<ChatTurn>& messages, std::string* text) const {
+    std::vector<std::pair<std::string, std::string>> m;
+    for (const ChatTurn& t : messages) m.emplace_back(t.role, t.content);
+    return codec_.model().RenderChat(m, &options_, text);
+  }
+
   std::vector<int32_t> Segmented(const std::vector<Piece>& pieces, bool trim) {
     std::vector<int32_t> out;
     std::string pending;      // text up to the next special or answer
@@ -241,67 +232,58 @@ class Conversation {
   }
 
   TextCodec& codec_;
-  const text::ChatTemplate& template_;
-  ChatTemplateOptions options_;
+  octet_chat_options options_;
   std::vector<SpecialToken> specials_;
   std::vector<ChatTurn> messages_;
   std::vector<std::vector<int32_t>> ids_;  // per message: the generated ids of an answer
   std::vector<bool> has_ids_;
 };
 
-void Check(const Status& status, const char* what) {
-  if (!status.ok()) throw Failure(std::string(what) + " failed: " + DescribeStatus(status));
-}
-
 }  // namespace
 
-void Chat(const RunRequest& r, const Model& model, TextCodec& codec) {
-  const fb::Architecture& arch = model.architecture();
-  if (arch.structure() != fb::Structure::DecoderOnly || arch.num_layers() == 0) {
+void Chat(const RunRequest& r, const api::Model& model, TextCodec& codec) {
+  const octet_model_info info = model.info();
+  if (info.structure != OCTET_DECODER_ONLY || info.num_layers == 0) {
     throw UsageError("--chat needs a decoder-only model with transformer layers; this one is " +
-                     StructureText(arch.structure()));
+                     StructureName(info.structure));
   }
-  const fb::TokenizerSpec& spec = codec.spec();
-  if (spec.chat_template() == nullptr || spec.chat_template()->size() == 0) {
+  if (info.has_chat_template == 0) {
     throw UsageError("--chat needs a chat template; this model has none (its checkpoint had "
                      "none in tokenizer_config.json)");
   }
-  const bool learned = arch.position() == fb::PositionKind::Learned;
+  const bool learned = info.positions_bounded != 0;
   uint64_t context = r.context;
   if (context == 0) {
-    context = arch.max_positions() != 0 ? std::min(arch.max_positions(), kDefaultContext)
-                                        : kDefaultContext;
-  } else if (learned && context > arch.max_positions()) {
+    context = info.max_positions != 0 ? std::min(info.max_positions, kDefaultContext)
+                                      : kDefaultContext;
+  } else if (learned && context > info.max_positions) {
     throw UsageError("--context " + std::to_string(context) + " exceeds the model's " +
-                     std::to_string(arch.max_positions()) + " positions");
+                     std::to_string(info.max_positions) + " positions");
   }
   const uint64_t answer_max = r.generate != 0 ? r.generate : kDefaultAnswerTokens;
-  const text::ChatTemplate tmpl = ParseChatTemplate(spec.chat_template()->str());
 
-  SessionLimits limits;
+  octet_session_options limits = api::SessionOptions();
   limits.max_batch = 1;
   limits.max_seq = static_cast<uint32_t>(context);
   limits.max_new_tokens = 0;  // answers live in max_seq too: the context is the limit
   limits.threads = r.threads;
-  limits.last_logits_only = true;
-  Session session = CreateSession(model, limits);
-  SamplingParams params;
+  api::Session session = OpenSession(model, limits);
+  octet_sampling params = api::Sampling();
   params.temperature = static_cast<float>(r.temperature);
   params.top_k = static_cast<uint32_t>(std::min<uint64_t>(r.top_k, UINT32_MAX));
   params.top_p = static_cast<float>(r.top_p);
   uint64_t rng = r.seed;
-  const EosSet eos(model, &codec);
 
   // One clock reading for the whole chat: a template that prints the date
   // renders earlier turns the same way every turn.
   const std::time_t now = std::time(nullptr);
   std::tm local{};
   const std::tm* now_ptr = localtime_r(&now, &local) != nullptr ? &local : nullptr;
-  Conversation conversation(codec, tmpl, now_ptr);
+  Conversation conversation(codec, now_ptr);
   if (r.has_system) conversation.Add("system", r.system);
 
   GenerationStats stats;
-  stats.arena_bytes = session.plan().total();
+  stats.arena_bytes = session.arena_bytes();
   std::vector<int32_t> cached;  // the ids in the KV cache
   const bool interactive = isatty(fileno(stdin)) != 0;
   std::string line;
@@ -313,7 +295,7 @@ void Chat(const RunRequest& r, const Model& model, TextCodec& codec) {
     if (!std::getline(std::cin, line)) break;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
-    const size_t valid = text::Utf8ValidPrefix(line.data(), line.size());
+    const size_t valid = ValidUtf8Prefix(line.data(), line.size());
     if (valid != line.size()) {
       std::fprintf(stderr, "octet: the line is not valid UTF-8 (at byte %zu); message not sent\n",
                    valid);
@@ -343,18 +325,18 @@ void Chat(const RunRequest& r, const Model& model, TextCodec& codec) {
 
     // The new tokens: the whole conversation in one pass the first time (or
     // after a re-render), else appended after the cached ones in one Extend.
-    int64_t start = MonotonicNanos();
+    int64_t start = NowNanos();
     const auto fresh = static_cast<uint32_t>(ids.size() - cached.size());
     stats.prompt_tokens += fresh;
     if (cached.empty()) {
-      Check(session.Run(ids.data(), &fresh, 1, fresh), "the prompt");
+      Check(session.Run(ids, {fresh}, fresh), "the prompt");
     } else if (fresh > 0) {
       Check(session.Extend(ids.data() + cached.size(), 1, fresh), "the prompt");
     }
     cached = ids;
     if (r.verbose) std::fprintf(stderr, "chat: context %s\n", JoinIds(cached).c_str());
 
-    TextStream stream(codec.tokenizer(), /*skip_special_tokens=*/true, stdout);
+    TextStream stream(model, /*skip_special_tokens=*/true, stdout);
     std::vector<int32_t> answer;
     int32_t token = 0;
     bool first = true, cut = false;
@@ -363,10 +345,10 @@ void Chat(const RunRequest& r, const Model& model, TextCodec& codec) {
       ++stats.generated_tokens;
       if (first) {
         stats.prefill_seconds += SecondsSince(start);
-        start = MonotonicNanos();
+        start = NowNanos();
         first = false;
       }
-      if (eos.Contains(token)) break;  // the template closes the turn
+      if (model.is_eos(token)) break;  // the template closes the turn
       answer.push_back(token);
       stream.Push(token);
       if (answer.size() == answer_max) break;
@@ -374,7 +356,7 @@ void Chat(const RunRequest& r, const Model& model, TextCodec& codec) {
         cut = true;
         break;
       }
-      Check(session.Step(&token, 1), "generation");
+      Check(session.Step({token}), "generation");
       cached.push_back(token);
       ++stats.decode_tokens;
     }

@@ -1,103 +1,81 @@
 #include "cli/text_codec.h"
 
-#include <algorithm>
+#include <utility>
 
+#include "cli/api_util.h"
 #include "cli/args.h"
-#include "cli/model_util.h"
 
 namespace octet {
 namespace cli {
 
-std::unique_ptr<TextCodec> TextCodec::ForModel(const Model& model) {
-  const fb::TokenizerSpec* spec = model.tokenizer_spec();
-  if (spec == nullptr) return nullptr;
-  std::unique_ptr<TextCodec> codec(new TextCodec());
-  const Status st = codec->tokenizer_.Init(spec);
-  if (!st.ok()) throw Failure("tokenizer: " + DescribeStatus(st));
-  codec->Reserve(4096, 4096);
+std::unique_ptr<TextCodec> TextCodec::ForModel(const api::Model& model) {
+  if (model.info().has_tokenizer == 0) return nullptr;
+  std::unique_ptr<TextCodec> codec(new TextCodec(model));
+  const api::Status st = codec->tokenizer_.Create(model);
+  if (!st.ok()) throw Failure("the model's tokenizer: " + StatusText(st));
   return codec;
-}
-
-void TextCodec::Reserve(size_t text_bytes, size_t ids) {
-  if (workspace_.bytes() != 0 && text_bytes <= workspace_.max_text_bytes() &&
-      ids <= workspace_.max_decode_ids()) {
-    return;
-  }
-  // Grow geometrically so a long chat re-creates the workspace rarely.
-  text_bytes = std::max(text_bytes, 2 * workspace_.max_text_bytes());
-  ids = std::max(ids, 2 * workspace_.max_decode_ids());
-  const Status st = tokenizer_.CreateWorkspace(text_bytes, ids, &workspace_);
-  if (!st.ok()) throw Failure("tokenizer: " + DescribeStatus(st));
 }
 
 std::vector<int32_t> TextCodec::Encode(const std::string& text, bool add_special_tokens,
                                        bool split_special_tokens) {
-  Reserve(std::max<size_t>(text.size(), 1), 1);
-  std::vector<int32_t> ids(tokenizer_.MaxIds(text.size()));
-  text::EncodeOptions options;
-  options.add_special_tokens = add_special_tokens;
-  options.split_special_tokens = split_special_tokens;
-  size_t n = 0;
-  const Status st = tokenizer_.Encode(text.data(), text.size(), options, workspace_, ids.data(),
-                                      ids.size(), &n);
-  if (!st.ok()) throw Failure("cannot encode the text: " + DescribeStatus(st));
-  ids.resize(n);
+  std::vector<int32_t> ids;
+  const uint32_t flags = (add_special_tokens ? 0u : OCTET_ENCODE_NO_SPECIAL) |
+                         (split_special_tokens ? OCTET_ENCODE_SPLIT_SPECIAL : 0u);
+  const api::Status st = tokenizer_.Encode(text, flags, &ids);
+  if (!st.ok()) throw Failure("cannot encode the text: " + StatusText(st));
   return ids;
 }
 
 std::string TextCodec::Decode(const int32_t* ids, size_t n, bool skip_special_tokens) {
-  Reserve(1, std::max<size_t>(n, 1));
-  std::string out(tokenizer_.MaxDecodedBytes(n), '\0');
-  size_t written = 0;
-  const Status st =
-      tokenizer_.Decode(ids, n, skip_special_tokens, workspace_, &out[0], out.size(), &written);
-  if (!st.ok()) throw Failure("cannot decode the ids: " + DescribeStatus(st));
-  out.resize(written);
-  return out;
+  std::string text;
+  const api::Status st =
+      tokenizer_.Decode(ids, n, skip_special_tokens ? 0u : OCTET_DECODE_KEEP_SPECIAL, &text);
+  if (!st.ok()) throw Failure("cannot decode the ids: " + StatusText(st));
+  return text;
 }
 
 std::string TextCodec::Label(int32_t id) {
-  Reserve(1, 1);
-  std::vector<char> buffer(tokenizer_.MaxDecodedBytes(1) + 256);
-  const size_t n = tokenizer_.TokenText(id, workspace_, buffer.data(), buffer.size());
+  std::string text;
+  const api::Status st = tokenizer_.Decode(&id, 1, OCTET_DECODE_KEEP_SPECIAL, &text);
+  bool readable = st.ok() && !text.empty() && ValidUtf8Prefix(text.data(), text.size()) == text.size() &&
+                  text.find("\xEF\xBF\xBD") == std::string::npos;
+  if (!readable) text = tokenizer_.Token(id);
   std::string label;
-  for (size_t i = 0; i < n; ++i) {
-    switch (buffer[i]) {
+  for (char c : text) {
+    switch (c) {
       case ' ': label += "\xE2\x90\xA3"; break;  // U+2423 OPEN BOX
       case '\t': label += "\xE2\x86\x92"; break;  // U+2192 RIGHTWARDS ARROW
       case '\n': label += "\xE2\x86\xB5"; break;  // U+21B5 DOWNWARDS ARROW WITH CORNER LEFTWARDS
       case '\r': label += "\\r"; break;
-      default: label += buffer[i];
+      default: label += c;
     }
   }
   return label;
 }
 
-TextStream::TextStream(const text::Tokenizer& tokenizer, bool skip_special_tokens,
-                       std::FILE* out)
+TextStream::TextStream(const api::Model& model, bool skip_special_tokens, std::FILE* out)
     : out_(out) {
-  Status st = tokenizer.CreateWorkspace(1, text::StreamDecoder::kWindow, &workspace_);
-  if (st.ok()) st = decoder_.Init(&tokenizer, &workspace_, skip_special_tokens);
-  if (!st.ok()) throw Failure("tokenizer: " + DescribeStatus(st));
-  buffer_.resize(tokenizer.MaxDecodedBytes(text::StreamDecoder::kWindow));
+  const api::Status st =
+      stream_.Create(model, skip_special_tokens ? 0u : OCTET_DECODE_KEEP_SPECIAL);
+  if (!st.ok()) throw Failure("tokenizer: " + StatusText(st));
 }
 
 void TextStream::Push(int32_t id) {
-  size_t n = 0;
-  const Status st = decoder_.Push(id, buffer_.data(), buffer_.size(), &n);
-  if (!st.ok()) throw Failure("cannot decode token " + std::to_string(id) + ": " + DescribeStatus(st));
-  Write(n);
+  buffer_.clear();
+  const api::Status st = stream_.Push(id, &buffer_);
+  if (!st.ok()) throw Failure("cannot decode token " + std::to_string(id) + ": " + StatusText(st));
+  Write();
 }
 
 void TextStream::Finish() {
-  size_t n = 0;
-  const Status st = decoder_.Finish(buffer_.data(), buffer_.size(), &n);
-  if (!st.ok()) throw Failure("cannot decode the text: " + DescribeStatus(st));
-  Write(n);
+  buffer_.clear();
+  const api::Status st = stream_.Finish(&buffer_);
+  if (!st.ok()) throw Failure("cannot decode the text: " + StatusText(st));
+  Write();
 }
 
-void TextStream::Write(size_t n) {
-  WriteText(out_, buffer_.data(), n);
+void TextStream::Write() {
+  WriteText(out_, buffer_.data(), buffer_.size());
   std::fflush(out_);
 }
 

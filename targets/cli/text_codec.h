@@ -1,7 +1,6 @@
 // The model's tokenizer for `octet run`: text in (prompts, chat turns) and
-// text out (generated tokens streamed to stdout, heatmap labels). Host-side
-// code: errors are thrown as Failure (cli/args.h); the workspaces are sized
-// up front and grown only for a longer text than any before.
+// text out (generated tokens streamed to stdout, heatmap labels), on the
+// public API. Host-side code: errors are thrown as Failure (cli/args.h).
 #pragma once
 
 #include <cstdint>
@@ -10,16 +9,15 @@
 #include <string>
 #include <vector>
 
-#include "format/model.h"
-#include "text/tokenizer.h"
+#include "octet/octet.hpp"
 
 namespace octet {
 namespace cli {
 
 class TextCodec {
  public:
-  // The model's compiled tokenizer, or null when the file has none.
-  static std::unique_ptr<TextCodec> ForModel(const Model& model);
+  // The model's tokenizer, or null when the file has none.
+  static std::unique_ptr<TextCodec> ForModel(const api::Model& model);
 
   // Hugging Face's encode(text, add_special_tokens); with split_special_tokens
   // the strings of special tokens in `text` are plain text.
@@ -30,36 +28,37 @@ class TextCodec {
   std::string Decode(const std::vector<int32_t>& ids, bool skip_special_tokens) {
     return Decode(ids.data(), ids.size(), skip_special_tokens);
   }
-  // A label for a heatmap: the token's text with spaces, tabs and newlines
-  // made visible (U+2423, U+2192, U+21B5), so " the" and "the" differ.
+  // A label for a heatmap: the token decoded on its own when that is valid
+  // UTF-8 without U+FFFD, else its vocabulary string; spaces, tabs and
+  // newlines made visible (U+2423, U+2192, U+21B5), so " the" and "the" differ.
   std::string Label(int32_t id);
+  // The special added tokens (their strings, ids, lstrip/rstrip).
+  std::vector<octet_special_token> Specials() const { return tokenizer_.Specials(); }
 
-  const text::Tokenizer& tokenizer() const { return tokenizer_; }
-  const fb::TokenizerSpec& spec() const { return tokenizer_.spec(); }
+  const api::Model& model() const { return *model_; }
 
  private:
-  void Reserve(size_t text_bytes, size_t ids);
+  explicit TextCodec(const api::Model& model) : model_(&model) {}
 
-  text::Tokenizer tokenizer_;
-  text::TokenizerWorkspace workspace_;
+  const api::Model* model_;
+  api::Tokenizer tokenizer_;
 };
 
 // Writes the text of ids to `out` as they come, flushing after each token.
 // UTF-8 safe: a character spread over byte-fallback tokens is written once
-// complete, and the whole output equals Decode(all ids) (text::StreamDecoder).
+// complete, and the whole output equals Decode(all ids).
 class TextStream {
  public:
-  TextStream(const text::Tokenizer& tokenizer, bool skip_special_tokens, std::FILE* out);
+  TextStream(const api::Model& model, bool skip_special_tokens, std::FILE* out);
   void Push(int32_t id);
   // The held-back text, if any.
   void Finish();
 
  private:
-  void Write(size_t n);
+  void Write();
 
-  text::TokenizerWorkspace workspace_;
-  text::StreamDecoder decoder_;
-  std::vector<char> buffer_;
+  api::TextStream stream_;
+  std::string buffer_;
   std::FILE* out_;
 };
 

@@ -7,11 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "cli/api_util.h"
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/model_util.h"
 #include "cli/tool_main.h"
-#include "text/tokenizer.h"
 
 namespace octet {
 namespace cli {
@@ -42,12 +41,12 @@ Options:
   --keep-special   skip_special_tokens=False: special tokens stay in the text
 )";
 
-void Bind(const Model& model, const std::string& path, text::Tokenizer* tokenizer) {
-  if (model.tokenizer_spec() == nullptr) {
+void Bind(const api::Model& model, const std::string& path, api::Tokenizer* tokenizer) {
+  if (model.info().has_tokenizer == 0) {
     throw Failure(path + " has no compiled tokenizer (convert it from a checkpoint with a tokenizer.json)");
   }
-  const Status st = tokenizer->Init(model.tokenizer_spec());
-  if (!st.ok()) throw Failure("tokenizer: " + DescribeStatus(st));
+  const api::Status st = tokenizer->Create(model);
+  if (!st.ok()) throw Failure("tokenizer: " + StatusText(st));
 }
 
 void WriteAll(const char* data, size_t n) {
@@ -84,26 +83,19 @@ int TokenizeCommand(const std::vector<std::string>& args) {
     }
   }
   const std::string& path = parsed.positionals[0];
-  const Model model = LoadModel(path);
-  text::Tokenizer tokenizer;
+  const api::Model model = OpenModel(path);
+  api::Tokenizer tokenizer;
   Bind(model, path, &tokenizer);
-  size_t longest = 1;
-  for (const std::string& t : texts) longest = std::max(longest, t.size());
-  text::TokenizerWorkspace ws;
-  Status st = tokenizer.CreateWorkspace(longest, 1, &ws);
-  if (!st.ok()) throw Failure("tokenizer: " + DescribeStatus(st));
-  std::vector<int32_t> ids(tokenizer.MaxIds(longest));
-  text::EncodeOptions options;
-  options.add_special_tokens = !parsed.Switch("--no-special");
+  const uint32_t flags = parsed.Switch("--no-special") ? OCTET_ENCODE_NO_SPECIAL : 0u;
+  std::vector<int32_t> ids;
   std::string line;
   for (size_t i = 0; i < texts.size(); ++i) {
-    size_t n = 0;
-    st = tokenizer.Encode(texts[i].data(), texts[i].size(), options, ws, ids.data(), ids.size(), &n);
+    const api::Status st = tokenizer.Encode(texts[i], flags, &ids);
     if (!st.ok()) {
-      throw Failure((has_file ? "line " : "text ") + std::to_string(i + 1) + ": " + DescribeStatus(st));
+      throw Failure((has_file ? "line " : "text ") + std::to_string(i + 1) + ": " + StatusText(st));
     }
     line.clear();
-    for (size_t k = 0; k < n; ++k) {
+    for (size_t k = 0; k < ids.size(); ++k) {
       if (k > 0) line += ',';
       line += std::to_string(ids[k]);
     }
@@ -125,21 +117,15 @@ int DetokenizeCommand(const std::vector<std::string>& args) {
   std::vector<std::vector<int32_t>> lists;
   for (const std::string& v : parsed.Values("--ids")) lists.push_back(ParseIdList("--ids", v));
   const std::string& path = parsed.positionals[0];
-  const Model model = LoadModel(path);
-  text::Tokenizer tokenizer;
+  const api::Model model = OpenModel(path);
+  api::Tokenizer tokenizer;
   Bind(model, path, &tokenizer);
-  size_t longest = 1;
-  for (const auto& l : lists) longest = std::max(longest, l.size());
-  text::TokenizerWorkspace ws;
-  Status st = tokenizer.CreateWorkspace(1, longest, &ws);
-  if (!st.ok()) throw Failure("tokenizer: " + DescribeStatus(st));
-  std::vector<char> out(tokenizer.MaxDecodedBytes(longest));
-  const bool skip = !parsed.Switch("--keep-special");
+  const uint32_t flags = parsed.Switch("--keep-special") ? OCTET_DECODE_KEEP_SPECIAL : 0u;
+  std::string text;
   for (size_t i = 0; i < lists.size(); ++i) {
-    size_t n = 0;
-    st = tokenizer.Decode(lists[i].data(), lists[i].size(), skip, ws, out.data(), out.size(), &n);
-    if (!st.ok()) throw Failure("--ids " + std::to_string(i + 1) + ": " + DescribeStatus(st));
-    WriteAll(out.data(), n);
+    const api::Status st = tokenizer.Decode(lists[i], flags, &text);
+    if (!st.ok()) throw Failure("--ids " + std::to_string(i + 1) + ": " + StatusText(st));
+    WriteAll(text.data(), text.size());
     WriteAll("\n", 1);
   }
   return kExitOk;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cli/args.h"
-#include "cli/chat.h"
+#include "chat_render.h"
 #include "cli/tool_main.h"
 
 namespace {

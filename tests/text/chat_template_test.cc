@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/chat.h"
+#include "chat_render.h"
 #include "common/alloc_counter.h"
 #include "text/chat_template.h"
 

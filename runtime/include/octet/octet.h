@@ -128,6 +128,7 @@ typedef struct octet_model_info {
   int32_t mapped;           /* 1: the weights are used in place from a file mapping */
   uint64_t file_bytes;      /* the model file */
   uint64_t weights_bytes;   /* every tensor of it */
+  int32_t positions_bounded; /* 1: max_positions is a hard limit (a learned position table) */
 } octet_model_info;
 
 /* Fills *info (whose struct_size the caller sets). */

@@ -1,26 +1,18 @@
-// Chat templates for the command line: reading a messages file and rendering
-// a template with buffers that grow until the render fits. Host-side code:
-// errors are thrown as Failure (cli/args.h).
+// Chat templates rendered straight from a template source with the runtime's
+// engine (runtime/text/chat_template.h) and buffers that grow until the render
+// fits: the goldens' renderer and its tests. (Programs render a model's own
+// template through the C API: octet_chat_render.) Errors are thrown as Failure.
 #pragma once
 
 #include <ctime>
 #include <string>
 #include <vector>
 
+#include "cli/chat_messages.h"
 #include "text/chat_template.h"
 
 namespace octet {
 namespace cli {
-
-struct ChatTurn {
-  std::string role;
-  std::string content;
-};
-
-// Parses a JSON list of {"role": "...", "content": "..."} objects (strings
-// only; other keys are refused so nothing is silently dropped).
-std::vector<ChatTurn> ParseChatMessages(const std::string& json, const std::string& what);
-std::vector<ChatTurn> ReadChatMessages(const std::string& path);
 
 struct ChatTemplateOptions {
   bool add_generation_prompt = true;
