@@ -9,6 +9,7 @@
 
 #include "common/alloc_counter.h"
 #include "engine/session.h"
+#include "octet/octet.h"
 #include "support/test_models.h"
 
 namespace octet {
@@ -214,5 +215,67 @@ TEST_CASE("zero heap allocations while capturing attention probabilities") {
   }
 }
 
+
+// The C API's generation: after a first call (which sets up the session's text
+// streams and arrays at creation), a whole octet_generate (prompt run, samples,
+// steps, the token callback) and a state save and load allocate nothing.
+TEST_CASE("zero heap allocations inside octet_generate and the session state calls") {
+  REQUIRE(HeapAllocationCounterActive());
+  for (bool int8 : {false, true}) {
+    CAPTURE(int8);
+    TinyModelOptions options;
+    options.family = fb::Family::Llama;
+    options.layers = 2;
+    options.int8 = int8;
+    options.packed = int8;
+    AlignedBytes bytes(MakeTinyModelBytes(options));
+    octet_model* model = nullptr;
+    REQUIRE(octet_model_load_from_buffer(bytes.data(), bytes.size(), &model) == OCTET_OK);
+    octet_session_options so;
+    octet_session_options_init(&so);
+    so.max_batch = 2;
+    so.max_seq = 8;
+    so.max_new_tokens = 16;
+    so.threads = 2;
+    octet_session* session = nullptr;
+    REQUIRE(octet_session_create_with_options(model, &so, nullptr, 0, &session) == OCTET_OK);
+    const int32_t ids[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0, 0, 0, 0, 0};
+    const uint32_t lengths[2] = {8, 3};
+    octet_generate_options go;
+    octet_generate_options_init(&go);
+    go.max_new_tokens = 17;
+    go.temperature = 0.9f;
+    go.top_k = 10;
+    go.top_p = 0.9f;
+    go.flags = OCTET_GENERATE_IGNORE_EOS;
+    uint64_t tokens = 0;
+    go.on_token = [](void* user, const octet_token_event*) {
+      ++*static_cast<uint64_t*>(user);
+      return 0;
+    };
+    go.on_token_user = &tokens;
+    uint32_t counts[2] = {0, 0};
+    REQUIRE(octet_generate(session, ids, lengths, 2, 8, &go, counts) == OCTET_OK);  // warm-up
+    std::vector<uint8_t> state(1 << 20);
+    size_t written = 0;
+
+    const uint64_t before = HeapAllocationCount();
+    const octet_status generated = octet_generate(session, ids, lengths, 2, 8, &go, counts);
+    const octet_status saved =
+        octet_session_state_save(session, state.data(), state.size(), &written);
+    const octet_status loaded = octet_session_state_load(session, state.data(), written);
+    const uint64_t allocations = HeapAllocationCount() - before;
+    CHECK(generated == OCTET_OK);
+    CHECK(saved == OCTET_OK);
+    CHECK(loaded == OCTET_OK);
+    CHECK(counts[0] == 17);
+    CHECK(counts[1] == 17);
+    CHECK(tokens == 2 * 2 * 17);
+    MESSAGE("heap allocations inside octet_generate, state save and load: " << allocations);
+    CHECK(allocations == 0);
+    octet_session_free(session);
+    octet_model_free(model);
+  }
+}
 }  // namespace
 }  // namespace octet
