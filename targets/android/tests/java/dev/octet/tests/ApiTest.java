@@ -444,6 +444,17 @@ public final class ApiTest {
         return true;
       });
       Check.equal(g.ids().length, 3, "ids without a tokenizer");
+    }
+    // 10,000 tokens in one generation, a token callback and a logits hook (a direct buffer) at
+    // every step: the glue's per-token local references must not pile up (-Xcheck:jni warns
+    // past 32).
+    try (Model m = Model.load(path("tiny.octet"));
+         Session s = m.newSession(new SessionOptions().maxSeq(4).maxNewTokens(10000))) {
+      final int[] hooks = {0};
+      Generation g = s.generate(new int[] {1, 2}, new GenerateOptions().maxNewTokens(10000).ignoreEos(true)
+          .logitsHook((seq, l) -> ++hooks[0] > 0), tok -> true);
+      Check.equal(g.ids().length, 10000, "a 10,000-token generation");
+      Check.equal(hooks[0], 10000, "the hook ran at every step");
       Check.fails(UNSUPPORTED, "generate(String) without a tokenizer", () -> s.generate("hi", null, null));
     }
     try (Model m = Model.load(path("bert.octet")); Session s = m.newSession(new SessionOptions().maxSeq(8))) {

@@ -19,6 +19,10 @@ public final class Session extends NativeObject {
   private final long modelHandle; // valid while this session is open (it holds the model)
   private final ByteBuffer memory; // caller-owned arenas stay reachable
   private Tokenizer tokenizer; // made on first use by the String methods
+  // Set by cancel(): the token callback also stops on it. octet_generate clears the native flag
+  // when it starts, so a cancel() from another thread in the instant between a generation's
+  // start in Java and in C would otherwise be lost.
+  private volatile boolean cancelRequested;
 
   Session(Model model, long modelHandle, long handle, ByteBuffer memory) {
     super("Session", true);
@@ -37,6 +41,7 @@ public final class Session extends NativeObject {
 
   @Override
   void interrupt(long handle) {
+    cancelRequested = true;
     Native.sessionCancel(handle);
   }
 
@@ -179,7 +184,7 @@ public final class Session extends NativeObject {
       int[] out = new int[shape[0]];
       long[] rng = {sampling.state()};
       Native.sessionSample(h, sampling.temperature(), sampling.topK(), sampling.topP(), rng, out,
-          hook == null ? null : new Dispatch(null, hook, 1));
+          hook == null ? null : new Dispatch(null, hook, 1, null));
       sampling.setState(rng[0]);
       return out;
     } finally {
@@ -215,14 +220,21 @@ public final class Session extends NativeObject {
       throws OctetException {
     if (options == null) options = new GenerateOptions();
     Batch b = new Batch(prompts);
-    Dispatch d = new Dispatch(callback, options.logitsHook(), b.batch);
-    long h = acquire();
+    Dispatch d = new Dispatch(callback, options.logitsHook(), b.batch, this);
+    long h;
+    synchronized (this) { // as one step with acquire(): a cancel() or close() comes before or after
+      h = acquire();
+      cancelRequested = false; // a cancel() before this generation does not stop it
+    }
     try {
       Native.generate(h, b.ids, b.lengths, b.batch, b.seq, options.maxNewTokens(),
           options.temperature(), options.topK(), options.topP(), options.seed(), options.flags(),
           d, true, options.logitsHook() != null);
     } finally {
       release();
+    }
+    if (d.cancelled) {
+      throw new OctetException(OctetException.Code.CANCELLED, "the generation was cancelled");
     }
     return d.result();
   }
@@ -233,7 +245,9 @@ public final class Session extends NativeObject {
    */
   public void cancel() {
     synchronized (this) {
-      Native.sessionCancel(handleForAnyThread());
+      long h = handleForAnyThread();
+      cancelRequested = true;
+      Native.sessionCancel(h);
     }
   }
 
@@ -404,14 +418,17 @@ public final class Session extends NativeObject {
   static final class Dispatch extends Callbacks {
     private final TokenCallback callback;
     private final LogitsHook hook;
+    private final Session session; // whose cancel() also stops the generation here
     private final int[][] ids;
     private final int[] counts;
     private final StringBuilder[] texts;
     private boolean stopped;
+    boolean cancelled;
 
-    Dispatch(TokenCallback callback, LogitsHook hook, int batch) {
+    Dispatch(TokenCallback callback, LogitsHook hook, int batch, Session session) {
       this.callback = callback;
       this.hook = hook;
+      this.session = session;
       ids = new int[batch][16];
       counts = new int[batch];
       texts = new StringBuilder[batch];
@@ -430,6 +447,10 @@ public final class Session extends NativeObject {
       texts[sequence].append(piece);
       if (callback != null && !callback.onToken(new Token(sequence, id, index, isEos, piece))) {
         stopped = true;
+        return false;
+      }
+      if (session != null && session.cancelRequested) {
+        cancelled = true;
         return false;
       }
       return true;
