@@ -7,8 +7,10 @@
 #   (none)  everything the tests need too (scripts/test-all.sh, CI):
 #     1. Debian packages (apt-get, --no-install-recommends): the demo's, plus
 #        clang-14 + libFuzzer + llvm tools, aarch64 and armhf cross g++, qemu-user,
-#        doctest, cairo (attention heatmaps), tools (valgrind, hyperfine, perf)
-#        and python3-numpy. Skipped when every package is already installed.
+#        doctest, cairo (attention heatmaps), tools (valgrind, hyperfine, perf),
+#        python3-numpy, a JDK (the Java binding and its tests on the host JVM) and
+#        groovy (a syntax check of the Android Gradle files).
+#        Skipped when every package is already installed.
 #     2. The arm64 and armhf target libraries, unpacked into .deps/arm64 and
 #        .deps/armhf by scripts/fetch-target-debs.sh (skipped when present).
 #
@@ -44,6 +46,7 @@ if [ "$PROFILE" = all ]; then
     clang-14 libclang-rt-14-dev lld-14 llvm-14
     valgrind hyperfine linux-perf
     python3-numpy
+    default-jdk-headless groovy
     ca-certificates debian-archive-keyring
   )
 fi

@@ -1,0 +1,3 @@
+package android.text;
+
+public interface Editable extends CharSequence {}
