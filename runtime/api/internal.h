@@ -67,6 +67,8 @@ struct octet_session {
   // The caller's attention capture, and the engine's request it mirrors.
   octet_attention_capture* user_capture = nullptr;
   octet::AttentionCapture capture;
+  // Diagnostics: the counters octet_session_profile_start hands to the engine.
+  octet::ForwardProfile profile;
 };
 
 namespace octet {

@@ -47,23 +47,6 @@ std::string StructureName(octet_structure structure) {
   return "unknown(" + std::to_string(static_cast<int>(structure)) + ")";
 }
 
-std::string ByteText(uint64_t bytes) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024.0 && unit < 4) {
-    value /= 1024.0;
-    ++unit;
-  }
-  char buffer[32];
-  if (unit == 0) {
-    std::snprintf(buffer, sizeof(buffer), "%llu B", static_cast<unsigned long long>(bytes));
-  } else {
-    std::snprintf(buffer, sizeof(buffer), "%.1f %s", value, kUnits[unit]);
-  }
-  return buffer;
-}
-
 size_t ValidUtf8Prefix(const char* s, size_t n) {
   const auto* p = reinterpret_cast<const unsigned char*>(s);
   size_t i = 0;

@@ -31,9 +31,6 @@ void Check(const api::Status& status, const std::string& what);
 // "encoder-only", "decoder-only" or "encoder-decoder".
 std::string StructureName(octet_structure structure);
 
-// "1.5 MiB", "512 B": for people; reports also give the exact byte count.
-std::string ByteText(uint64_t bytes);
-
 // Bytes of the longest prefix of s[0, n) that is valid UTF-8.
 size_t ValidUtf8Prefix(const char* s, size_t n);
 

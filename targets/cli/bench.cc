@@ -1,27 +1,24 @@
 // octet bench: times prefill over a synthetic batch and reports speed and
 // memory (DESIGN.md §5). With --json, exactly one JSON object on stdout.
+// Written on the public API alone (octet.h and its C++ wrapper): the runs and
+// steps are the ones an app makes, the facts come from its diagnostics.
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cctype>
+#include <chrono>
 #include <cstdio>
-#include <cstring>
+#include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/format_util.h"
 #include "cli/json.h"
-#include "cli/model_util.h"
 #include "cli/tool_main.h"
 #include "common/alloc_counter.h"
-#include "engine/session.h"
-#include "format/model.h"
-#include "kernels/int8_peak.h"
-#include "kernels/kernel_table.h"
-#include "ops/f32_fully_connected.h"
-#include "platform/clock.h"
-#include "platform/cpu.h"
+#include "octet/octet.hpp"
 
 namespace octet {
 namespace cli {
@@ -56,7 +53,8 @@ JSON fields: prefill_ms (median), prefill_ms_min, prefill_ms_max,
 prefill_tokens_per_s, decode_tokens_per_s (null when not measured), arena_bytes
 (the session plan: activation_bytes + scratch_bytes + kv_cache_bytes, each also
 given), weights_bytes, decode_weight_bytes_per_step and decode_weight_gb_per_s (the weights a
-decode step reads, and at what rate), load_ms (mapping and verifying the file), peak_rss_bytes, heap_allocs_during_run (heap allocations made
+decode step reads, and at what rate), load_ms (octet_model_load: mapping and verifying the
+file, setting up its tokenizer), peak_rss_bytes, heap_allocs_during_run (heap allocations made
 during the timed runs; 0 is the contract), notes, and the settings used. With
 --profile, "profile": {"prefill_ms": {kind: ms per prefill}, "decode_ms": {kind:
 ms per decode step}, linear_gops, head_gops, int8_peak_gops, int8_peak_probe,
@@ -80,6 +78,36 @@ struct BenchSettings {
   bool profile = false;
 };
 
+// Time and calls per operation kind, summed over profiled runs (or steps).
+struct ProfileTotals {
+  std::vector<std::string> kinds;  // octet_profile.kind, in its order
+  std::vector<uint64_t> nanos;
+  std::vector<uint64_t> calls;
+  double linear_ops = 0;
+  double head_ops = 0;
+
+  void Add(const octet_profile& p) {
+    if (kinds.empty()) {
+      for (uint32_t k = 0; k < p.num_kinds; ++k) kinds.emplace_back(p.kind[k]);
+      nanos.assign(p.num_kinds, 0);
+      calls.assign(p.num_kinds, 0);
+    }
+    for (uint32_t k = 0; k < p.num_kinds && k < kinds.size(); ++k) {
+      nanos[k] += p.nanos[k];
+      calls[k] += p.calls[k];
+    }
+    linear_ops += p.linear_ops;
+    head_ops += p.head_ops;
+  }
+  // Nanoseconds of one kind; 0 when absent.
+  uint64_t Nanos(const char* kind) const {
+    for (size_t k = 0; k < kinds.size(); ++k) {
+      if (kinds[k] == kind) return nanos[k];
+    }
+    return 0;
+  }
+};
+
 struct BenchResult {
   double prefill_ms = 0;  // median
   double prefill_ms_min = 0;
@@ -92,43 +120,24 @@ struct BenchResult {
   uint64_t peak_rss_bytes = 0;
   // --profile: per operation kind, summed over the profiled runs
   bool profiled = false;
-  ForwardProfile prefill_profile;
-  ForwardProfile decode_profile;
+  ProfileTotals prefill_profile;
+  ProfileTotals decode_profile;
   uint64_t decode_steps_profiled = 0;
   double int8_peak_gops = 0;  // 0: no probe for this ISA
   std::string int8_peak_probe;
 };
 
-// The int8 peak on `threads` threads at once (the probe of kernels/int8_peak.h
-// on each, the best of 7 rounds of ~5 ms): GOPS for all of them together; 0
-// without a probe.
-double MeasureInt8Peak(uint32_t threads, std::string* probe_name) {
-  const char* name = nullptr;
-  const Int8PeakFn probe = SelectInt8Peak(&name);
-  *probe_name = name;
-  if (probe == nullptr) return 0;
-  probe(1u << 16);  // warm up the units
-  // The best of several short rounds: a shared machine takes cycles from some.
-  constexpr uint64_t kIterations = uint64_t{1} << 21;
-  constexpr int kRounds = 7;
-  double best = 0;
-  for (int round = 0; round < kRounds; ++round) {
-    std::vector<uint64_t> ops(threads, 0);
-    std::vector<std::thread> workers;
-    const int64_t start = MonotonicNanos();
-    for (uint32_t t = 1; t < threads; ++t) {
-      workers.emplace_back([&ops, t, probe]() { ops[t] = probe(kIterations); });
-    }
-    ops[0] = probe(kIterations);
-    for (std::thread& w : workers) w.join();
-    const double seconds = static_cast<double>(MonotonicNanos() - start) / 1e9;
-    double total = 0;
-    for (uint64_t o : ops) total += static_cast<double>(o);
-    const double gops = seconds > 0 ? total / seconds / 1e9 : 0;
-    if (gops > best) best = gops;
-  }
-  return best;
-}
+// What the C API says about the model, the session and this build.
+struct BenchFacts {
+  octet_model_info model{};
+  octet_session_info session{};
+  octet_runtime_info runtime{};
+};
+
+struct SessionFree {
+  void operator()(octet_session* session) const { octet_session_free(session); }
+};
+using SessionHandle = std::unique_ptr<octet_session, SessionFree>;
 
 BenchSettings ParseSettings(const ParsedArgs& args) {
   BenchSettings s;
@@ -147,6 +156,12 @@ BenchSettings ParseSettings(const ParsedArgs& args) {
   return s;
 }
 
+int64_t NowNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 uint64_t PeakRssBytes() {
   struct rusage usage = {};
   if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
@@ -159,8 +174,21 @@ double Median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-BenchResult Measure(const BenchSettings& s, const Model& model, Session& session) {
-  const uint32_t vocab = model.architecture().vocab_size();
+// "message (kind)" for the calling thread's last failing call.
+std::string DescribeFailure(octet_status status) {
+  return std::string(octet_last_error()) + " (" + octet_status_name(status) + ")";
+}
+
+// The per-kind counters of the runs since the last profile start.
+octet_profile ReadProfile(const octet_session* session) {
+  octet_profile profile;
+  const api::Status st = api::GetProfile(session, &profile);
+  if (!st.ok()) throw Failure("cannot read the profile: " + st.message);
+  return profile;
+}
+
+BenchResult Measure(const BenchSettings& s, const octet_model_info& info, octet_session* session) {
+  const uint32_t vocab = info.vocab_size;
   // ids [batch, seq]: deterministic, spread over the vocabulary.
   std::vector<int32_t> ids(static_cast<size_t>(s.batch) * s.seq);
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -169,48 +197,48 @@ BenchResult Measure(const BenchSettings& s, const Model& model, Session& session
   const std::vector<uint32_t> lengths(s.batch, s.seq);
   std::vector<int64_t> nanos(s.runs);  // sized before the timed runs: they must not allocate
   // Encoder-decoder models: the same ids on both sides.
-  const bool enc_dec = model.architecture().structure() == fb::Structure::EncoderDecoder;
+  const bool enc_dec = info.structure == OCTET_ENCODER_DECODER;
   auto forward = [&]() {
-    return enc_dec ? session.RunEncoderDecoder(ids.data(), lengths.data(), s.seq, ids.data(),
-                                               lengths.data(), s.seq, s.batch)
-                   : session.Run(ids.data(), lengths.data(), s.batch, s.seq);
+    return enc_dec ? octet_session_run_encoder_decoder(session, ids.data(), lengths.data(), s.seq,
+                                                       ids.data(), lengths.data(), s.seq, s.batch)
+                   : octet_session_run(session, ids.data(), lengths.data(), s.batch, s.seq);
   };
 
   // Decode steps: one token per sequence, deterministic ids.
-  const bool decoder = model.architecture().structure() != fb::Structure::EncoderOnly;
-  const bool decodes = decoder && s.decode > 0 && HasLayers(model.architecture());
+  const bool decoder = info.structure != OCTET_ENCODER_ONLY;
+  const bool has_layers = info.num_layers + info.num_decoder_layers > 0;
+  const bool decodes = decoder && s.decode > 0 && has_layers;
   std::vector<int32_t> next(s.batch);
   std::vector<int64_t> decode_nanos(s.runs);
   auto decode = [&]() {
-    Status st;
-    for (uint32_t t = 0; t < s.decode && st.ok(); ++t) {
+    octet_status st = OCTET_OK;
+    for (uint32_t t = 0; t < s.decode && st == OCTET_OK; ++t) {
       for (uint32_t b = 0; b < s.batch; ++b) {
         next[b] = static_cast<int32_t>((t * 31 + b * 17 + 5) % vocab);
       }
-      st = enc_dec ? session.StepEncoderDecoder(next.data(), s.batch)
-                   : session.Step(next.data(), s.batch);
+      st = octet_session_step(session, next.data(), s.batch);
     }
     return st;
   };
 
-  Status status = forward();  // warm-up
-  if (status.ok() && decodes) status = decode();
-  if (!status.ok()) throw Failure("forward pass failed: " + DescribeStatus(status));
+  octet_status status = forward();  // warm-up
+  if (status == OCTET_OK && decodes) status = decode();
+  if (status != OCTET_OK) throw Failure("forward pass failed: " + DescribeFailure(status));
 
   BenchResult result;
   const uint64_t allocs_before = HeapAllocationCount();
-  for (uint32_t r = 0; r < s.runs && status.ok(); ++r) {
-    const int64_t start = MonotonicNanos();
+  for (uint32_t r = 0; r < s.runs && status == OCTET_OK; ++r) {
+    const int64_t start = NowNanos();
     status = forward();
-    nanos[r] = MonotonicNanos() - start;
-    if (status.ok() && decodes) {
-      const int64_t decode_start = MonotonicNanos();
+    nanos[r] = NowNanos() - start;
+    if (status == OCTET_OK && decodes) {
+      const int64_t decode_start = NowNanos();
       status = decode();
-      decode_nanos[r] = MonotonicNanos() - decode_start;
+      decode_nanos[r] = NowNanos() - decode_start;
     }
   }
   const uint64_t allocs_after = HeapAllocationCount();
-  if (!status.ok()) throw Failure("forward pass failed: " + DescribeStatus(status));
+  if (status != OCTET_OK) throw Failure("forward pass failed: " + DescribeFailure(status));
   if (decodes) {
     std::vector<double> seconds(s.runs);
     for (uint32_t r = 0; r < s.runs; ++r) seconds[r] = static_cast<double>(decode_nanos[r]) / 1e9;
@@ -229,63 +257,63 @@ BenchResult Measure(const BenchSettings& s, const Model& model, Session& session
   result.prefill_tokens_per_s = result.prefill_ms > 0 ? tokens / (result.prefill_ms * 1e-3) : 0;
   result.heap_allocs = allocs_after - allocs_before;
   if (s.profile) {
-    // Apart from the timed runs, which the clock reads would slow down.
-    for (uint32_t r = 0; r < s.runs && status.ok(); ++r) {
-      session.SetProfile(&result.prefill_profile);
+    // Apart from the timed runs, which the clock reads would slow down. Each
+    // start zeroes the session's counters: the sums are kept here.
+    for (uint32_t r = 0; r < s.runs && status == OCTET_OK; ++r) {
+      octet_session_profile_start(session);
       status = forward();
-      session.SetProfile(&result.decode_profile);
-      if (status.ok() && decodes) {
+      octet_session_profile_stop(session);
+      result.prefill_profile.Add(ReadProfile(session));
+      if (status == OCTET_OK && decodes) {
+        octet_session_profile_start(session);
         status = decode();
+        octet_session_profile_stop(session);
+        result.decode_profile.Add(ReadProfile(session));
         result.decode_steps_profiled += s.decode;
       }
     }
-    session.SetProfile(nullptr);
-    if (!status.ok()) throw Failure("forward pass failed: " + DescribeStatus(status));
+    if (status != OCTET_OK) throw Failure("forward pass failed: " + DescribeFailure(status));
     result.profiled = true;
-    result.int8_peak_gops = MeasureInt8Peak(session.threads(), &result.int8_peak_probe);
+    // The peak on as many threads as the session runs on.
+    octet_session_info session_info;
+    api::Status st = api::GetSessionInfo(session, &session_info);
+    double gops = 0;
+    const char* probe = "none";
+    if (st.ok()) {
+      st = api::Status::FromCode(octet_measure_int8_peak(session_info.threads, &gops, &probe));
+    }
+    if (!st.ok()) throw Failure("cannot measure the int8 peak: " + st.message);
+    result.int8_peak_gops = gops;
+    result.int8_peak_probe = probe;
   }
   result.heap_counter_active = HeapAllocationCounterActive();
   result.peak_rss_bytes = PeakRssBytes();
   return result;
 }
 
-// Bytes of weights one decode step reads: every tensor but the looked-up
-// embedding tables (the head's table when tied: the step reads all of it).
-uint64_t DecodeWeightBytes(const Model& model) {
-  uint64_t total = 0;
-  for (size_t i = 0; i < model.num_tensors(); ++i) {
-    const TensorView& t = model.tensor(i);
-    const bool table = std::strstr(t.name, "embedding") != nullptr;
-    const bool head = model.architecture().tied_embeddings() &&
-                      std::strcmp(t.name, "token_embedding") == 0;
-    if (!table || head) total += t.size;
-  }
-  return total;
+// The schema's name of a family ("Llama"): octet_model_info's, capitalized.
+std::string FamilyText(const char* family) {
+  std::string text = family == nullptr ? "" : family;
+  if (!text.empty()) text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
+  return text;
 }
 
-// True when the model multiplies by an F32 matrix: a layer's or the head's
-// (every F32 matrix but the looked-up tables: embeddings, T5's relative bias;
-// or a tied F32 head).
-bool HasF32Products(const Model& model) {
-  for (size_t i = 0; i < model.num_tensors(); ++i) {
-    const TensorView& t = model.tensor(i);
-    if (t.dtype != fb::DType::F32 || t.rank != 2) continue;
-    const bool table = std::strstr(t.name, "embedding") != nullptr ||
-                       std::strstr(t.name, "relative_bias") != nullptr;
-    const bool head = model.architecture().tied_embeddings() &&
-                      model.architecture().structure() != fb::Structure::EncoderOnly &&
-                      std::strcmp(t.name, "token_embedding") == 0;
-    if (!table || head) return true;
+std::string StructureText(octet_structure structure) {
+  switch (structure) {
+    case OCTET_ENCODER_ONLY:
+      return "encoder-only";
+    case OCTET_DECODER_ONLY:
+      return "decoder-only";
+    case OCTET_ENCODER_DECODER:
+      return "encoder-decoder";
   }
-  return false;
+  return "unknown(" + std::to_string(static_cast<int>(structure)) + ")";
 }
 
-JsonValue Report(const BenchSettings& s, const Model& model, const Session& session,
-                 const BenchResult& r) {
-  const fb::Architecture& arch = model.architecture();
-  const bool decoder = arch.structure() != fb::Structure::EncoderOnly;
-  char features[128];
-  FormatCpuFeatures(GetCpuInfo().features, features, sizeof(features));
+JsonValue Report(const BenchSettings& s, const BenchFacts& facts, const BenchResult& r) {
+  const octet_model_info& model = facts.model;
+  const octet_session_info& session = facts.session;
+  const bool decoder = model.structure != OCTET_ENCODER_ONLY;
 
   JsonValue notes = JsonValue::Array();
   if (!decoder) {
@@ -294,28 +322,28 @@ JsonValue Report(const BenchSettings& s, const Model& model, const Session& sess
     notes.Append("decode not measured: the model has no transformer layers (no KV cache)");
   }
   if (!r.heap_counter_active) notes.Append("heap allocation counter unavailable in this build");
-  // fp32 files: what runs their matrix products (ops/f32_fully_connected.h).
-  const F32FullyConnectedSet* f32 = session.f32_products();
-  if (f32 != nullptr && f32->operators() > 0) {
+  // fp32 products: on XNNPACK's operators, or on the reference GEMM (and why).
+  if (session.f32_operators > 0) {
     char note[160];
-    std::snprintf(note, sizeof(note), "fp32 products on XNNPACK: %zu matrices in %zu operators, "
-                  "%.1f MiB of packed weight copies", f32->matrices(), f32->operators(),
-                  static_cast<double>(f32->packed_bytes()) / (1 << 20));
+    std::snprintf(note, sizeof(note), "fp32 products on XNNPACK: %u matrices in %u operators, "
+                  "%.1f MiB of packed weight copies", session.f32_matrices, session.f32_operators,
+                  static_cast<double>(session.f32_packed_bytes) / (1 << 20));
     notes.Append(note);
-  } else if (HasF32Products(model) && F32FullyConnectedUnavailable() != nullptr) {
+  } else if (session.f32_products != 0 && session.f32_note != nullptr) {
     notes.Append(std::string("fp32 products on the slow reference GEMM (f32_gemm__ref): ") +
-                 F32FullyConnectedUnavailable());
+                 session.f32_note);
   }
 
-  const SessionPlan& plan = session.plan();
+  const uint64_t arena_bytes = static_cast<uint64_t>(session.activation_bytes) +
+                               session.scratch_bytes + session.kv_cache_bytes;
   JsonValue json = JsonValue::Object();
   json.Set("model", s.model_path);
-  json.Set("family", EnumText(fb::EnumNameFamily(arch.family()), static_cast<int>(arch.family())));
-  json.Set("structure", StructureText(arch.structure()));
+  json.Set("family", FamilyText(model.family));
+  json.Set("structure", StructureText(model.structure));
   json.Set("batch", s.batch);
   json.Set("seq", s.seq);
   json.Set("decode", decoder ? s.decode : 0u);
-  json.Set("threads", session.threads());
+  json.Set("threads", session.threads);
   json.Set("runs", s.runs);
   json.Set("prefill_ms", r.prefill_ms);
   json.Set("prefill_ms_min", r.prefill_ms_min);
@@ -323,31 +351,27 @@ JsonValue Report(const BenchSettings& s, const Model& model, const Session& sess
   json.Set("prefill_tokens_per_s", r.prefill_tokens_per_s);
   json.Set("decode_tokens_per_s", r.decoded ? JsonValue(r.decode_tokens_per_s) : JsonValue());
   // The weights a step streams, per second (batch 1: one pass over them per token).
-  const double step_bytes = static_cast<double>(DecodeWeightBytes(model));
-  json.Set("decode_weight_bytes_per_step", static_cast<uint64_t>(step_bytes));
+  const double step_bytes = static_cast<double>(session.decode_weight_bytes);
+  json.Set("decode_weight_bytes_per_step", session.decode_weight_bytes);
   json.Set("decode_weight_gb_per_s",
            r.decoded ? JsonValue(step_bytes * r.decode_tokens_per_s / s.batch / 1e9) : JsonValue());
-  json.Set("arena_bytes", plan.total());
-  json.Set("activation_bytes", static_cast<uint64_t>(plan.activation_bytes));
-  json.Set("scratch_bytes", static_cast<uint64_t>(plan.scratch_bytes));
-  json.Set("kv_cache_bytes", static_cast<uint64_t>(plan.kv_cache_bytes));
-  json.Set("activation_bytes", static_cast<uint64_t>(plan.activation_bytes));
-  json.Set("scratch_bytes", static_cast<uint64_t>(plan.scratch_bytes));
-  json.Set("kv_cache_bytes", static_cast<uint64_t>(plan.kv_cache_bytes));
-  json.Set("weights_bytes", WeightBytes(model));
+  json.Set("arena_bytes", arena_bytes);
+  json.Set("activation_bytes", static_cast<uint64_t>(session.activation_bytes));
+  json.Set("scratch_bytes", static_cast<uint64_t>(session.scratch_bytes));
+  json.Set("kv_cache_bytes", static_cast<uint64_t>(session.kv_cache_bytes));
+  json.Set("weights_bytes", model.weights_bytes);
   json.Set("peak_rss_bytes", r.peak_rss_bytes);
   json.Set("heap_allocs_during_run",
            r.heap_counter_active ? JsonValue(r.heap_allocs) : JsonValue());
-  json.Set("kernel", session.kernels().qs8_gemm_name);
-  json.Set("packed_kernel", session.kernels().qs8_packed_gemm_name);
-  json.Set("cpu_features", std::string(features));
+  json.Set("kernel", facts.runtime.int8_gemm_kernel);
+  json.Set("packed_kernel", facts.runtime.int8_packed_gemm_kernel);
+  json.Set("cpu_features", facts.runtime.cpu_features);
   if (r.profiled) {
     JsonValue profile = JsonValue::Object();
-    const auto per_kind = [](const ForwardProfile& p, double divisor) {
+    const auto per_kind = [](const ProfileTotals& p, double divisor) {
       JsonValue kinds = JsonValue::Object();
-      for (size_t k = 0; k < static_cast<size_t>(OpKind::kCount); ++k) {
-        kinds.Set(OpKindName(static_cast<OpKind>(k)),
-                  divisor > 0 ? static_cast<double>(p.nanos[k]) / 1e6 / divisor : 0.0);
+      for (size_t k = 0; k < p.kinds.size(); ++k) {
+        kinds.Set(p.kinds[k], divisor > 0 ? static_cast<double>(p.nanos[k]) / 1e6 / divisor : 0.0);
       }
       return kinds;
     };
@@ -357,18 +381,17 @@ JsonValue Report(const BenchSettings& s, const Model& model, const Session& sess
       profile.Set("decode_ms", per_kind(r.decode_profile,
                                         static_cast<double>(r.decode_steps_profiled)));
     }
-    const auto gops = [](double ops, int64_t nanos) {
+    const auto gops = [](double ops, uint64_t nanos) {
       return nanos > 0 ? ops / static_cast<double>(nanos) : 0.0;  // ops per ns = GOPS
     };
-    const size_t linear = static_cast<size_t>(OpKind::kLinear);
-    const size_t head = static_cast<size_t>(OpKind::kHead);
-    const double linear_gops = gops(r.prefill_profile.linear_ops, r.prefill_profile.nanos[linear]);
+    const double linear_gops =
+        gops(r.prefill_profile.linear_ops, r.prefill_profile.Nanos("linear"));
     profile.Set("linear_gops", linear_gops);
-    profile.Set("head_gops", gops(r.prefill_profile.head_ops, r.prefill_profile.nanos[head]));
+    profile.Set("head_gops", gops(r.prefill_profile.head_ops, r.prefill_profile.Nanos("head")));
     profile.Set("int8_peak_gops", r.int8_peak_gops);
     profile.Set("int8_peak_probe", r.int8_peak_probe);
     // The int8 peak means nothing to fp32 products: no fraction for them.
-    const bool int8_products = !HasF32Products(model);
+    const bool int8_products = session.f32_products == 0;
     profile.Set("linear_dtype", int8_products ? "int8" : "fp32");
     profile.Set("linear_fraction_of_peak", r.int8_peak_gops > 0 && int8_products
                                                ? JsonValue(linear_gops / r.int8_peak_gops)
@@ -384,7 +407,7 @@ void PrintTable(const JsonValue& report) {
   const auto bytes = [&report](const char* key) {
     const JsonValue* v = report.Find(key);
     if (v->is_null()) return std::string("n/a");
-    return HumanBytes(v->AsUint()) + " (" + v->ToText() + " bytes)";
+    return FormatBytes(v->AsUint()) + " (" + v->ToText() + " bytes)";
   };
   const auto number = [&report](const char* key, const char* format) {
     char buffer[64];
@@ -424,17 +447,16 @@ void PrintTable(const JsonValue& report) {
     const JsonValue* prefill = profile->Find("prefill_ms");
     const JsonValue* decode = profile->Find("decode_ms");
     double prefill_total = 0, decode_total = 0;
-    for (size_t k = 0; k < static_cast<size_t>(OpKind::kCount); ++k) {
-      const char* kind = OpKindName(static_cast<OpKind>(k));
-      prefill_total += prefill->Find(kind)->AsDouble();
+    for (const auto& [kind, ms] : prefill->members()) {
+      prefill_total += ms.AsDouble();
       if (decode != nullptr) decode_total += decode->Find(kind)->AsDouble();
     }
     std::printf("  profile                  prefill ms    %%   %s\n",
                 decode != nullptr ? "decode ms/step    %" : "");
-    for (size_t k = 0; k < static_cast<size_t>(OpKind::kCount); ++k) {
-      const char* kind = OpKindName(static_cast<OpKind>(k));
-      const double p = prefill->Find(kind)->AsDouble();
-      std::printf("    %-22s %10.3f %5.1f", kind, p, prefill_total > 0 ? 100 * p / prefill_total : 0);
+    for (const auto& [kind, ms] : prefill->members()) {
+      const double p = ms.AsDouble();
+      std::printf("    %-22s %10.3f %5.1f", kind.c_str(), p,
+                  prefill_total > 0 ? 100 * p / prefill_total : 0);
       if (decode != nullptr) {
         const double d = decode->Find(kind)->AsDouble();
         std::printf("   %12.4f %5.1f", d, decode_total > 0 ? 100 * d / decode_total : 0);
@@ -471,33 +493,54 @@ int BenchCommand(const std::vector<std::string>& args) {
     return kExitOk;
   }
   const BenchSettings settings = ParseSettings(parsed);
-  const int64_t load_start = MonotonicNanos();
-  const Model model = LoadModel(settings.model_path);
-  const double load_ms = static_cast<double>(MonotonicNanos() - load_start) / 1e6;
-  const fb::Architecture& arch = model.architecture();
-  const bool decoder = arch.structure() != fb::Structure::EncoderOnly;
-
-  SessionLimits limits;
-  limits.max_batch = settings.batch;
-  limits.max_seq = settings.seq + (decoder ? settings.decode : 0);
-  limits.max_new_tokens = decoder ? settings.decode : 0;
-  limits.threads = settings.threads;
-  // Prefill to the first token, as generation runs it (and the peers measure
-  // it): logits of the last row only, the prompt in chunks.
-  limits.last_logits_only = true;
-  if (arch.max_positions() != 0 && limits.max_seq > arch.max_positions()) {
-    throw UsageError(std::string(decoder ? "--seq + --decode" : "--seq") + " = " +
-                     std::to_string(limits.max_seq) + " exceeds the model's max_positions " +
-                     std::to_string(arch.max_positions()));
+  const int64_t load_start = NowNanos();
+  api::Model model;
+  const api::Status loaded = model.Load(settings.model_path);
+  const double load_ms = static_cast<double>(NowNanos() - load_start) / 1e6;
+  if (!loaded.ok()) throw Failure(loaded.message);
+  BenchFacts facts;
+  facts.model.struct_size = sizeof(facts.model);
+  if (octet_model_get_info(model.get(), &facts.model) != OCTET_OK) {
+    throw Failure(std::string("cannot read the model's facts: ") + octet_last_error());
   }
-  if (static_cast<uint64_t>(limits.max_batch) * limits.max_seq > kMaxBatchTokens) {
+  const octet_model_info& info = facts.model;
+  const bool decoder = info.structure != OCTET_ENCODER_ONLY;
+
+  octet_session_options options;
+  octet_session_options_init(&options);
+  options.max_batch = settings.batch;
+  options.max_seq = settings.seq + (decoder ? settings.decode : 0);
+  options.max_new_tokens = decoder ? settings.decode : 0;
+  options.threads = settings.threads;
+  // Prefill to the first token, as generation runs it (and the peers measure
+  // it): logits of the last row only (no OCTET_SESSION_ALL_LOGITS), the prompt
+  // in chunks.
+  options.flags = 0;
+  if (info.max_positions != 0 && options.max_seq > info.max_positions) {
+    throw UsageError(std::string(decoder ? "--seq + --decode" : "--seq") + " = " +
+                     std::to_string(options.max_seq) + " exceeds the model's max_positions " +
+                     std::to_string(info.max_positions));
+  }
+  if (static_cast<uint64_t>(options.max_batch) * options.max_seq > kMaxBatchTokens) {
     throw UsageError("--batch x (" + std::string(decoder ? "--seq + --decode" : "--seq") + ") is " +
-                     std::to_string(uint64_t{limits.max_batch} * limits.max_seq) +
+                     std::to_string(uint64_t{options.max_batch} * options.max_seq) +
                      " tokens; at most " + std::to_string(kMaxBatchTokens) + " per run");
   }
-  Session session = CreateSession(model, limits);
-  const BenchResult result = Measure(settings, model, session);
-  JsonValue report = Report(settings, model, session, result);
+  octet_session* created = nullptr;
+  const octet_status st =
+      octet_session_create_with_options(model.get(), &options, nullptr, 0, &created);
+  if (st != OCTET_OK) {
+    throw Failure("cannot create a session for batch " + std::to_string(options.max_batch) +
+                  ", sequence length " + std::to_string(options.max_seq) + ": " +
+                  DescribeFailure(st));
+  }
+  const SessionHandle session(created);
+  api::Status facts_status = api::GetSessionInfo(session.get(), &facts.session);
+  if (facts_status.ok()) facts_status = api::GetRuntimeInfo(&facts.runtime);
+  if (!facts_status.ok()) throw Failure("cannot read the session's facts: " + facts_status.message);
+
+  const BenchResult result = Measure(settings, info, session.get());
+  JsonValue report = Report(settings, facts, result);
   report.Set("load_ms", load_ms);
   if (settings.json) {
     std::printf("%s\n", report.Serialize().c_str());

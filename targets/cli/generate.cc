@@ -12,6 +12,7 @@
 
 #include "cli/api_util.h"
 #include "cli/args.h"
+#include "cli/format_util.h"
 #include "cli/run.h"
 
 namespace octet {
@@ -71,8 +72,8 @@ void PrintStats(const GenerationStats& s) {
                static_cast<unsigned long long>(s.generated_tokens),
                PerSecond(s.prompt_tokens, s.prefill_seconds),
                PerSecond(s.decode_tokens, s.decode_seconds),
-               static_cast<unsigned long long>(s.arena_bytes), ByteText(s.arena_bytes).c_str(),
-               static_cast<unsigned long long>(rss), ByteText(rss).c_str());
+               static_cast<unsigned long long>(s.arena_bytes), FormatBytes(s.arena_bytes).c_str(),
+               static_cast<unsigned long long>(rss), FormatBytes(rss).c_str());
 }
 
 // octet_generate: the prompts in one run (encoder-decoder models: the

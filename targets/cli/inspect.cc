@@ -1,23 +1,20 @@
 // octet inspect: everything a .octet file says about itself, plus what this
 // machine would do with it (session plan, CPU features, selected kernel).
-// The report is built once as a JSON tree; --json prints it as is, the text
-// renderer below lays the same content out for people.
+// The report is the C API's description of the model (octet_model_describe),
+// read into a JSON tree; --json prints it as is, the text renderer below lays
+// the same content out for people.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/format_util.h"
 #include "cli/json.h"
-#include "cli/model_util.h"
 #include "cli/tool_main.h"
-#include "engine/session.h"
-#include "format/model.h"
-#include "kernels/kernel_table.h"
-#include "platform/cpu.h"
+#include "octet/octet.hpp"
 
 namespace octet {
 namespace cli {
@@ -39,276 +36,24 @@ Options:
 A file the loader rejects gives one line on stderr naming the problem, exit 1.
 )";
 
-constexpr uint32_t kPlanSeq = 512;
-
-// Generated enum names, or "unknown(N)" for values the schema does not name.
-template <typename E>
-std::string Name(const char* (*enum_name)(E), E value) {
-  return EnumText(enum_name(value), static_cast<int>(value));
-}
-
-std::string String(const flatbuffers::String* s) { return s == nullptr ? "" : s->str(); }
-
-JsonValue FileSection(const std::string& path, const Model& model) {
-  const fb::Model& root = model.root();
+// The model's description (octet_model_describe) with the path in front of
+// the "file" section: the file's name is the command line's, not the API's.
+JsonValue BuildReport(const std::string& path, const octet_model* model) {
+  std::string text;
+  const api::Status st = api::DescribeModel(model, &text);
+  if (!st.ok()) {
+    throw Failure("cannot describe the model: " + st.message + " (" +
+                  octet_status_name(st.code) + ")");
+  }
+  JsonValue report = JsonValue::Parse(text);
+  const JsonValue* described = report.Find("file");
+  if (described == nullptr || described->kind() != JsonValue::Kind::kObject) {
+    throw Failure("the model's description has no \"file\" section");
+  }
   JsonValue file = JsonValue::Object();
   file.Set("path", path);
-  file.Set("size_bytes", model.file_size());
-  file.Set("format_version",
-           std::to_string(root.format_major()) + "." + std::to_string(root.format_minor()));
-  file.Set("format_major", root.format_major());
-  file.Set("format_minor", root.format_minor());
-  file.Set("data_offset", model.data_offset());
-  file.Set("data_size", model.data_size());
-  file.Set("data_alignment", root.data_alignment());
-  file.Set("mapped", model.is_mapped());
-  return file;
-}
-
-JsonValue AttentionSection(const fb::Attention& a) {
-  JsonValue json = JsonValue::Object();
-  json.Set("num_heads", a.num_heads());
-  json.Set("num_kv_heads", a.num_kv_heads());
-  json.Set("head_dim", a.head_dim());
-  json.Set("scale", a.scale());
-  json.Set("sliding_window", a.sliding_window());
-  json.Set("relative_buckets", a.relative_buckets());
-  json.Set("relative_max_distance", a.relative_max_distance());
-  json.Set("qkv_bias", a.qkv_bias());
-  json.Set("out_bias", a.out_bias());
-  return json;
-}
-
-JsonValue RopeSection(const fb::Rope* rope) {
-  if (rope == nullptr) return JsonValue();
-  JsonValue json = JsonValue::Object();
-  json.Set("theta", rope->theta());
-  json.Set("scaling", Name(fb::EnumNameRopeScaling, rope->scaling()));
-  json.Set("factor", rope->factor());
-  json.Set("low_freq_factor", rope->low_freq_factor());
-  json.Set("high_freq_factor", rope->high_freq_factor());
-  json.Set("original_max_positions", rope->original_max_positions());
-  json.Set("rotary_dim", rope->rotary_dim());
-  return json;
-}
-
-// Every field of fb::Architecture, in schema order.
-JsonValue ArchitectureSection(const fb::Architecture& a) {
-  JsonValue json = JsonValue::Object();
-  json.Set("family", Name(fb::EnumNameFamily, a.family()));
-  json.Set("structure", Name(fb::EnumNameStructure, a.structure()));
-  json.Set("vocab_size", a.vocab_size());
-  json.Set("hidden_size", a.hidden_size());
-  json.Set("intermediate_size", a.intermediate_size());
-  json.Set("num_layers", a.num_layers());
-  json.Set("num_decoder_layers", a.num_decoder_layers());
-  json.Set("max_positions", a.max_positions());
-  json.Set("norm", Name(fb::EnumNameNormKind, a.norm()));
-  json.Set("norm_placement", Name(fb::EnumNameNormPlacement, a.norm_placement()));
-  json.Set("norm_eps", a.norm_eps());
-  json.Set("activation", Name(fb::EnumNameActivation, a.activation()));
-  json.Set("gated_ffn", a.gated_ffn());
-  json.Set("attention", AttentionSection(*a.attention()));
-  json.Set("position", Name(fb::EnumNamePositionKind, a.position()));
-  json.Set("rope", RopeSection(a.rope()));
-  json.Set("tied_embeddings", a.tied_embeddings());
-  json.Set("embedding_scale", a.embedding_scale());
-  json.Set("logits_scale", a.logits_scale());
-  json.Set("type_vocab_size", a.type_vocab_size());
-  json.Set("pad_token_id", a.pad_token_id());
-  json.Set("bos_token_id", a.bos_token_id());
-  json.Set("eos_token_id", a.eos_token_id());
-  json.Set("decoder_start_token_id", a.decoder_start_token_id());
-  return json;
-}
-
-JsonValue QuantizationSection(const fb::Quantization* q) {
-  if (q == nullptr) return JsonValue();
-  JsonValue json = JsonValue::Object();
-  json.Set("scheme", Name(fb::EnumNameQuantScheme, q->scheme()));
-  json.Set("axis", q->axis());
-  json.Set("block_size", q->block_size());
-  const auto* scales = q->scales();
-  const uint32_t count = scales == nullptr ? 0 : scales->size();
-  json.Set("num_scales", count);
-  if (count > 0) {
-    const auto [min, max] = std::minmax_element(scales->begin(), scales->end());
-    json.Set("min_scale", static_cast<float>(*min));
-    json.Set("max_scale", static_cast<float>(*max));
-  } else {
-    json.Set("min_scale", JsonValue());
-    json.Set("max_scale", JsonValue());
-  }
-  const auto* zero_points = q->zero_points();
-  json.Set("num_zero_points", zero_points == nullptr ? 0u : zero_points->size());
-  return json;
-}
-
-// The tensor table in file order, and the weight bytes by dtype.
-void TensorSections(const Model& model, JsonValue* tensors, JsonValue* weights) {
-  std::map<std::string, uint64_t> by_dtype;
-  uint64_t total = 0;
-  uint64_t count = 0;
-  if (const auto* list = model.root().tensors()) {
-    for (const fb::Tensor* t : *list) {
-      JsonValue json = JsonValue::Object();
-      json.Set("name", String(t->name()));
-      json.Set("dtype", Name(fb::EnumNameDType, t->dtype()));
-      json.Set("layout", Name(fb::EnumNameTensorLayout, t->layout()));
-      json.Set("input_bits", static_cast<uint32_t>(t->input_bits()));
-      JsonValue shape = JsonValue::Array();
-      for (uint32_t d : *t->shape()) shape.Append(d);
-      json.Set("shape", std::move(shape));
-      json.Set("bytes", t->size());
-      json.Set("offset", t->offset());
-      json.Set("quantization", QuantizationSection(t->quant()));
-      tensors->Append(std::move(json));
-      by_dtype[Name(fb::EnumNameDType, t->dtype())] += t->size();
-      total += t->size();
-      ++count;
-    }
-  }
-  weights->Set("total_bytes", total);
-  weights->Set("tensor_count", count);
-  JsonValue dtypes = JsonValue::Object();
-  for (const auto& [dtype, bytes] : by_dtype) dtypes.Set(dtype, bytes);
-  weights->Set("bytes_by_dtype", std::move(dtypes));
-}
-
-JsonValue TokenizerSection(const fb::Tokenizer* tokenizer) {
-  if (tokenizer == nullptr) return JsonValue();
-  JsonValue json = JsonValue::Object();
-  json.Set("kind", Name(fb::EnumNameTokenizerKind, tokenizer->kind()));
-  JsonValue files = JsonValue::Array();
-  if (const auto* list = tokenizer->files()) {
-    for (const fb::Blob* blob : *list) {
-      JsonValue file = JsonValue::Object();
-      file.Set("name", String(blob->name()));
-      file.Set("bytes", blob->size());
-      files.Append(std::move(file));
-    }
-  }
-  json.Set("files", std::move(files));
-  if (const fb::TokenizerSpec* spec = tokenizer->compiled()) {
-    JsonValue c = JsonValue::Object();
-    const fb::TokModel* m = spec->model();
-    c.Set("model", Name(fb::EnumNameTokModelKind, m->kind()));
-    c.Set("vocab_size", m->vocab_size());
-    c.Set("byte_level", m->byte_level());
-    c.Set("byte_fallback", m->byte_fallback());
-    const auto steps = [](const auto* list, auto name_of) {
-      JsonValue a = JsonValue::Array();
-      if (list) {
-        for (const auto* s : *list) a.Append(name_of(s->kind()));
-      }
-      return a;
-    };
-    c.Set("normalizers", steps(spec->normalizers(), [](fb::NormalizerKind k) { return Name(fb::EnumNameNormalizerKind, k); }));
-    c.Set("pre_tokenizers", steps(spec->pre_tokenizers(), [](fb::PreTokenizerKind k) { return Name(fb::EnumNamePreTokenizerKind, k); }));
-    c.Set("decoders", steps(spec->decoders(), [](fb::DecoderKind k) { return Name(fb::EnumNameDecoderKind, k); }));
-    c.Set("added_tokens", spec->added_tokens() ? spec->added_tokens()->size() : 0u);
-    JsonValue eos = JsonValue::Array();
-    if (spec->eos_ids()) {
-      for (int32_t id : *spec->eos_ids()) eos.Append(id);
-    }
-    c.Set("eos_ids", std::move(eos));
-    c.Set("chat_template", spec->chat_template() != nullptr && spec->chat_template()->size() > 0);
-    json.Set("compiled", std::move(c));
-  }
-  return json;
-}
-
-JsonValue ProvenanceSection(const fb::Provenance* provenance) {
-  if (provenance == nullptr) return JsonValue();
-  JsonValue json = JsonValue::Object();
-  json.Set("source", String(provenance->source()));
-  json.Set("converter", String(provenance->converter()));
-  json.Set("quantization", String(provenance->quantization()));
-  JsonValue errors = JsonValue::Array();
-  if (const auto* list = provenance->layer_errors()) {
-    for (const fb::LayerError* e : *list) {
-      JsonValue error = JsonValue::Object();
-      error.Set("name", String(e->name()));
-      error.Set("sqnr_db", e->sqnr_db());
-      errors.Append(std::move(error));
-    }
-  }
-  json.Set("layer_errors", std::move(errors));
-  JsonValue extra = JsonValue::Object();
-  if (const auto* list = provenance->extra()) {
-    for (const fb::KeyValue* kv : *list) extra.Set(String(kv->key()), String(kv->value()));
-  }
-  json.Set("extra", std::move(extra));
-  return json;
-}
-
-JsonValue StoredPlanSection(const fb::MemoryPlan* plan) {
-  if (plan == nullptr) return JsonValue();
-  JsonValue json = JsonValue::Object();
-  json.Set("max_batch", plan->max_batch());
-  json.Set("max_seq", plan->max_seq());
-  JsonValue arenas = JsonValue::Array();
-  uint64_t total = 0;
-  if (const auto* list = plan->arenas()) {
-    for (const fb::ArenaPlan* arena : *list) {
-      JsonValue entry = JsonValue::Object();
-      entry.Set("kind", Name(fb::EnumNameArenaKind, arena->kind()));
-      entry.Set("bytes", arena->bytes());
-      arenas.Append(std::move(entry));
-      total += arena->bytes();
-    }
-  }
-  json.Set("arenas", std::move(arenas));
-  json.Set("total_bytes", total);
-  return json;
-}
-
-// What a session on this build would plan; a failure is reported, not thrown.
-JsonValue SessionPlanSection(const Model& model) {
-  const uint32_t max_positions = model.architecture().max_positions();
-  SessionLimits limits;
-  limits.max_batch = 1;
-  limits.max_seq = max_positions == 0 ? kPlanSeq : std::min(max_positions, kPlanSeq);
-  limits.max_new_tokens = 0;
-  JsonValue json = JsonValue::Object();
-  json.Set("max_batch", limits.max_batch);
-  json.Set("max_seq", limits.max_seq);
-  const Result<SessionPlan> plan = Session::Plan(model, limits);
-  if (!plan.ok()) {
-    json.Set("error", DescribeStatus(plan.status()));
-    return json;
-  }
-  json.Set("activation_bytes", plan->activation_bytes);
-  json.Set("scratch_bytes", plan->scratch_bytes);
-  json.Set("kv_cache_bytes", plan->kv_cache_bytes);
-  json.Set("total_bytes", plan->total());
-  return json;
-}
-
-JsonValue CpuSection() {
-  char features[128];
-  FormatCpuFeatures(GetCpuInfo().features, features, sizeof(features));
-  JsonValue json = JsonValue::Object();
-  json.Set("features", std::string(features));
-  json.Set("qs8_gemm_kernel", GetKernelTable().qs8_gemm_name);
-  json.Set("qu8s8_pv_kernel", GetKernelTable().qu8s8_pv_name);
-  return json;
-}
-
-JsonValue BuildReport(const std::string& path, const Model& model) {
-  JsonValue report = JsonValue::Object();
-  report.Set("file", FileSection(path, model));
-  report.Set("architecture", ArchitectureSection(model.architecture()));
-  JsonValue tensors = JsonValue::Array();
-  JsonValue weights = JsonValue::Object();
-  TensorSections(model, &tensors, &weights);
-  report.Set("tensors", std::move(tensors));
-  report.Set("weights", std::move(weights));
-  report.Set("tokenizer", TokenizerSection(model.root().tokenizer()));
-  report.Set("provenance", ProvenanceSection(model.root().provenance()));
-  report.Set("memory_plan", StoredPlanSection(model.root().memory_plan()));
-  report.Set("session_plan", SessionPlanSection(model));
-  report.Set("cpu", CpuSection());
+  for (const auto& [key, value] : described->members()) file.Set(key, value);
+  report.Set("file", std::move(file));
   return report;
 }
 
@@ -323,7 +68,7 @@ const JsonValue& Get(const JsonValue& object, const char* key) {
 // "2240 (2.2 KiB)"; small counts stay plain.
 std::string Bytes(const JsonValue& value) {
   if (value.AsUint() < 1024) return value.ToText();
-  return value.ToText() + " (" + HumanBytes(value.AsUint()) + ")";
+  return value.ToText() + " (" + FormatBytes(value.AsUint()) + ")";
 }
 
 // "key   value" lines; nested objects print as "parent.key".
@@ -507,8 +252,10 @@ int InspectCommand(const std::vector<std::string>& args) {
     return kExitOk;
   }
   const std::string& path = parsed.positionals[0];
-  const Model model = LoadModel(path);
-  const JsonValue report = BuildReport(path, model);
+  api::Model model;
+  const api::Status loaded = model.Load(path);
+  if (!loaded.ok()) throw Failure(loaded.message);
+  const JsonValue report = BuildReport(path, model.get());
   if (parsed.Switch("--json")) {
     std::printf("%s\n", report.Serialize().c_str());
   } else {

@@ -1,8 +1,11 @@
 #include "cli/json.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+
+#include "cli/args.h"
 
 namespace octet {
 namespace cli {
@@ -37,7 +40,264 @@ size_t Utf8SequenceLength(const std::string& text, size_t i) {
   return length;
 }
 
+// A recursive-descent reader of RFC 8259 text into JsonValue trees.
+class Parser {
+ public:
+  explicit Parser(const std::string& text) : text_(text) {}
+
+  JsonValue Document() {
+    SkipSpace();
+    JsonValue value = Value(0);
+    SkipSpace();
+    if (pos_ != text_.size()) Error("text after the value");
+    return value;
+  }
+
+ private:
+  static constexpr int kMaxDepth = 256;
+
+  [[noreturn]] void Error(const std::string& what) const {
+    throw Failure("invalid JSON at byte " + std::to_string(pos_) + ": " + what);
+  }
+  bool AtEnd() const { return pos_ >= text_.size(); }
+  char Peek() const { return AtEnd() ? '\0' : text_[pos_]; }
+  void SkipSpace() {
+    while (!AtEnd() && (Peek() == ' ' || Peek() == '\t' || Peek() == '\n' || Peek() == '\r')) {
+      ++pos_;
+    }
+  }
+  void Expect(char c) {
+    if (Peek() != c || AtEnd()) Error(std::string("expected '") + c + "'");
+    ++pos_;
+  }
+  void Literal(const char* word) {
+    for (const char* w = word; *w != '\0'; ++w, ++pos_) {
+      if (Peek() != *w || AtEnd()) Error(std::string("expected ") + word);
+    }
+  }
+
+  JsonValue Value(int depth) {
+    if (AtEnd()) Error("unexpected end of text");
+    switch (Peek()) {
+      case '{':
+        return ObjectValue(depth);
+      case '[':
+        return ArrayValue(depth);
+      case '"':
+        return JsonValue(StringValue());
+      case 't':
+        Literal("true");
+        return JsonValue(true);
+      case 'f':
+        Literal("false");
+        return JsonValue(false);
+      case 'n':
+        Literal("null");
+        return JsonValue();
+      default:
+        return NumberValue();
+    }
+  }
+
+  JsonValue ObjectValue(int depth) {
+    if (depth >= kMaxDepth) Error("nested too deep");
+    ++pos_;  // '{'
+    JsonValue object = JsonValue::Object();
+    SkipSpace();
+    if (Peek() == '}') {
+      ++pos_;
+      return object;
+    }
+    for (;;) {
+      SkipSpace();
+      if (Peek() != '"') Error("expected a member name");
+      const std::string key = StringValue();
+      SkipSpace();
+      Expect(':');
+      SkipSpace();
+      object.Set(key, Value(depth + 1));
+      SkipSpace();
+      if (Peek() == ',' && !AtEnd()) {
+        ++pos_;
+        continue;
+      }
+      Expect('}');
+      return object;
+    }
+  }
+
+  JsonValue ArrayValue(int depth) {
+    if (depth >= kMaxDepth) Error("nested too deep");
+    ++pos_;  // '['
+    JsonValue array = JsonValue::Array();
+    SkipSpace();
+    if (Peek() == ']') {
+      ++pos_;
+      return array;
+    }
+    for (;;) {
+      SkipSpace();
+      array.Append(Value(depth + 1));
+      SkipSpace();
+      if (Peek() == ',' && !AtEnd()) {
+        ++pos_;
+        continue;
+      }
+      Expect(']');
+      return array;
+    }
+  }
+
+  uint32_t Hex4() {
+    if (pos_ + 4 > text_.size()) Error("a \\u escape needs four hex digits");
+    uint32_t value = 0;
+    for (int i = 0; i < 4; ++i, ++pos_) {
+      const char c = text_[pos_];
+      value <<= 4;
+      if (c >= '0' && c <= '9') {
+        value |= static_cast<uint32_t>(c - '0');
+      } else if (c >= 'a' && c <= 'f') {
+        value |= static_cast<uint32_t>(c - 'a' + 10);
+      } else if (c >= 'A' && c <= 'F') {
+        value |= static_cast<uint32_t>(c - 'A' + 10);
+      } else {
+        Error("a \\u escape needs four hex digits");
+      }
+    }
+    return value;
+  }
+
+  static void AppendUtf8(uint32_t cp, std::string* out) {
+    if (cp < 0x80) {
+      out->push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+      out->push_back(static_cast<char>(0xc0 | (cp >> 6)));
+      out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+    } else if (cp < 0x10000) {
+      out->push_back(static_cast<char>(0xe0 | (cp >> 12)));
+      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+      out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+    } else {
+      out->push_back(static_cast<char>(0xf0 | (cp >> 18)));
+      out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
+      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+      out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+    }
+  }
+
+  // A string literal (at its opening quote); escapes decoded, a lone
+  // surrogate becomes U+FFFD.
+  std::string StringValue() {
+    ++pos_;  // '"'
+    std::string out;
+    for (;;) {
+      if (AtEnd()) Error("unterminated string");
+      const auto c = static_cast<unsigned char>(text_[pos_]);
+      if (c == '"') {
+        ++pos_;
+        return out;
+      }
+      if (c < 0x20) Error("a control character in a string");
+      if (c != '\\') {
+        out.push_back(static_cast<char>(c));
+        ++pos_;
+        continue;
+      }
+      ++pos_;
+      if (AtEnd()) Error("unterminated string");
+      const char e = text_[pos_++];
+      switch (e) {
+        case '"':
+        case '\\':
+        case '/':
+          out.push_back(e);
+          break;
+        case 'b':
+          out.push_back('\b');
+          break;
+        case 'f':
+          out.push_back('\f');
+          break;
+        case 'n':
+          out.push_back('\n');
+          break;
+        case 'r':
+          out.push_back('\r');
+          break;
+        case 't':
+          out.push_back('\t');
+          break;
+        case 'u': {
+          uint32_t cp = Hex4();
+          if (cp >= 0xd800 && cp <= 0xdbff && text_.compare(pos_, 2, "\\u") == 0) {
+            const size_t at = pos_;
+            pos_ += 2;
+            const uint32_t low = Hex4();
+            if (low >= 0xdc00 && low <= 0xdfff) {
+              cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+            } else {
+              pos_ = at;  // not a pair: the second escape stands alone
+            }
+          }
+          if (cp >= 0xd800 && cp <= 0xdfff) cp = 0xfffd;
+          AppendUtf8(cp, &out);
+          break;
+        }
+        default:
+          --pos_;
+          Error(std::string("unknown escape '\\") + e + "'");
+      }
+    }
+  }
+
+  JsonValue NumberValue() {
+    const size_t start = pos_;
+    const auto digits = [this]() {
+      const size_t from = pos_;
+      while (!AtEnd() && Peek() >= '0' && Peek() <= '9') ++pos_;
+      return pos_ - from;
+    };
+    const bool negative = Peek() == '-';
+    if (negative) ++pos_;
+    if (Peek() == '0' && !AtEnd()) {
+      ++pos_;
+    } else if (digits() == 0) {
+      pos_ = start;
+      Error("expected a value");
+    }
+    bool integer = true;
+    if (Peek() == '.' && !AtEnd()) {
+      ++pos_;
+      integer = false;
+      if (digits() == 0) Error("expected digits after '.'");
+    }
+    if ((Peek() == 'e' || Peek() == 'E') && !AtEnd()) {
+      ++pos_;
+      integer = false;
+      if (Peek() == '+' || Peek() == '-') ++pos_;
+      if (digits() == 0) Error("expected digits in the exponent");
+    }
+    const std::string number = text_.substr(start, pos_ - start);
+    if (integer && number != "-0") {  // -0 stays a double: it prints back as -0
+      errno = 0;
+      if (negative) {
+        const long long value = std::strtoll(number.c_str(), nullptr, 10);
+        if (errno == 0) return JsonValue(static_cast<int64_t>(value));
+      } else {
+        const unsigned long long value = std::strtoull(number.c_str(), nullptr, 10);
+        if (errno == 0) return JsonValue(static_cast<uint64_t>(value));
+      }
+    }
+    return JsonValue(std::strtod(number.c_str(), nullptr));
+  }
+
+  const std::string& text_;
+  size_t pos_ = 0;
+};
+
 }  // namespace
+
+JsonValue JsonValue::Parse(const std::string& text) { return Parser(text).Document(); }
 
 JsonValue& JsonValue::Append(JsonValue value) {
   items_.push_back(std::move(value));

@@ -1,7 +1,8 @@
-// A tiny JSON document for the CLI's --json output: build a tree of values,
-// then Serialize() it. Objects keep their keys in insertion order, strings are
-// escaped per RFC 8259 (control characters as \u00XX), and non-finite numbers
-// become null (JSON has no NaN or infinity).
+// A tiny JSON document for the CLI's --json output: build a tree of values (or
+// Parse() one, e.g. octet_model_describe's), then Serialize() it. Objects keep
+// their keys in insertion order, strings are escaped per RFC 8259 (control
+// characters as \u00XX), and non-finite numbers become null (JSON has no NaN
+// or infinity).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,13 @@ class JsonValue {
 
   static JsonValue Array() { return JsonValue(Kind::kArray); }
   static JsonValue Object() { return JsonValue(Kind::kObject); }
+
+  // One JSON value (RFC 8259) with optional whitespace around it; throws
+  // Failure naming the byte offset of the first error. Integers (no fraction,
+  // no exponent) that fit become kInt (negative) or kUint, other numbers
+  // kDouble; a key given twice keeps its first place and its last value (Set).
+  // Serialize() of the result gives back text Serialize() wrote.
+  static JsonValue Parse(const std::string& text);
 
   Kind kind() const { return kind_; }
   bool is_null() const { return kind_ == Kind::kNull; }

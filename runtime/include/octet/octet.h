@@ -483,14 +483,15 @@ OCTET_API octet_status octet_chat_render(const octet_model* model,
 /* ---- Diagnostics: for tools, benchmarks and bug reports ------------------------ */
 
 /* The model file described as one JSON object (UTF-8, not NUL-terminated):
- * "file" (size, format version, data segment, mapped), "architecture" (every
- * field), "tensors" (name, dtype, layout, input_bits, shape, bytes, offset,
- * quantization summary), "weights" (bytes by dtype), "tokenizer", "provenance"
- * (source, converter, quantization report), "memory_plan" (as stored),
- * "session_plan" (what a session of batch 1 and min(512, max_positions)
- * tokens plans on this build) and "cpu" (octet_runtime_info). What `octet
- * inspect --json` prints. OCTET_BUFFER_TOO_SMALL with *json_len = the bytes
- * needed. */
+ * "file" (size, format version, data segment, mapped; not the path, which
+ * octet does not keep), "architecture" (every field), "tensors" (name, dtype,
+ * layout, input_bits, shape, bytes, offset, quantization summary), "weights"
+ * (bytes by dtype), "tokenizer", "provenance" (source, converter, quantization
+ * report), "memory_plan" (as stored), "session_plan" (what a session of batch
+ * 1 and min(512, max_positions) tokens plans on this build) and "cpu"
+ * (octet_runtime_info). What `octet inspect --json` prints, "file.path" aside.
+ * OCTET_BUFFER_TOO_SMALL with *json_len = the bytes needed (json may be NULL
+ * with capacity 0 to ask). */
 OCTET_API octet_status octet_model_describe(const octet_model* model, char* json, size_t capacity,
                                             size_t* json_len);
 
@@ -546,11 +547,12 @@ OCTET_API octet_status octet_session_profile_start(octet_session* session);
 OCTET_API octet_status octet_session_profile_stop(octet_session* session);
 OCTET_API octet_status octet_session_profile(const octet_session* session, octet_profile* out);
 
-/* The machine's int8 multiply-add peak on `threads` threads at once, measured
- * now (the best of a few ~5 ms rounds): *gops for all threads together, and
- * the probe's name ("avx512vnni", "neon-dotprod", ...); *gops 0 and probe
- * "none" where no probe exists for the CPU. For reading a benchmark's
- * efficiency; takes about 0.1 s. */
+/* The machine's int8 multiply-add peak on `threads` threads at once (0: the
+ * machine's fast cores; at most 256), measured now (the best of a few ~5 ms
+ * rounds): *gops for all threads together, and the probe's name (the
+ * instruction it times, "vpdpbusd zmm", ...); *gops 0 and probe "none" where
+ * no probe exists for the CPU. For reading a benchmark's efficiency; takes
+ * about 0.1 s. */
 OCTET_API octet_status octet_measure_int8_peak(uint32_t threads, double* gops, const char** probe);
 
 #ifdef __cplusplus

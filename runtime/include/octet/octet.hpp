@@ -330,3 +330,43 @@ class TextStream : public Handle<octet_text_stream, octet_text_stream_free> {
 
 }  // namespace api
 }  // namespace octet
+
+// ---- Diagnostics (octet.h's last section): for tools and benchmarks ---------
+// Free functions on the C handles (Model::get(), or a handle of your own), so
+// they stand apart from the classes above.
+namespace octet {
+namespace api {
+
+// octet_model_describe's JSON, whatever its size.
+inline Status DescribeModel(const octet_model* model, std::string* json) {
+  json->clear();
+  size_t size = 0;
+  octet_status st = octet_model_describe(model, nullptr, 0, &size);
+  if (st != OCTET_BUFFER_TOO_SMALL) return Status::FromCode(st);
+  json->resize(size);
+  st = octet_model_describe(model, &(*json)[0], json->size(), &size);
+  json->resize(st == OCTET_OK ? size : 0);
+  return Status::FromCode(st);
+}
+
+// The info structs with struct_size set.
+inline Status GetRuntimeInfo(octet_runtime_info* info) {
+  *info = octet_runtime_info{};
+  info->struct_size = sizeof(*info);
+  return Status::FromCode(octet_get_runtime_info(info));
+}
+
+inline Status GetSessionInfo(const octet_session* session, octet_session_info* info) {
+  *info = octet_session_info{};
+  info->struct_size = sizeof(*info);
+  return Status::FromCode(octet_session_get_info(session, info));
+}
+
+inline Status GetProfile(const octet_session* session, octet_profile* profile) {
+  *profile = octet_profile{};
+  profile->struct_size = sizeof(*profile);
+  return Status::FromCode(octet_session_profile(session, profile));
+}
+
+}  // namespace api
+}  // namespace octet
