@@ -363,6 +363,11 @@ OCTET_API size_t octet_session_arena_bytes(const octet_session* session) {
 OCTET_API octet_status octet_session_run(octet_session* session, const int32_t* ids,
                                          const uint32_t* lengths, uint32_t batch, uint32_t seq) {
   if (session == nullptr) return Fail(OCTET_INVALID_ARGUMENT, "octet_session_run: session is null");
+  if (session->model->model.architecture().structure() == octet::fb::Structure::EncoderDecoder) {
+    session->has_output = false;
+    return Fail(OCTET_INVALID_ARGUMENT, "encoder-decoder models run with "
+                "octet_session_run_encoder_decoder (encoder and decoder ids)");
+  }
   return octet::api::Ran(session, session->session.Run(ids, lengths, batch, seq));
 }
 

@@ -152,9 +152,11 @@ typedef struct octet_session_limits {
 } octet_session_limits;
 
 /* Session flags. */
-/* Decoders: octet_session_run outputs the logits of every position, [batch, seq,
- * vocab], instead of each sequence's last one, [batch, 1, vocab] (planned for
- * max_batch x max_seq rows of the vocabulary instead of max_batch). */
+/* Decoders: octet_session_run and octet_session_run_encoder_decoder output the
+ * logits of every position, [batch, seq, vocab], instead of each sequence's
+ * last one, [batch, 1, vocab] (planned for max_batch x max_seq rows of the
+ * vocabulary instead of max_batch). octet_session_create (limits) always
+ * outputs every position. */
 #define OCTET_SESSION_ALL_LOGITS 1u
 
 typedef struct octet_session_options {
@@ -214,8 +216,9 @@ OCTET_API octet_status octet_session_run(octet_session* session, const int32_t* 
 /* Encoder-decoder models: the encoder reads enc_ids [batch, enc_seq]
  * (enc_lengths[b] real), the decoder dec_ids [batch, dec_seq] (dec_lengths[b]
  * real, starting with the decoder start token), teacher-forced. Output: decoder
- * logits [batch, dec_seq, vocab]. The source's keys and values are kept for
- * octet_session_step. */
+ * logits [batch, dec_seq, vocab] with OCTET_SESSION_ALL_LOGITS, else each
+ * sequence's last row [batch, 1, vocab]. The source's keys and values are kept
+ * for octet_session_step. */
 OCTET_API octet_status octet_session_run_encoder_decoder(
     octet_session* session, const int32_t* enc_ids, const uint32_t* enc_lengths, uint32_t enc_seq,
     const int32_t* dec_ids, const uint32_t* dec_lengths, uint32_t dec_seq, uint32_t batch);
@@ -246,9 +249,11 @@ OCTET_API octet_status octet_session_output(const octet_session* session, octet_
 /* ---- Sampling ------------------------------------------------------------- */
 
 /* Called before each sampling with the next-token logits of one sequence,
- * which it may change in place (a mask: -INFINITY; a bias: add). At least one
- * logit must stay finite. Returns 0 to go on; anything else stops the
- * generation (or the sample call) with OCTET_CANCELLED. */
+ * which it may change in place (a mask: -INFINITY; a bias: add): they are the
+ * session's output, so octet_session_output shows the edited values
+ * afterwards. At least one logit must stay finite (NaN and +INFINITY are
+ * refused). Returns 0 to go on; anything else stops the generation (or the
+ * sample call) with OCTET_CANCELLED. */
 typedef int (*octet_logits_fn)(void* user, uint32_t sequence, float* logits, uint32_t vocab);
 
 typedef struct octet_sampling {
@@ -326,7 +331,10 @@ OCTET_API octet_status octet_generate(octet_session* session, const int32_t* ids
                                       uint32_t* out_counts);
 
 /* Stops the generation running on this session before its next step; safe
- * from any thread. A generation started after this call is not affected. */
+ * from any thread. A generation started after this call is not affected (each
+ * octet_generate clears the request when it starts: a cancel racing with the
+ * start of a generation may be lost; a binding that must not lose it also
+ * stops from its token callback, as the Java binding does). */
 OCTET_API void octet_session_cancel(octet_session* session);
 
 /* ---- Embeddings ------------------------------------------------------------ */
