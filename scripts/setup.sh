@@ -7,8 +7,11 @@
 #   (none)  everything the tests need too (scripts/test-all.sh, CI):
 #     1. Debian packages (apt-get, --no-install-recommends): the demo's, plus
 #        clang-14 + libFuzzer + llvm tools, aarch64 and armhf cross g++, qemu-user,
-#        doctest, cairo (attention heatmaps), tools (valgrind, hyperfine, perf)
-#        and python3-numpy. Skipped when every package is already installed.
+#        doctest, cairo (attention heatmaps), tools (valgrind, hyperfine, perf),
+#        python3-numpy, and for the packages suite (scripts/test-packages.sh)
+#        pkg-config and mmdebstrap (a fresh Debian root; cpack's DEB generator
+#        itself needs nothing beyond cmake, and dpkg-deb is part of dpkg).
+#        Skipped when every package is already installed.
 #     2. The arm64 and armhf target libraries, unpacked into .deps/arm64 and
 #        .deps/armhf by scripts/fetch-target-debs.sh (skipped when present).
 #
@@ -44,6 +47,7 @@ if [ "$PROFILE" = all ]; then
     clang-14 libclang-rt-14-dev lld-14 llvm-14
     valgrind hyperfine linux-perf
     python3-numpy
+    pkg-config mmdebstrap
     ca-certificates debian-archive-keyring
   )
 fi
