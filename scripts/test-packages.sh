@@ -49,6 +49,9 @@ FAILURES=()
 T0=$SECONDS
 
 say() { printf 'test-packages: %s\n' "$*"; }
+# lap NAME: the seconds since the previous lap, for the closing times line.
+LAPS="" LAP_T=$SECONDS
+lap() { LAPS+="$1 $((SECONDS - LAP_T)) s, "; LAP_T=$SECONDS; }
 pass() { PASSED=$((PASSED + 1)); printf '  ok    %s\n' "$1"; }
 fail() {
   FAILED=$((FAILED + 1)); FAILURES+=("$1")
@@ -121,30 +124,47 @@ for p in "${PRESETS[@]}"; do
   fi
 done
 
+lap "build + cpack"
+
 # --- 2. static checks of every .deb -------------------------------------------------------
-# The package that provides the library SONAME for preset P ("" when unknown).
-package_of_soname() {
-  local p=$1 so=$2 arch=${DEB_ARCH[$1]} triple=${TRIPLE[$1]} f owner=""
-  # our own packages first (liboctet.so.0)
-  for f in "$WORK/$p/pkg"/*/; do
-    if compgen -G "$f/usr/lib/$triple/$so" >/dev/null; then basename "$f"; return; fi
-  done
-  if [ "$p" = host ]; then
-    for f in "/lib/$triple/$so" "/usr/lib/$triple/$so"; do
-      [ -e "$f" ] || continue
-      owner=$(dpkg -S "$f" 2>/dev/null | head -n 1 | cut -d: -f1) && [ -n "$owner" ] && break
+# resolve_owners P: OWNERS[P/soname] = the package that provides each library
+# that an ELF file of P's packages needs ("" when unknown): one of our own
+# packages (liboctet.so.0), else dpkg -S (the host's libraries; the cross
+# compilers' libc6-<arch>-cross, ... for arm), else DEPS_TABLE for .deps/.
+declare -A OWNERS
+resolve_owners() {
+  local p=$1 arch=${DEB_ARCH[$1]} triple=${TRIPLE[$1]} so f d owner path
+  local -a paths=()
+  local -A path_of=()
+  for so in $(find "$WORK/$p/pkg" -type f -exec readelf -dW {} \; 2>/dev/null |
+              sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u); do
+    OWNERS[$p/$so]=""
+    for d in "$WORK/$p/pkg"/*/; do
+      [ -e "$d/usr/lib/$triple/$so" ] && OWNERS[$p/$so]=$(basename "$d")
     done
-  else
-    f="/usr/$triple/lib/$so"
-    if [ -e "$f" ]; then
-      owner=$(dpkg -S "$f" 2>/dev/null | head -n 1 | cut -d: -f1)
-      owner=${owner%-"$arch"-cross}      # libc6-arm64-cross -> libc6
+    [ -z "${OWNERS[$p/$so]}" ] || continue
+    if [ "$p" = host ]; then
+      for f in "/lib/$triple/$so" "/usr/lib/$triple/$so"; do   # dpkg knows one of them
+        [ -e "$f" ] && { paths+=("$f"); path_of[$f]=$so; }
+      done
+    elif [ -e "/usr/$triple/lib/$so" ]; then
+      paths+=("/usr/$triple/lib/$so"); path_of[/usr/$triple/lib/$so]=$so
     fi
+  done
+  if [ ${#paths[@]} -gt 0 ]; then
+    while IFS= read -r line; do   # "libc6:amd64: /lib/x86_64-linux-gnu/libc.so.6"
+      owner=${line%%: *} path=${line#*: }
+      owner=${owner%%:*}             # libc6:amd64 -> libc6
+      owner=${owner%-"$arch"-cross}  # libc6-arm64-cross -> libc6
+      [ -n "${path_of[$path]:-}" ] && OWNERS[$p/${path_of[$path]}]=$owner
+    done < <(dpkg -S "${paths[@]}" 2>/dev/null)
   fi
-  if [ -z "$owner" ] && [ -n "${DEPS_TABLE[$so]:-}" ] && [ -e "$ROOT/.deps/$arch/usr/lib/$triple/$so" ]; then
-    owner=${DEPS_TABLE[$so]}
-  fi
-  echo "$owner"
+  for so in "${!DEPS_TABLE[@]}"; do
+    if [ -n "${OWNERS[$p/$so]+set}" ] && [ -z "${OWNERS[$p/$so]}" ] &&
+       [ -e "$ROOT/.deps/$arch/usr/lib/$triple/$so" ]; then
+      OWNERS[$p/$so]=${DEPS_TABLE[$so]}
+    fi
+  done
 }
 
 for p in "${PRESETS[@]}"; do
@@ -157,6 +177,7 @@ for p in "${PRESETS[@]}"; do
     dpkg-deb -x "$deb" "$WORK/$p/pkg/$name"
     dpkg-deb -x "$deb" "$WORK/$p/root"
   done
+  resolve_owners "$p"
   for name in liboctet0 liboctet-dev octet-tools; do
     deb=$(ls "${DEBS[$p]}/${name}_"*"_$arch.deb" 2>/dev/null | head -n 1)
     if [ -z "$deb" ]; then fail "$p: ${name}_*_$arch.deb exists"; continue; fi
@@ -177,7 +198,7 @@ for p in "${PRESETS[@]}"; do
         problems+="$rel: not hard-float"$'\n'
       fi
       for so in $(readelf -dW "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
-        owner=$(package_of_soname "$p" "$so")
+        owner=${OWNERS[$p/$so]:-}
         if [ -z "$owner" ]; then
           problems+="$rel: NEEDED $so: no package found for it"$'\n'
         elif [[ "$dep_names" != *" $owner "* ]]; then
@@ -209,6 +230,8 @@ for p in "${PRESETS[@]}"; do
     fail "$p: liboctet.so.0 in liboctet0"
   fi
 done
+
+lap "checks"
 
 # --- 3. the unpacked packages run (qemu-user for arm) ----------------------------------
 for p in "${PRESETS[@]}"; do
@@ -245,6 +268,8 @@ for p in "${PRESETS[@]}"; do
     fail "$p: pkg-config octet / octet-static in the unpacked -dev package"
   fi
 done
+
+lap "unpacked runs"
 
 # --- 4. the host's relocatable `cmake --install` tree --------------------------------
 say "host: cmake --install build/host --prefix DIR, and a consumer project"
@@ -287,6 +312,8 @@ if [ -f build/host/CMakeCache.txt ] && cmake --install build/host --prefix "$P" 
 else
   fail "install tree: cmake --install build/host" "$(tail -n 20 "$WORK/install.log" 2>/dev/null)"
 fi
+
+lap "install tree"
 
 # --- 5. a fresh Debian 12 root: apt installs the amd64 .debs --------------------------
 # The machine's Debian mirror (not the security one), as scripts/fetch-target-debs.sh.
@@ -337,7 +364,9 @@ bootstrap() {
 
 chroot_suite() {
   if [ "$(id -u)" != 0 ]; then
-    fail "fresh root: needs root (chroot and bind mounts); run as root or set OCTET_PACKAGES_NO_CHROOT=1"
+    loud "The fresh-root part needs root (chroot, bind mounts) and this is uid $(id -u)." \
+         "Run as root, or set OCTET_PACKAGES_NO_CHROOT=1 to skip only that part."
+    fail "fresh root: needs root"
     return
   fi
   if [ -z "${DEBS[host]:-}" ]; then fail "fresh root: no amd64 .debs to install"; return; fi
@@ -371,7 +400,9 @@ chroot_suite() {
       rm -rf --one-file-system "$base" "$base".partial.*
       if ! bootstrap "$base.partial.$$" "$WORK/mmdebstrap.log"; then
         rm -rf --one-file-system "$base.partial.$$"
-        fail "fresh root: mmdebstrap bookworm (mirror unreachable?) (log: $WORK/mmdebstrap.log)" \
+        loud "mmdebstrap could not make a Debian 12 root from $uri (mirror unreachable?)." \
+             "OCTET_PACKAGES_NO_CHROOT=1 skips only that part."
+        fail "fresh root: mmdebstrap bookworm (log: $WORK/mmdebstrap.log)" \
              "$(tail -n 15 "$WORK/mmdebstrap.log")"
         return
       fi
@@ -388,7 +419,9 @@ chroot_suite() {
     need_update=1
   else
     if ! bootstrap "$R" "$WORK/mmdebstrap.log"; then
-      fail "fresh root: mmdebstrap bookworm (mirror unreachable?) (log: $WORK/mmdebstrap.log)" \
+      loud "mmdebstrap could not make a Debian 12 root from $uri (mirror unreachable?)." \
+           "OCTET_PACKAGES_NO_CHROOT=1 skips only that part."
+      fail "fresh root: mmdebstrap bookworm (log: $WORK/mmdebstrap.log)" \
            "$(tail -n 15 "$WORK/mmdebstrap.log")"
       return
     fi
@@ -446,7 +479,8 @@ else
   chroot_suite
 fi
 
-say "done in $((SECONDS - T0)) s"
+lap "fresh root"
+say "done in $((SECONDS - T0)) s (${LAPS%, })"
 if [ "$FAILED" -gt 0 ]; then
   printf 'failed:\n'; printf '  %s\n' "${FAILURES[@]}"
 fi
