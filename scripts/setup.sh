@@ -8,8 +8,11 @@
 #     1. Debian packages (apt-get, --no-install-recommends): the demo's, plus
 #        clang-14 + libFuzzer + llvm tools, aarch64 and armhf cross g++, qemu-user,
 #        doctest, cairo (attention heatmaps), tools (valgrind, hyperfine, perf),
-#        python3-numpy, a JDK (the Java binding and its tests on the host JVM) and
-#        groovy (a syntax check of the Android Gradle files).
+#        python3-numpy, a JDK (the Java binding and its tests on the host JVM),
+#        groovy (a syntax check of the Android Gradle files), and for the
+#        packages suite (scripts/test-packages.sh) pkg-config and mmdebstrap (a
+#        fresh Debian root; cpack's DEB generator itself needs nothing beyond
+#        cmake, and dpkg-deb is part of dpkg).
 #        Skipped when every package is already installed.
 #     2. The arm64 and armhf target libraries, unpacked into .deps/arm64 and
 #        .deps/armhf by scripts/fetch-target-debs.sh (skipped when present).
@@ -47,6 +50,7 @@ if [ "$PROFILE" = all ]; then
     valgrind hyperfine linux-perf
     python3-numpy
     default-jdk-headless groovy
+    pkg-config mmdebstrap
     ca-certificates debian-archive-keyring
   )
 fi

@@ -7,6 +7,13 @@
 #       (the rpi-* tests run under qemu-user, -cpu max; tests/kernels adds
 #       runs under other qemu CPU models for the run-time kernel choice;
 #       host-tsan builds and runs only the threaded suite, tests/engine/threads_test.cc)
+#   packages
+#       scripts/test-packages.sh: the .debs (cpack) of host, rpi-aarch64 and
+#       rpi-armhf, checked (architecture, NEEDED vs Depends, exports), their CLI
+#       and a consumer program run (qemu-user for arm), the amd64 ones installed
+#       with apt into a fresh Debian 12 root (needs root; OCTET_PACKAGES_NO_CHROOT=1
+#       skips only that part), and the `cmake --install` tree used by a consumer
+#       project through find_package(octet) and pkg-config
 #   android-check
 #       scripts/android-compile-check.sh (kernels compiled for the Android triples)
 #   fuzz
@@ -32,7 +39,7 @@ export OCTET_FUZZ_SECONDS=${OCTET_FUZZ_SECONDS:-60}
 LOGS="$ROOT/build/test-all"
 mkdir -p "$LOGS"
 
-ALL_SUITES=(host host-asan host-tsan rpi-aarch64 rpi-armhf android-check fuzz)
+ALL_SUITES=(host host-asan host-tsan rpi-aarch64 rpi-armhf packages android-check fuzz)
 if [ $# -gt 0 ]; then SUITES=("$@"); else SUITES=("${ALL_SUITES[@]}"); fi
 for s in "${SUITES[@]}"; do
   case " ${ALL_SUITES[*]} " in
@@ -88,12 +95,20 @@ run_helper() {  # suite-name script [args...]
     return
   fi
   bash "$ROOT/$script" "$@" 2>&1 | tee "$log" || status=FAIL
-  add_row "$name" "$status" - - $((SECONDS - t0))
+  # a helper that ends with "N passed, N failed" gives its counts
+  local counts
+  counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
+  if [ -n "$counts" ]; then
+    add_row "$name" "$status" "${counts%% *}" "$(sed -E 's/.*, ([0-9]+) failed/\1/' <<<"$counts")" $((SECONDS - t0))
+  else
+    add_row "$name" "$status" - - $((SECONDS - t0))
+  fi
 }
 
 T0=$SECONDS
 for s in "${SUITES[@]}"; do
   case "$s" in
+    packages) run_helper packages scripts/test-packages.sh ;;
     android-check) run_helper android-check scripts/android-compile-check.sh ;;
     fuzz) run_helper fuzz scripts/fuzz.sh ;;
     *) run_preset "$s" ;;
