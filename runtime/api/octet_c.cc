@@ -122,10 +122,11 @@ octet_status FinishSession(const octet_model* model, Result<Session> created, oc
   return OCTET_OK;
 }
 
-// Marks the session's output valid (or not) after a call, and mirrors the capture.
+// After a run: the output is valid, and the capture mirrored. A failed run
+// failed its checks before computing: the last output stays valid.
 octet_status Ran(octet_session* session, const Status& status) {
-  session->has_output = status.ok();
   if (!status.ok()) return Fail(status);
+  session->has_output = true;
   SyncCapture(session);
   return OCTET_OK;
 }

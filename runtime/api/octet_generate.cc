@@ -159,8 +159,8 @@ OCTET_API octet_status octet_generate(octet_session* session, const int32_t* ids
   } else {
     status = session->session.Run(ids, lengths, batch, seq);
   }
-  session->has_output = status.ok();
   if (!status.ok()) return Fail(status);
+  session->has_output = true;
   api::SyncCapture(session);
 
   SamplingParams params;
