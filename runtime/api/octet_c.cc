@@ -68,6 +68,10 @@ bool HasSteps(const fb::Architecture& a) {
   return a.structure() != fb::Structure::EncoderOnly && a.num_layers() > 0;
 }
 
+fb::Structure Structure(const octet_session* session) {
+  return session->model->model.architecture().structure();
+}
+
 SessionLimits ToLimits(const octet_session_options& o, const fb::Architecture& a) {
   SessionLimits limits;
   limits.max_batch = o.max_batch;
@@ -363,6 +367,10 @@ OCTET_API size_t octet_session_arena_bytes(const octet_session* session) {
 OCTET_API octet_status octet_session_run(octet_session* session, const int32_t* ids,
                                          const uint32_t* lengths, uint32_t batch, uint32_t seq) {
   if (session == nullptr) return Fail(OCTET_INVALID_ARGUMENT, "octet_session_run: session is null");
+  if (octet::api::Structure(session) == octet::fb::Structure::EncoderDecoder) {
+    return Fail(OCTET_UNSUPPORTED, "encoder-decoder models run with "
+                "octet_session_run_encoder_decoder (encoder and decoder ids)");
+  }
   return octet::api::Ran(session, session->session.Run(ids, lengths, batch, seq));
 }
 
@@ -372,6 +380,10 @@ OCTET_API octet_status octet_session_run_encoder_decoder(
   if (session == nullptr) {
     return Fail(OCTET_INVALID_ARGUMENT, "octet_session_run_encoder_decoder: session is null");
   }
+  if (octet::api::Structure(session) != octet::fb::Structure::EncoderDecoder) {
+    return Fail(OCTET_UNSUPPORTED, "octet_session_run_encoder_decoder needs an encoder-decoder "
+                "model (marian, t5); this one runs with octet_session_run");
+  }
   return octet::api::Ran(session, session->session.RunEncoderDecoder(
                                       enc_ids, enc_lengths, enc_seq, dec_ids, dec_lengths,
                                       dec_seq, batch));
@@ -380,6 +392,10 @@ OCTET_API octet_status octet_session_run_encoder_decoder(
 OCTET_API octet_status octet_session_step(octet_session* session, const int32_t* ids,
                                           uint32_t batch) {
   if (session == nullptr) return Fail(OCTET_INVALID_ARGUMENT, "octet_session_step: session is null");
+  if (!octet::api::HasSteps(session->model->model.architecture())) {
+    return Fail(OCTET_UNSUPPORTED, "octet_session_step needs a decoder with layers (decoder-only "
+                "or encoder-decoder); this model is encoder-only or has no layers");
+  }
   const bool enc_dec =
       session->model->model.architecture().structure() == octet::fb::Structure::EncoderDecoder;
   const octet::Status st = enc_dec ? session->session.StepEncoderDecoder(ids, batch)
@@ -393,6 +409,10 @@ OCTET_API octet_status octet_session_step(octet_session* session, const int32_t*
 OCTET_API octet_status octet_session_extend(octet_session* session, const int32_t* ids,
                                             uint32_t batch, uint32_t k) {
   if (session == nullptr) return Fail(OCTET_INVALID_ARGUMENT, "octet_session_extend: session is null");
+  if (octet::api::Structure(session) != octet::fb::Structure::DecoderOnly ||
+      !octet::api::HasSteps(session->model->model.architecture())) {
+    return Fail(OCTET_UNSUPPORTED, "octet_session_extend needs a decoder-only model with layers");
+  }
   const octet::Status st = session->session.Extend(ids, batch, k);
   if (!st.ok()) return Fail(st);
   session->has_output = true;
@@ -428,6 +448,10 @@ OCTET_API octet_status octet_session_sample(octet_session* session,
   if (session == nullptr || rng_state == nullptr || out_ids == nullptr) {
     return Fail(OCTET_INVALID_ARGUMENT,
                 "octet_session_sample: session, rng_state and out_ids must not be null");
+  }
+  if (octet::api::Structure(session) == octet::fb::Structure::EncoderOnly) {
+    return Fail(OCTET_UNSUPPORTED, "octet_session_sample needs a model that outputs logits (a "
+                "decoder); this one is encoder-only");
   }
   octet_sampling s;
   octet_sampling_init(&s);
