@@ -5,6 +5,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <new>
+#include <type_traits>
 #include <utility>
 
 #include "api/internal.h"
@@ -529,16 +530,21 @@ OCTET_API octet_status octet_session_capture_attention(octet_session* session,
     return Fail(OCTET_INVALID_ARGUMENT, "octet_attention_capture.struct_size is %zu, expected %zu",
                 capture->struct_size, sizeof(octet_attention_capture));
   }
+  // The field as the integer a C caller stored: any value may arrive, and C++
+  // may not load one outside the enumerators' range as the enum type.
+  std::underlying_type_t<octet_attention_stack> stack;
+  static_assert(sizeof(stack) == sizeof(capture->stack), "an enum is its underlying type");
+  std::memcpy(&stack, &capture->stack, sizeof(stack));
   octet::AttentionCapture c;
-  switch (capture->stack) {
+  switch (stack) {
     case OCTET_STACK_MODEL: c.stack = octet::LayerStack::kSingle; break;
     case OCTET_STACK_ENCODER: c.stack = octet::LayerStack::kEncoder; break;
     case OCTET_STACK_DECODER: c.stack = octet::LayerStack::kDecoder; break;
     default:
-      return Fail(OCTET_INVALID_ARGUMENT, "unknown attention stack %d",
-                  static_cast<int>(capture->stack));
+      return Fail(OCTET_INVALID_ARGUMENT, "unknown attention stack %lld",
+                  static_cast<long long>(stack));
   }
-  if (capture->cross != 0 && capture->stack != OCTET_STACK_DECODER) {
+  if (capture->cross != 0 && stack != OCTET_STACK_DECODER) {
     return Fail(OCTET_INVALID_ARGUMENT,
                 "cross-attention is captured from the decoder stack (OCTET_STACK_DECODER)");
   }
