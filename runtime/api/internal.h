@@ -59,7 +59,13 @@ struct octet_session {
   const octet_model* model = nullptr;
   octet::Session session;
   bool has_output = false;
-  std::atomic<bool> cancel{false};
+  // Cancel: each octet_generate takes the next number as it starts, and
+  // octet_session_cancel marks the number of the one started last (running, or
+  // finished: then it affects nothing). A cancel that lands while a generation
+  // validates its arguments is not lost, and one made before a generation
+  // starts does not touch it.
+  std::atomic<uint64_t> generations{0};
+  std::atomic<uint64_t> cancelled{0};
   // Generation's text streams, one per sequence of max_batch (with a tokenizer).
   std::unique_ptr<octet::api::GenerationStream[]> streams;
   uint32_t num_streams = 0;

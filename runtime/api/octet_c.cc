@@ -5,6 +5,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <new>
+#include <type_traits>
 #include <utility>
 
 #include "api/internal.h"
@@ -68,6 +69,10 @@ bool HasSteps(const fb::Architecture& a) {
   return a.structure() != fb::Structure::EncoderOnly && a.num_layers() > 0;
 }
 
+fb::Structure Structure(const octet_session* session) {
+  return session->model->model.architecture().structure();
+}
+
 SessionLimits ToLimits(const octet_session_options& o, const fb::Architecture& a) {
   SessionLimits limits;
   limits.max_batch = o.max_batch;
@@ -122,10 +127,11 @@ octet_status FinishSession(const octet_model* model, Result<Session> created, oc
   return OCTET_OK;
 }
 
-// Marks the session's output valid (or not) after a call, and mirrors the capture.
+// After a run: the output is valid, and the capture mirrored. A failed run
+// failed its checks before computing: the last output stays valid.
 octet_status Ran(octet_session* session, const Status& status) {
-  session->has_output = status.ok();
   if (!status.ok()) return Fail(status);
+  session->has_output = true;
   SyncCapture(session);
   return OCTET_OK;
 }
@@ -363,9 +369,8 @@ OCTET_API size_t octet_session_arena_bytes(const octet_session* session) {
 OCTET_API octet_status octet_session_run(octet_session* session, const int32_t* ids,
                                          const uint32_t* lengths, uint32_t batch, uint32_t seq) {
   if (session == nullptr) return Fail(OCTET_INVALID_ARGUMENT, "octet_session_run: session is null");
-  if (session->model->model.architecture().structure() == octet::fb::Structure::EncoderDecoder) {
-    session->has_output = false;
-    return Fail(OCTET_INVALID_ARGUMENT, "encoder-decoder models run with "
+  if (octet::api::Structure(session) == octet::fb::Structure::EncoderDecoder) {
+    return Fail(OCTET_UNSUPPORTED, "encoder-decoder models run with "
                 "octet_session_run_encoder_decoder (encoder and decoder ids)");
   }
   return octet::api::Ran(session, session->session.Run(ids, lengths, batch, seq));
@@ -377,6 +382,10 @@ OCTET_API octet_status octet_session_run_encoder_decoder(
   if (session == nullptr) {
     return Fail(OCTET_INVALID_ARGUMENT, "octet_session_run_encoder_decoder: session is null");
   }
+  if (octet::api::Structure(session) != octet::fb::Structure::EncoderDecoder) {
+    return Fail(OCTET_UNSUPPORTED, "octet_session_run_encoder_decoder needs an encoder-decoder "
+                "model (marian, t5); this one runs with octet_session_run");
+  }
   return octet::api::Ran(session, session->session.RunEncoderDecoder(
                                       enc_ids, enc_lengths, enc_seq, dec_ids, dec_lengths,
                                       dec_seq, batch));
@@ -385,6 +394,10 @@ OCTET_API octet_status octet_session_run_encoder_decoder(
 OCTET_API octet_status octet_session_step(octet_session* session, const int32_t* ids,
                                           uint32_t batch) {
   if (session == nullptr) return Fail(OCTET_INVALID_ARGUMENT, "octet_session_step: session is null");
+  if (!octet::api::HasSteps(session->model->model.architecture())) {
+    return Fail(OCTET_UNSUPPORTED, "octet_session_step needs a decoder with layers (decoder-only "
+                "or encoder-decoder); this model is encoder-only or has no layers");
+  }
   const bool enc_dec =
       session->model->model.architecture().structure() == octet::fb::Structure::EncoderDecoder;
   const octet::Status st = enc_dec ? session->session.StepEncoderDecoder(ids, batch)
@@ -398,6 +411,10 @@ OCTET_API octet_status octet_session_step(octet_session* session, const int32_t*
 OCTET_API octet_status octet_session_extend(octet_session* session, const int32_t* ids,
                                             uint32_t batch, uint32_t k) {
   if (session == nullptr) return Fail(OCTET_INVALID_ARGUMENT, "octet_session_extend: session is null");
+  if (octet::api::Structure(session) != octet::fb::Structure::DecoderOnly ||
+      !octet::api::HasSteps(session->model->model.architecture())) {
+    return Fail(OCTET_UNSUPPORTED, "octet_session_extend needs a decoder-only model with layers");
+  }
   const octet::Status st = session->session.Extend(ids, batch, k);
   if (!st.ok()) return Fail(st);
   session->has_output = true;
@@ -433,6 +450,10 @@ OCTET_API octet_status octet_session_sample(octet_session* session,
   if (session == nullptr || rng_state == nullptr || out_ids == nullptr) {
     return Fail(OCTET_INVALID_ARGUMENT,
                 "octet_session_sample: session, rng_state and out_ids must not be null");
+  }
+  if (octet::api::Structure(session) == octet::fb::Structure::EncoderOnly) {
+    return Fail(OCTET_UNSUPPORTED, "octet_session_sample needs a model that outputs logits (a "
+                "decoder); this one is encoder-only");
   }
   octet_sampling s;
   octet_sampling_init(&s);
@@ -510,16 +531,21 @@ OCTET_API octet_status octet_session_capture_attention(octet_session* session,
     return Fail(OCTET_INVALID_ARGUMENT, "octet_attention_capture.struct_size is %zu, expected %zu",
                 capture->struct_size, sizeof(octet_attention_capture));
   }
+  // The field as the integer a C caller stored: any value may arrive, and C++
+  // may not load one outside the enumerators' range as the enum type.
+  std::underlying_type_t<octet_attention_stack> stack;
+  static_assert(sizeof(stack) == sizeof(capture->stack), "an enum is its underlying type");
+  std::memcpy(&stack, &capture->stack, sizeof(stack));
   octet::AttentionCapture c;
-  switch (capture->stack) {
+  switch (stack) {
     case OCTET_STACK_MODEL: c.stack = octet::LayerStack::kSingle; break;
     case OCTET_STACK_ENCODER: c.stack = octet::LayerStack::kEncoder; break;
     case OCTET_STACK_DECODER: c.stack = octet::LayerStack::kDecoder; break;
     default:
-      return Fail(OCTET_INVALID_ARGUMENT, "unknown attention stack %d",
-                  static_cast<int>(capture->stack));
+      return Fail(OCTET_INVALID_ARGUMENT, "unknown attention stack %lld",
+                  static_cast<long long>(stack));
   }
-  if (capture->cross != 0 && capture->stack != OCTET_STACK_DECODER) {
+  if (capture->cross != 0 && stack != OCTET_STACK_DECODER) {
     return Fail(OCTET_INVALID_ARGUMENT,
                 "cross-attention is captured from the decoder stack (OCTET_STACK_DECODER)");
   }

@@ -78,7 +78,10 @@ OCTET_API void octet_generate_options_init(octet_generate_options* options) {
 }
 
 OCTET_API void octet_session_cancel(octet_session* session) {
-  if (session != nullptr) session->cancel.store(true, std::memory_order_relaxed);
+  if (session != nullptr) {
+    session->cancelled.store(session->generations.load(std::memory_order_acquire),
+                             std::memory_order_release);
+  }
 }
 
 OCTET_API octet_status octet_generate(octet_session* session, const int32_t* ids,
@@ -87,6 +90,7 @@ OCTET_API octet_status octet_generate(octet_session* session, const int32_t* ids
                                       uint32_t* out_counts) {
   using namespace octet;
   if (session == nullptr) return Fail(OCTET_INVALID_ARGUMENT, "octet_generate: session is null");
+  const uint64_t generation = session->generations.fetch_add(1, std::memory_order_acq_rel) + 1;
   octet_generate_options o;
   octet_status st = api::ReadGenerateOptions(options, &o);
   if (st != OCTET_OK) return st;
@@ -127,7 +131,6 @@ OCTET_API octet_status octet_generate(octet_session* session, const int32_t* ids
     counts[b] = 0;
     done[b] = 0;
   }
-  session->cancel.store(false, std::memory_order_relaxed);
 
   // Text streams, primed with each prompt (decoder-only) so pieces decode in context.
   const bool text = model.has_tokenizer && session->streams != nullptr;
@@ -159,8 +162,8 @@ OCTET_API octet_status octet_generate(octet_session* session, const int32_t* ids
   } else {
     status = session->session.Run(ids, lengths, batch, seq);
   }
-  session->has_output = status.ok();
   if (!status.ok()) return Fail(status);
+  session->has_output = true;
   api::SyncCapture(session);
 
   SamplingParams params;
@@ -175,7 +178,7 @@ OCTET_API octet_status octet_generate(octet_session* session, const int32_t* ids
   std::memset(&event, 0, sizeof(event));
   event.struct_size = sizeof(event);
   for (;;) {
-    if (session->cancel.load(std::memory_order_relaxed)) {
+    if (session->cancelled.load(std::memory_order_acquire) == generation) {
       status = Status(StatusCode::kCancelled, "the generation was cancelled");
       break;
     }
@@ -237,7 +240,6 @@ OCTET_API octet_status octet_generate(octet_session* session, const int32_t* ids
   if (out_counts != nullptr) {
     for (uint32_t b = 0; b < batch; ++b) out_counts[b] = counts[b];
   }
-  session->cancel.store(false, std::memory_order_relaxed);
   return status.ok() ? OCTET_OK : Fail(status);
 }
 

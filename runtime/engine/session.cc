@@ -489,7 +489,7 @@ constexpr char kStateMagic[8] = {'o', 'c', 't', 'e', 't', 'k', 'v', '1'};
 // logits[batch, vocab]. Native byte order (every target is little-endian).
 struct StateHeader {
   char magic[8];
-  uint64_t fingerprint;   // FNV-1a of the model file's tables (before the data segment)
+  uint64_t fingerprint;   // ModelFingerprint: the file's tables and a sample of every tensor
   uint32_t structure;
   uint32_t value_bytes;   // per key/value element
   uint32_t has_scales;
@@ -499,14 +499,32 @@ struct StateHeader {
   uint32_t vocab;
   uint32_t batch;
   uint32_t source_seq;    // encoder-decoder; else 0
-  uint32_t reserved;
+  uint32_t reserved;      // 0
 };
+static_assert(sizeof(StateHeader) == 56, "the state's fixed part is 56 bytes, unpadded");
 
-uint64_t ModelFingerprint(const Model& model) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  const uint8_t* p = model.file_data();
-  const uint64_t n = model.data_offset() < model.file_size() ? model.data_offset() : model.file_size();
+uint64_t Fnv1a(uint64_t h, const uint8_t* p, uint64_t n) {
   for (uint64_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+// FNV-1a of the model file's tables (before the data segment: architecture,
+// tensor names, shapes, scales, tokenizer) and of 16 bytes at four evenly
+// spaced places of every tensor: models that share their tables (fp32 files of
+// one architecture) differ there. Cost: the tables' bytes plus 64 per tensor.
+uint64_t ModelFingerprint(const Model& model) {
+  const uint64_t n = model.data_offset() < model.file_size() ? model.data_offset() : model.file_size();
+  uint64_t h = Fnv1a(0xcbf29ce484222325ull, model.file_data(), n);
+  for (size_t t = 0; t < model.num_tensors(); ++t) {
+    const TensorView& view = model.tensor(t);
+    const uint8_t* data = static_cast<const uint8_t*>(view.data);
+    constexpr uint64_t kChunk = 16;
+    if (view.size <= 4 * kChunk) {
+      h = Fnv1a(h, data, view.size);
+      continue;
+    }
+    for (uint64_t k = 0; k < 4; ++k) h = Fnv1a(h, data + (view.size - kChunk) * k / 3, kChunk);
+  }
   return h;
 }
 
@@ -640,6 +658,9 @@ Status Session::LoadState(const void* data, size_t size) {
       h.kv_dim != att.num_kv_heads() * att.head_dim() || h.vocab != a.vocab_size()) {
     return Status(StatusCode::kInvalidArgument,
                   "the state was saved from a session of another model");
+  }
+  if (h.reserved != 0 || (!enc_dec && h.source_seq != 0)) {
+    return Status(StatusCode::kInvalidArgument, "the state's header is corrupt");
   }
   if (h.batch < 1 || h.batch > limits_.max_batch) {
     return Status::Error(StatusCode::kLimitExceeded,

@@ -330,11 +330,10 @@ OCTET_API octet_status octet_generate(octet_session* session, const int32_t* ids
                                       const octet_generate_options* options,
                                       uint32_t* out_counts);
 
-/* Stops the generation running on this session before its next step; safe
- * from any thread. A generation started after this call is not affected (each
- * octet_generate clears the request when it starts: a cancel racing with the
- * start of a generation may be lost; a binding that must not lose it also
- * stops from its token callback, as the Java binding does). */
+/* Stops the generation running on this session (the one started last) before
+ * its next step; safe from any thread. A cancel that lands while that
+ * generation is still starting is not lost; a generation started after this
+ * call is not affected (with none running, the call does nothing). */
 OCTET_API void octet_session_cancel(octet_session* session);
 
 /* ---- Embeddings ------------------------------------------------------------ */
