@@ -171,7 +171,7 @@ static void check_caller_memory(const octet_model* llama) {
   EXPECT_FAIL(octet_session_create_with_options(llama, &o, memory[0], plan.memory_bytes, &out),
               OCTET_INVALID_ARGUMENT, "flags");
   o.flags = 0;
-  o.struct_size = 4;
+  o.struct_size = sizeof(size_t) - 1; /* not even its own size field */
   EXPECT_FAIL(octet_session_create_with_options(llama, &o, NULL, 0, &out), OCTET_INVALID_ARGUMENT,
               "struct_size");
   o.struct_size = sizeof(o);
