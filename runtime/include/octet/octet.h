@@ -8,6 +8,9 @@
  * this thread's next failing call). Nothing here aborts or throws; a null
  * handle or pointer where one is required is OCTET_INVALID_ARGUMENT.
  *
+ * A call the model's kind cannot make (embeddings from a decoder, a step of an
+ * encoder, a tokenizer of a file without one) is OCTET_UNSUPPORTED.
+ *
  * Lifetimes. A model must outlive its sessions, tokenizers and text streams;
  * free those first. Strings and arrays the API returns point into the object
  * they came from and stay valid as long as it (or as the call says).
@@ -187,7 +190,9 @@ OCTET_API octet_status octet_session_plan_memory(const octet_model* model,
                                                  const octet_session_options* options,
                                                  octet_session_plan* plan);
 
-/* Creates a session for the limits (NULL = batch 1, 128 tokens, every logit). */
+/* Creates a session for the limits (NULL = batch 1, 128 tokens); it always
+ * outputs every position's logits. octet_session_limits cannot grow (it has no
+ * struct_size): new programs use octet_session_create_with_options. */
 OCTET_API octet_status octet_session_create(const octet_model* model,
                                             const octet_session_limits* limits,
                                             octet_session** out);
@@ -232,7 +237,9 @@ OCTET_API octet_status octet_session_step(octet_session* session, const int32_t*
 
 /* Decoder-only models, after a run: k (1..max_seq) more tokens per sequence
  * (ids [batch, k] row-major) in one pass, as k steps would append them (a
- * chat's next turn). Output: the logits of each sequence's last new token. */
+ * chat's next turn). Output: the logits of each sequence's last new token,
+ * [batch, 1, vocab]; with OCTET_SESSION_ALL_LOGITS every new token's,
+ * [batch, k, vocab] (sampling reads the last). */
 OCTET_API octet_status octet_session_extend(octet_session* session, const int32_t* ids,
                                             uint32_t batch, uint32_t k);
 
@@ -258,7 +265,8 @@ typedef int (*octet_logits_fn)(void* user, uint32_t sequence, float* logits, uin
 
 typedef struct octet_sampling {
   size_t struct_size;   /* sizeof(octet_sampling) */
-  float temperature;    /* default 1; 0 = greedy (the argmax, lowest id on ties) */
+  float temperature;    /* default 1; 0 (or top_k 1) = greedy: the argmax, lowest id on
+                           ties, and the random state does not advance */
   uint32_t top_k;       /* default 0 = no limit */
   float top_p;          /* default 1 = no nucleus cut; in (0, 1] */
   octet_logits_fn logits_hook; /* default NULL */
@@ -301,7 +309,8 @@ typedef int (*octet_token_fn)(void* user, const octet_token_event* event);
 
 typedef struct octet_generate_options {
   size_t struct_size;        /* sizeof(octet_generate_options) */
-  uint32_t max_new_tokens;   /* default 128; at most the session's max_new_tokens + 1 */
+  uint32_t max_new_tokens;   /* default 128; the prompt (1 for encoder-decoder) + max_new_tokens
+                                - 1 must fit in the session's max_seq + max_new_tokens */
   float temperature;         /* default 1; 0 = greedy */
   uint32_t top_k;            /* default 0 */
   float top_p;               /* default 1 */
@@ -389,10 +398,12 @@ OCTET_API octet_status octet_session_capture_attention(octet_session* session,
  * the next sample and every following step give bit-identical results. */
 OCTET_API octet_status octet_session_state_size(const octet_session* session, size_t* bytes);
 /* Writes the state; OCTET_BUFFER_TOO_SMALL (with *written = the size needed)
- * when capacity is short. */
+ * when capacity is short (buffer NULL: a size query). */
 OCTET_API octet_status octet_session_state_save(const octet_session* session, void* buffer,
                                                 size_t capacity, size_t* written);
-/* Restores a state saved from a session of the same model (checked). */
+/* Restores a state saved from a session of the same model (checked by a
+ * fingerprint of the file's tables and samples of every tensor, not a full
+ * hash). A failed load leaves the session as it was. */
 OCTET_API octet_status octet_session_state_load(octet_session* session, const void* data,
                                                 size_t size);
 
