@@ -18,7 +18,7 @@
 #       scripts/android-compile-check.sh (kernels compiled for the Android triples)
 #   fuzz
 #       scripts/fuzz.sh: a bounded libFuzzer run of the loader
-#       (OCTET_FUZZ_SECONDS, default 30 per target, is exported for it)
+#       (OCTET_FUZZ_SECONDS, default 20 per target, is exported for it)
 #
 # Setup first: scripts/setup.sh (packages + .deps/ target libraries).
 # Jobs: OCTET_JOBS (default: every core) for the build, CTEST_PARALLEL_LEVEL for ctest.
@@ -35,7 +35,7 @@ REQUIRE_HELPERS=${OCTET_REQUIRE_HELPERS:-1}
 
 JOBS=${OCTET_JOBS:-$(nproc 2>/dev/null || echo 2)}
 export CTEST_PARALLEL_LEVEL=${CTEST_PARALLEL_LEVEL:-$JOBS}
-export OCTET_FUZZ_SECONDS=${OCTET_FUZZ_SECONDS:-30}
+export OCTET_FUZZ_SECONDS=${OCTET_FUZZ_SECONDS:-20}
 LOGS="$ROOT/build/test-all"
 mkdir -p "$LOGS"
 

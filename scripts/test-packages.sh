@@ -280,8 +280,9 @@ lap "unpacked runs"
 say "host: cmake --install build/host --prefix DIR, and a consumer project"
 P="$WORK/install-prefix"
 if [ -f build/host/CMakeCache.txt ] && cmake --install build/host --prefix "$P" >"$WORK/install.log" 2>&1; then
+  version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' build/host/CMakeCache.txt)
   want=(include/octet/octet.h include/octet/octet.hpp lib/liboctet.so lib/liboctet.so.0
-        lib/liboctet.so.0.1.0 lib/liboctet.a lib/cmake/octet/octetConfig.cmake
+        "lib/liboctet.so.${version:-unknown}" lib/liboctet.a lib/cmake/octet/octetConfig.cmake
         lib/cmake/octet/octetConfigVersion.cmake lib/cmake/octet/octetTargets.cmake
         lib/pkgconfig/octet.pc lib/pkgconfig/octet-static.pc bin/octet bin/octet-convert)
   missing=""
