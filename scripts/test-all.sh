@@ -5,7 +5,8 @@
 #   host, host-asan, host-tsan, rpi-aarch64, rpi-armhf
 #       cmake --preset S && cmake --build --preset S && ctest --preset S
 #       (the rpi-* tests run under qemu-user, -cpu max; tests/kernels adds
-#       runs under other qemu CPU models for the run-time kernel choice;
+#       runs under other qemu CPU models for the run-time kernel choice; after a
+#       passing host suite, they convert checkpoints with its octet-convert;
 #       host-tsan builds and runs only the threaded suite, tests/engine/threads_test.cc)
 #   packages
 #       scripts/test-packages.sh: the .debs (cpack) of host, rpi-aarch64 and
@@ -70,16 +71,27 @@ add_row() {  # name status passed failed seconds
   if [ "$2" = FAIL ]; then FAILED=1; fi
 }
 
+# The cross presets' tests convert checkpoints with the host preset's converter when this run
+# built and tested it (OCTET_HOST_CONVERT, tests/CMakeLists.txt), else under qemu.
+HOST_CONVERT=""
+
 run_preset() {
   local p=$1 log="$LOGS/$1.log" t0=$SECONDS status=PASS
+  local configure_args=()
+  case "$p" in
+    rpi-*) configure_args=("-DOCTET_HOST_CONVERT=$HOST_CONVERT") ;;
+  esac
   banner "$p: configure, build, test"
   {
-    cmake --preset "$p" &&
+    cmake --preset "$p" "${configure_args[@]}" &&
     cmake --build --preset "$p" -j "$JOBS" &&
     ctest --preset "$p"
   } 2>&1 | tee "$log" || status=FAIL
   read -r passed failed < <(ctest_counts "$log")
   add_row "$p" "$status" "$passed" "$failed" $((SECONDS - t0))
+  if [ "$p" = host ] && [ "$status" = PASS ] && [ -x "$ROOT/build/host/bin/octet-convert" ]; then
+    HOST_CONVERT="$ROOT/build/host/bin/octet-convert"
+  fi
 }
 
 run_helper() {  # suite-name script [args...]

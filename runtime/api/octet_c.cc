@@ -130,7 +130,11 @@ octet_status FinishSession(const octet_model* model, Result<Session> created, oc
 // After a run: the output is valid, and the capture mirrored. A failed run
 // failed its checks before computing: the last output stays valid.
 octet_status Ran(octet_session* session, const Status& status) {
-  if (!status.ok()) return Fail(status);
+  if (!status.ok()) {
+    // A capture buffer too small: the shape it needs is reported in the capture.
+    if (status.code() == octet::StatusCode::kBufferTooSmall) SyncCapture(session);
+    return Fail(status);
+  }
   session->has_output = true;
   SyncCapture(session);
   return OCTET_OK;
@@ -225,7 +229,7 @@ OCTET_API octet_status octet_model_get_info(const octet_model* model, octet_mode
   std::memset(&i, 0, sizeof(i));
   i.struct_size = sizeof(i);
   i.family = octet::api::FamilyName(a.family());
-  i.structure = static_cast<octet_structure>(a.structure());
+  i.structure = static_cast<int32_t>(a.structure());
   i.vocab_size = a.vocab_size();
   i.hidden_size = a.hidden_size();
   i.num_layers = a.num_layers();
@@ -533,9 +537,7 @@ OCTET_API octet_status octet_session_capture_attention(octet_session* session,
   }
   // The field as the integer a C caller stored: any value may arrive, and C++
   // may not load one outside the enumerators' range as the enum type.
-  std::underlying_type_t<octet_attention_stack> stack;
-  static_assert(sizeof(stack) == sizeof(capture->stack), "an enum is its underlying type");
-  std::memcpy(&stack, &capture->stack, sizeof(stack));
+  const int32_t stack = capture->stack;
   octet::AttentionCapture c;
   switch (stack) {
     case OCTET_STACK_MODEL: c.stack = octet::LayerStack::kSingle; break;

@@ -462,7 +462,12 @@ Status Session::ArmCapture(uint32_t batch, uint32_t q_len, uint32_t k_len) {
   if (!CheckedMul(static_cast<uint64_t>(batch) * heads, static_cast<uint64_t>(q_len) * k_len,
                   &floats) ||
       floats > capture_->capacity) {
-    return Status::Error(StatusCode::kInvalidArgument,
+    // The shape needed, for the caller to size a new buffer (the run stops here).
+    capture_->batch = batch;
+    capture_->heads = heads;
+    capture_->q_len = q_len;
+    capture_->k_len = k_len;
+    return Status::Error(StatusCode::kBufferTooSmall,
                          "the attention capture needs [%u, %u, %u, %u] floats; its buffer holds "
                          "%llu", batch, heads, q_len, k_len,
                          static_cast<unsigned long long>(capture_->capacity));

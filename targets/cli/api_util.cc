@@ -35,7 +35,7 @@ void Check(const api::Status& status, const std::string& what) {
   if (!status.ok()) throw Failure(what + " failed: " + StatusText(status));
 }
 
-std::string StructureName(octet_structure structure) {
+std::string StructureName(int32_t structure) {
   switch (structure) {
     case OCTET_ENCODER_ONLY:
       return "encoder-only";

@@ -29,7 +29,7 @@ std::string StatusText(const api::Status& status);
 void Check(const api::Status& status, const std::string& what);
 
 // "encoder-only", "decoder-only" or "encoder-decoder".
-std::string StructureName(octet_structure structure);
+std::string StructureName(int32_t structure);  // an octet_structure
 
 // Bytes of the longest prefix of s[0, n) that is valid UTF-8.
 size_t ValidUtf8Prefix(const char* s, size_t n);

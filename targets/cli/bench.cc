@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/api_util.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/format_util.h"
@@ -298,18 +299,6 @@ std::string FamilyText(const char* family) {
   return text;
 }
 
-std::string StructureText(octet_structure structure) {
-  switch (structure) {
-    case OCTET_ENCODER_ONLY:
-      return "encoder-only";
-    case OCTET_DECODER_ONLY:
-      return "decoder-only";
-    case OCTET_ENCODER_DECODER:
-      return "encoder-decoder";
-  }
-  return "unknown(" + std::to_string(static_cast<int>(structure)) + ")";
-}
-
 JsonValue Report(const BenchSettings& s, const BenchFacts& facts, const BenchResult& r) {
   const octet_model_info& model = facts.model;
   const octet_session_info& session = facts.session;
@@ -339,7 +328,7 @@ JsonValue Report(const BenchSettings& s, const BenchFacts& facts, const BenchRes
   JsonValue json = JsonValue::Object();
   json.Set("model", s.model_path);
   json.Set("family", FamilyText(model.family));
-  json.Set("structure", StructureText(model.structure));
+  json.Set("structure", StructureName(model.structure));
   json.Set("batch", s.batch);
   json.Set("seq", s.seq);
   json.Set("decode", decoder ? s.decode : 0u);

@@ -319,7 +319,7 @@ void CheckIds(const std::string& flag, const std::vector<std::vector<int32_t>>& 
 // What depends on the model: ids in range, the right inputs for its structure.
 void CheckAgainstModel(const RunRequest& r, const api::Model& model) {
   const octet_model_info arch = model.info();
-  const octet_structure structure = arch.structure;
+  const int32_t structure = arch.structure;
   CheckIds(r.prompts.empty() ? "--ids" : "--prompt", r.ids, arch);
   CheckIds("--decoder-ids", r.decoder_ids, arch);
   if (structure == OCTET_ENCODER_DECODER) {

@@ -399,14 +399,16 @@ void test_attention(void) {
   memcpy(before, probs, sizeof(before));
   EXPECT_OK(octet_session_step(session, next, 2));
   EXPECT(c.q_len == 6 && memcmp(before, probs, sizeof(before)) == 0);
-  /* A run whose probabilities do not fit fails before computing: the last
-   * output and the buffer are untouched. */
+  /* A run whose probabilities do not fit fails before computing with the shape
+   * it needs: the last output and the buffer are untouched. */
   REQUIRE_OK(octet_session_output(session, &out));
   memcpy(before, out.data, sizeof(before));
   c.capacity = 2 * 2 * 6 * 6 - 1;
   EXPECT_OK(octet_session_capture_attention(session, &c));
   for (i = 0; i < 2 * 2 * 6 * 6; ++i) probs[i] = -7.0f;
-  EXPECT_FAIL(octet_session_run(session, ids, lengths, 2, 6), OCTET_INVALID_ARGUMENT, "capture");
+  EXPECT(c.batch == 0 && c.heads == 0 && c.q_len == 0 && c.k_len == 0);
+  EXPECT_FAIL(octet_session_run(session, ids, lengths, 2, 6), OCTET_BUFFER_TOO_SMALL, "capture");
+  EXPECT(c.batch == 2 && c.heads == 2 && c.q_len == 6 && c.k_len == 6);
   EXPECT(probs[0] == -7.0f && probs[2 * 2 * 6 * 6 - 1] == -7.0f);
   EXPECT(memcmp(before, out.data, sizeof(before)) == 0);
   /* A smaller run fits. */

@@ -215,7 +215,7 @@ static void write_file(const char* path, const void* bytes, size_t n) {
 }
 
 /* Model facts against what octet-testmodel was told (tests/c_api/CMakeLists.txt). */
-static void check_info(const char* name, const char* family, octet_structure structure,
+static void check_info(const char* name, const char* family, int32_t structure,
                        uint32_t layers, uint32_t decoder_layers, uint32_t max_positions,
                        int32_t bos, int32_t eos, int32_t pad, int32_t start, int32_t int8) {
   octet_model* model = load_model(name);

@@ -1,11 +1,17 @@
-# Converts every golden case: cmake -DCONVERT=... -DOCTET=... -DEMULATOR="qemu|..."
-#   -DCASES=tests/golden/cases -DOUT=dir -P convert_golden_cases.cmake
+# Converts every golden case: cmake -DCONVERT=... [-DCONVERT_EMULATOR="qemu|..."] -DOCTET=...
+#   -DEMULATOR="qemu|..." -DCASES=tests/golden/cases -DOUT=dir -P convert_golden_cases.cmake
+# (EMULATOR runs octet; CONVERT_EMULATOR runs the converter, EMULATOR when not given: empty
+# when the converter is the build machine's, tests/CMakeLists.txt.)
 # Each case directory (one with a config.json) becomes OUT/<case>.octet with
 # --dtype fp32 and OUT/<case>.int8.octet with --dtype int8, and both must load
 # (`octet inspect`). All failures are listed.
 cmake_minimum_required(VERSION 3.25)
 
+if(NOT DEFINED CONVERT_EMULATOR)
+  set(CONVERT_EMULATOR "${EMULATOR}")
+endif()
 string(REPLACE "|" ";" EMULATOR "${EMULATOR}")
+string(REPLACE "|" ";" CONVERT_EMULATOR "${CONVERT_EMULATOR}")
 file(REMOVE_RECURSE "${OUT}")
 file(MAKE_DIRECTORY "${OUT}")
 
@@ -28,7 +34,7 @@ foreach(config IN LISTS configs)
     if(dtype STREQUAL "int8")
       set(model "${OUT}/${name}.int8.octet")
     endif()
-    execute_process(COMMAND ${EMULATOR} ${CONVERT} "${dir}" -o "${model}" --dtype ${dtype} --quiet
+    execute_process(COMMAND ${CONVERT_EMULATOR} ${CONVERT} "${dir}" -o "${model}" --dtype ${dtype} --quiet
                     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
     if(NOT rc EQUAL 0 OR NOT err STREQUAL "")
       string(STRIP "${err}" err)

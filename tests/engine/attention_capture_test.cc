@@ -421,7 +421,8 @@ TEST_CASE("capture requests are checked") {
   const int32_t ids[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   const uint32_t length = 8;
   const Status s = session->Run(ids, &length, 1, 8);
-  CHECK(s.code() == StatusCode::kInvalidArgument);
+  CHECK(s.code() == StatusCode::kBufferTooSmall);
+  CHECK((c.batch == 1 && c.heads == 2 && c.q_len == 8 && c.k_len == 8));
   CHECK(session->output().data == nullptr);
   c.capacity = probs.size();
   CHECK(session->Run(ids, &length, 1, 8).ok());

@@ -7,13 +7,20 @@
 # at most 55% of an fp16 cache (75% for head_dim 8: KV_LIMIT_PPM).
 # HELDOUT: the held-out ids (default MODEL_DIR/heldout_ids.txt). ROUND_TO_NEAREST_MIN_PPM:
 # also convert with --no-tune, which must be at least that far above fp32 (a hard case).
-#   cmake -DCONVERT=... -DPERPLEXITY=... -DEMULATOR="qemu|..." -DMODEL_DIR=models/austen
+# EMULATOR runs octet_perplexity; CONVERT_EMULATOR the converter (EMULATOR when not given;
+# empty when the converter is the build machine's: tests/CMakeLists.txt).
+#   cmake -DCONVERT=... [-DCONVERT_EMULATOR=...] -DPERPLEXITY=... -DEMULATOR="qemu|..."
+#         -DMODEL_DIR=models/austen
 #         -DWORK=dir -DMAX_TOKENS=4096 -DLIMIT_PPM=1000 [-DCALIBRATE=ON]
 #         [-DKV_LIMIT_PPM=550000] [-DHELDOUT=file] [-DROUND_TO_NEAREST_MIN_PPM=50000]
 #         -P austen_perplexity.cmake
 cmake_minimum_required(VERSION 3.25)
 
+if(NOT DEFINED CONVERT_EMULATOR)
+  set(CONVERT_EMULATOR "${EMULATOR}")
+endif()
 string(REPLACE "|" ";" EMULATOR "${EMULATOR}")
+string(REPLACE "|" ";" CONVERT_EMULATOR "${CONVERT_EMULATOR}")
 if(NOT HELDOUT)
   set(HELDOUT "${MODEL_DIR}/heldout_ids.txt")
 endif()
@@ -26,22 +33,23 @@ function(check_run what)
   endif()
 endfunction()
 
-execute_process(COMMAND ${EMULATOR} ${CONVERT} "${MODEL_DIR}" -o "${WORK}/fp32.octet" --dtype fp32 --quiet
+execute_process(COMMAND ${CONVERT_EMULATOR} ${CONVERT} "${MODEL_DIR}" -o "${WORK}/fp32.octet" --dtype fp32 --quiet
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 check_run("octet-convert --dtype fp32")
 if(NOT KV_LIMIT_PPM)
   set(KV_LIMIT_PPM 550000)
 endif()
-# Under the emulator the converter (host code: its tuner is checked on the host presets) runs
+# A converter under the emulator (host code: its tuner is checked on the host presets) runs
 # with --no-tune on the training text: what qemu checks is the ARM kernels' int8 perplexity.
+# The build machine's converter converts as on the host (the board runs what a desktop made).
 set(calibration_args)
-if(CALIBRATE OR EMULATOR)
+if(CALIBRATE OR CONVERT_EMULATOR)
   set(calibration_args --calibration "${MODEL_DIR}/calibration_ids.txt")
 endif()
-if(EMULATOR)
+if(CONVERT_EMULATOR)
   list(APPEND calibration_args --no-tune)
 endif()
-execute_process(COMMAND ${EMULATOR} ${CONVERT} "${MODEL_DIR}" -o "${WORK}/int8.octet"
+execute_process(COMMAND ${CONVERT_EMULATOR} ${CONVERT} "${MODEL_DIR}" -o "${WORK}/int8.octet"
                         ${calibration_args}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 check_run("octet-convert --dtype int8")
@@ -50,13 +58,13 @@ message(STATUS "${out}")
 # Text calibration: encoded with the checkpoint's tokenizer.json. A converter feature (the
 # converter runs on desktops): checked on the host presets, not again under qemu.
 if(EMULATOR)
-  message(STATUS "text calibration: checked on the host presets (converter-side), not under the emulator")
+  message(STATUS "text calibration: checked on the host presets (converter-side), not in an emulated suite")
 elseif(CALIBRATE)
   file(WRITE "${WORK}/calibration.txt"
        "It is a truth universally acknowledged, that a single man in possession of a good "
        "fortune, must be in want of a wife.\n\n\"My dear Mr. Bennet,\" said his lady to him one "
        "day, \"have you heard that Netherfield Park is let at last?\"\n")
-  execute_process(COMMAND ${EMULATOR} ${CONVERT} "${MODEL_DIR}" -o "${WORK}/text.octet"
+  execute_process(COMMAND ${CONVERT_EMULATOR} ${CONVERT} "${MODEL_DIR}" -o "${WORK}/text.octet"
                           --calibration "${WORK}/calibration.txt"
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   check_run("octet-convert --calibration text")
@@ -67,7 +75,7 @@ endif()
 
 set(dtypes fp32 int8)
 if(ROUND_TO_NEAREST_MIN_PPM)
-  execute_process(COMMAND ${EMULATOR} ${CONVERT} "${MODEL_DIR}" -o "${WORK}/rtn.octet" --no-tune
+  execute_process(COMMAND ${CONVERT_EMULATOR} ${CONVERT} "${MODEL_DIR}" -o "${WORK}/rtn.octet" --no-tune
                           --quiet
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   check_run("octet-convert --no-tune")

@@ -28,6 +28,8 @@
  *     ever appended, and octet reads or writes only the bytes the caller's size
  *     covers, so a program built against an older header keeps working;
  *   - functions, enum values and flags are only ever added, never changed;
+ *   - a struct field that holds an enum's value is an int32_t (the size of a C
+ *     enum is the compiler's choice; the field's is not);
  *   - no C++ types or exceptions cross the boundary; every exported symbol
  *     starts with `octet_`;
  *   - OCTET_VERSION_* is the header's version, octet_version_number() the
@@ -112,7 +114,7 @@ typedef enum octet_structure {
 typedef struct octet_model_info {
   size_t struct_size;       /* in: sizeof(octet_model_info) */
   const char* family;       /* "bert", "gpt2", "llama", "qwen2", "mistral", "marian", "t5" */
-  octet_structure structure;
+  int32_t structure;        /* an octet_structure */
   uint32_t vocab_size;
   uint32_t hidden_size;
   uint32_t num_layers;         /* encoder layers, or decoder layers of a decoder-only model */
@@ -372,7 +374,7 @@ typedef enum octet_attention_stack {
 
 typedef struct octet_attention_capture {
   size_t struct_size;   /* sizeof(octet_attention_capture) */
-  octet_attention_stack stack;
+  int32_t stack;        /* an octet_attention_stack */
   int32_t cross;        /* 1: the decoder's cross-attention (OCTET_STACK_DECODER) */
   uint32_t layer;
   float* probs;         /* caller-owned, capacity floats */
@@ -386,7 +388,9 @@ typedef struct octet_attention_capture {
 
 /* The following runs (not steps) write the attention probabilities of one
  * layer into capture->probs; NULL stops it. *capture must stay alive while
- * set. A run whose probabilities exceed capacity fails before computing. */
+ * set. A run whose probabilities exceed capacity fails before computing with
+ * OCTET_BUFFER_TOO_SMALL, and batch, heads, q_len and k_len then give the
+ * shape it needs (the session's output stays the last run's). */
 OCTET_API octet_status octet_session_capture_attention(octet_session* session,
                                                        octet_attention_capture* capture);
 

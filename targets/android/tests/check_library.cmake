@@ -1,6 +1,8 @@
 # java.library: liboctet_jni.so exports JNI_OnLoad, Java_* and octet_* only, needs no C++
 # runtime (libstdc++ and libgcc are linked in statically), and its size stripped is printed.
-#   cmake -DLIBRARY=... -DREADELF=... -DSTRIP=... -DWORK=... -P check_library.cmake
+# With -DMIN_ALIGN=16384, every LOAD segment must be aligned to at least that (a multiple of
+# it: the pages of 16 KB kernels, as Android 15+ requires).
+#   cmake -DLIBRARY=... -DREADELF=... -DSTRIP=... -DWORK=... [-DMIN_ALIGN=N] -P check_library.cmake
 execute_process(COMMAND ${READELF} --dyn-syms -W ${LIBRARY} OUTPUT_VARIABLE syms RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "readelf --dyn-syms failed on ${LIBRARY}")
@@ -40,6 +42,30 @@ foreach(line ${needed_lines})
   endif()
 endforeach()
 
+set(align_text "")
+if(MIN_ALIGN)
+  execute_process(COMMAND ${READELF} -l -W ${LIBRARY} OUTPUT_VARIABLE segments RESULT_VARIABLE rc)
+  string(REGEX MATCHALL "\n *LOAD [^\n]*" loads "${segments}")
+  list(LENGTH loads nloads)
+  if(NOT rc EQUAL 0 OR nloads EQUAL 0)
+    message(FATAL_ERROR "readelf -l found no LOAD segment in ${LIBRARY}")
+  endif()
+  set(aligns)
+  foreach(load ${loads})
+    string(REGEX MATCH "0x[0-9a-f]+ *$" align "${load}")
+    string(STRIP "${align}" align)
+    math(EXPR value "${align}")
+    math(EXPR remainder "${value} % ${MIN_ALIGN}")
+    if(value LESS MIN_ALIGN OR NOT remainder EQUAL 0)
+      message(FATAL_ERROR "liboctet_jni.so: a LOAD segment is aligned to ${align}, not a multiple "
+                          "of ${MIN_ALIGN}:${load}")
+    endif()
+    list(APPEND aligns ${align})
+  endforeach()
+  list(REMOVE_DUPLICATES aligns)
+  set(align_text "; ${nloads} LOAD segments aligned to ${aligns}")
+endif()
+
 file(MAKE_DIRECTORY ${WORK})
 set(stripped ${WORK}/liboctet_jni.stripped.so)
 execute_process(COMMAND ${STRIP} --strip-all -o ${stripped} ${LIBRARY} RESULT_VARIABLE rc)
@@ -50,4 +76,4 @@ file(SIZE ${LIBRARY} size)
 file(SIZE ${stripped} stripped_size)
 list(JOIN needed ", " needed_text)
 message("liboctet_jni.so: ${exported} exported symbols (${jni} Java_*), NEEDED: ${needed_text}; "
-        "${size} bytes, ${stripped_size} stripped")
+        "${size} bytes, ${stripped_size} stripped${align_text}")
