@@ -194,8 +194,39 @@ bool UsesInt8Attention(const Model& model) {
   return false;
 }
 
+namespace {
+
+// What the file may say (format 1.4) that this engine does not compute yet: refused by name
+// rather than ignored. (Each feature leaves this list when the engine implements it.)
+Status CheckImplemented(const fb::Architecture& a) {
+  const fb::Family family = a.family();
+  if (family >= fb::Family::Qwen3) {
+    return Status::Error(StatusCode::kUnsupported, "family %s is not implemented by this engine",
+                         fb::EnumNameFamily(family));
+  }
+  const fb::Attention& att = *a.attention();
+  const fb::Rope* rope = a.rope();
+  const char* what = att.qk_norm()                                       ? "attention.qk_norm"
+                     : att.logit_softcap() != 0.0f                       ? "attention.logit_softcap"
+                     : att.sliding_layers() && att.sliding_layers()->size() ? "attention.sliding_layers"
+                     : a.final_logit_softcap() != 0.0f                   ? "final_logit_softcap"
+                     : a.sandwich_norms()                                ? "sandwich_norms"
+                     : a.position_offset() != 0                          ? "position_offset"
+                     : rope && rope->local_theta() != 0.0f               ? "rope.local_theta"
+                     : rope && rope->scaling() == fb::RopeScaling::LongRope ? "rope scaling LongRope"
+                                                                         : nullptr;
+  if (what != nullptr) {
+    return Status::Error(StatusCode::kUnsupported, "architecture: %s is not implemented by this "
+                         "engine", what);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* out) {
   const fb::Architecture& a = model.architecture();
+  OCTET_RETURN_IF_ERROR(CheckImplemented(a));
   const fb::Attention& att = *a.attention();
   const uint32_t h = a.hidden_size(), vocab = a.vocab_size();
   const bool pre = a.norm_placement() == fb::NormPlacement::Pre;

@@ -75,7 +75,10 @@ Status CheckArchitecture(const fb::Architecture& a) {
                          static_cast<int>(a.structure()));
   }
   Structure expected = Structure::DecoderOnly;
-  if (family == Family::Bert) expected = Structure::EncoderOnly;
+  if (family == Family::Bert || family == Family::DistilBert || family == Family::Roberta ||
+      family == Family::XlmRoberta) {
+    expected = Structure::EncoderOnly;
+  }
   if (family == Family::Marian || family == Family::T5) expected = Structure::EncoderDecoder;
   if (a.structure() != expected) {
     return Status::Error(kBad, "architecture: family %s must be %s, the file says %s",
@@ -130,6 +133,26 @@ Status CheckArchitecture(const fb::Architecture& a) {
   if (a.position() == fb::PositionKind::Learned) {
     OCTET_RETURN_IF_ERROR(CheckRange(a.max_positions(), 1, kMaxPositions, "max_positions"));
   }
+  // (format 1.4)
+  OCTET_RETURN_IF_ERROR(CheckRange(a.position_offset(), 0,
+                                   a.position() == fb::PositionKind::Learned ? kMaxPositions : 0,
+                                   "position_offset"));
+  if (!IsFiniteFloat(a.final_logit_softcap()) || a.final_logit_softcap() < 0.0f ||
+      !IsFiniteFloat(att.logit_softcap()) || att.logit_softcap() < 0.0f) {
+    return Status(kBad, "architecture: final_logit_softcap and attention.logit_softcap must be "
+                        "finite and >= 0");
+  }
+  if (a.sandwich_norms() && a.norm_placement() != fb::NormPlacement::Pre) {
+    return Status(kBad, "architecture: sandwich_norms needs pre-norm layers");
+  }
+  if (const auto* sliding = att.sliding_layers()) {
+    const uint32_t layers = a.structure() == Structure::EncoderDecoder ? 0 : a.num_layers();
+    if (sliding->size() != 0 && (sliding->size() != layers || att.sliding_window() == 0)) {
+      return Status::Error(kBad, "architecture: attention.sliding_layers has %u entries for %u "
+                                 "layers (sliding_window %u)", sliding->size(), layers,
+                           att.sliding_window());
+    }
+  }
   if (a.position() == fb::PositionKind::Rope) {
     const fb::Rope* rope = a.rope();
     if (rope == nullptr) return Status(kBad, "architecture: position Rope without rope parameters");
@@ -146,6 +169,31 @@ Status CheckArchitecture(const fb::Architecture& a) {
     if (rope->rotary_dim() > att.head_dim() || rope->rotary_dim() % 2 != 0) {
       return Status::Error(kBad, "architecture: rope.rotary_dim %u must be even and <= head_dim %u",
                            rope->rotary_dim(), att.head_dim());
+    }
+    // (format 1.4)
+    if (!IsFiniteFloat(rope->local_theta()) ||
+        !(rope->local_theta() == 0.0f || rope->local_theta() > 1.0f) ||
+        !IsFiniteFloat(rope->attention_factor()) || !(rope->attention_factor() > 0.0f)) {
+      return Status(kBad, "architecture: rope.local_theta must be 0 or > 1 and "
+                          "rope.attention_factor finite and > 0");
+    }
+    const uint32_t pairs = (rope->rotary_dim() != 0 ? rope->rotary_dim() : att.head_dim()) / 2;
+    const auto* shorts = rope->short_factors();
+    const auto* longs = rope->long_factors();
+    const bool longrope = rope->scaling() == fb::RopeScaling::LongRope;
+    if ((longrope && (shorts == nullptr || shorts->size() != pairs)) ||
+        (!longrope && shorts != nullptr && shorts->size() != 0) ||
+        (longs != nullptr && longs->size() != 0 && (!longrope || longs->size() != pairs))) {
+      return Status::Error(kBad, "architecture: rope short/long factors must be LongRope's, "
+                                 "%u each", pairs);
+    }
+    for (const auto* list : {shorts, longs}) {
+      if (list == nullptr) continue;
+      for (const float f : *list) {
+        if (!IsFiniteFloat(f) || !(f > 0.0f)) {
+          return Status(kBad, "architecture: rope factors must be finite and > 0");
+        }
+      }
     }
   }
   OCTET_RETURN_IF_ERROR(CheckTokenId(a.pad_token_id(), a.vocab_size(), "pad_token_id"));

@@ -24,8 +24,11 @@ namespace octet {
 
 // The format this build writes and reads. Readers reject a newer major.
 constexpr uint16_t kFormatMajor = 1;
-constexpr uint16_t kFormatMinor = 3;  // 1.1: packed int8 matrices (Tensor.layout); 1.2: compiled tokenizer;
-                                      // 1.3: 16-bit inputs of int8 matrices (Tensor.input_bits)
+constexpr uint16_t kFormatMinor = 4;  // 1.1: packed int8 matrices (Tensor.layout); 1.2: compiled tokenizer;
+                                      // 1.3: 16-bit inputs of int8 matrices (Tensor.input_bits);
+                                      // 1.4: the families of issue 12 (Q/K norms, soft-capping,
+                                      // sliding/global layers, sandwich norms, LongRope,
+                                      // position offset)
 constexpr uint64_t kDataAlignment = 64;
 constexpr int kMaxTensorRank = 8;
 

@@ -23,6 +23,10 @@
 //   attn.k.{weight,bias}                    [kv_heads * head_dim, hidden]
 //   attn.v.{weight,bias}                    [kv_heads * head_dim, hidden]
 //   attn.o.{weight,bias}                    [hidden, heads * head_dim]
+//   attn.q_norm.weight, attn.k_norm.weight  [head_dim]      Attention.qk_norm (RMSNorm per head)
+//   post_attn_norm.weight                   [hidden]        sandwich_norms: attention's output,
+//                                                           before the residual add
+//   post_ffn_norm.weight                    [hidden]        sandwich_norms: the FFN's output
 //   cross_attn_norm.{weight,bias}           [hidden]        encoder-decoder decoder layers
 //   cross_attn.{q,k,v,o}.{weight,bias}      as attn.*       (k, v read the encoder output)
 //   ffn_norm.{weight,bias}                  [hidden]
