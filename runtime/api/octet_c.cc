@@ -37,6 +37,14 @@ const char* FamilyName(fb::Family family) {
     case fb::Family::Mistral: return "mistral";
     case fb::Family::Marian: return "marian";
     case fb::Family::T5: return "t5";
+    case fb::Family::Qwen3: return "qwen3";
+    case fb::Family::Gemma: return "gemma";
+    case fb::Family::Gemma2: return "gemma2";
+    case fb::Family::Gemma3: return "gemma3_text";
+    case fb::Family::Phi3: return "phi3";
+    case fb::Family::DistilBert: return "distilbert";
+    case fb::Family::Roberta: return "roberta";
+    case fb::Family::XlmRoberta: return "xlm-roberta";
     default: return "unknown";
   }
 }

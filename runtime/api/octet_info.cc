@@ -302,7 +302,27 @@ void AttentionSection(const fb::Attention& a, JsonWriter* w) {
   w->Key("relative_max_distance").Uint(a.relative_max_distance());
   w->Key("qkv_bias").Bool(a.qkv_bias());
   w->Key("out_bias").Bool(a.out_bias());
+  w->Key("qk_norm").Bool(a.qk_norm());
+  w->Key("logit_softcap").Float(a.logit_softcap());
+  // Which layers slide, as their indices (a 60-layer list of booleans would bury the rest).
+  w->Key("sliding_layers");
+  if (a.sliding_layers() == nullptr || a.sliding_layers()->size() == 0) {
+    w->Null();
+  } else {
+    w->BeginArray(true);
+    for (uint32_t i = 0; i < a.sliding_layers()->size(); ++i) {
+      if (a.sliding_layers()->Get(i)) w->Uint(i);
+    }
+    w->EndArray();
+  }
   w->EndObject();
+}
+
+void FloatList(const flatbuffers::Vector<float>* list, JsonWriter* w) {
+  if (list == nullptr || list->size() == 0) return w->Null();
+  w->BeginArray(true);
+  for (const float f : *list) w->Float(f);
+  w->EndArray();
 }
 
 void RopeSection(const fb::Rope* rope, JsonWriter* w) {
@@ -315,6 +335,12 @@ void RopeSection(const fb::Rope* rope, JsonWriter* w) {
   w->Key("high_freq_factor").Float(rope->high_freq_factor());
   w->Key("original_max_positions").Uint(rope->original_max_positions());
   w->Key("rotary_dim").Uint(rope->rotary_dim());
+  w->Key("local_theta").Float(rope->local_theta());
+  w->Key("short_factors");
+  FloatList(rope->short_factors(), w);
+  w->Key("long_factors");
+  FloatList(rope->long_factors(), w);
+  w->Key("attention_factor").Float(rope->attention_factor());
   w->EndObject();
 }
 
@@ -347,6 +373,9 @@ void ArchitectureSection(const fb::Architecture& a, JsonWriter* w) {
   w->Key("bos_token_id").Int(a.bos_token_id());
   w->Key("eos_token_id").Int(a.eos_token_id());
   w->Key("decoder_start_token_id").Int(a.decoder_start_token_id());
+  w->Key("final_logit_softcap").Float(a.final_logit_softcap());
+  w->Key("sandwich_norms").Bool(a.sandwich_norms());
+  w->Key("position_offset").Uint(a.position_offset());
   w->EndObject();
 }
 
