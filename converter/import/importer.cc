@@ -8,7 +8,8 @@
 namespace octet {
 namespace convert {
 
-const char kSupportedModelTypes[] = "bert, gpt2, llama, qwen2, mistral, marian, t5";
+const char kSupportedModelTypes[] =
+    "bert, distilbert, roberta, xlm-roberta, gpt2, llama, qwen2, mistral, marian, t5";
 
 std::string SupportedModelType(const ConfigView& config) {
   const nlohmann::json* type = config.Find("model_type");
@@ -17,7 +18,8 @@ std::string SupportedModelType(const ConfigView& config) {
   }
   if (!type->is_string()) config.Invalid("model_type", "a string");
   const std::string t = type->get<std::string>();
-  for (const char* known : {"bert", "gpt2", "llama", "qwen2", "mistral", "marian", "t5"}) {
+  for (const char* known : {"bert", "distilbert", "roberta", "xlm-roberta", "gpt2", "llama",
+                            "qwen2", "mistral", "marian", "t5"}) {
     if (t == known) return t;
   }
   Fail(config.where(), ": model_type '", t, "' is not supported (supported: ", kSupportedModelTypes,
@@ -27,6 +29,8 @@ std::string SupportedModelType(const ConfigView& config) {
 ModelSpec Import(const ConfigView& config, const Checkpoint& checkpoint) {
   const std::string t = SupportedModelType(config);
   if (t == "bert") return ImportBert(config, checkpoint);
+  if (t == "distilbert") return ImportDistilBert(config, checkpoint);
+  if (t == "roberta" || t == "xlm-roberta") return ImportRoberta(config, checkpoint, t);
   if (t == "gpt2") return ImportGpt2(config, checkpoint);
   if (t == "marian") return ImportMarian(config, checkpoint);
   if (t == "t5") return ImportT5(config, checkpoint);
@@ -135,6 +139,12 @@ ModelSpec NewSpec(const ConfigView& config, const std::string& model_type, fb::F
     }
   }
   return spec;
+}
+
+double StoredTableTolerance(const std::string& dtype) {
+  if (dtype == "F16") return 1.0 / 2048;
+  if (dtype == "BF16") return 1.0 / 256;
+  return 1e-6;
 }
 
 void RejectTrue(const ConfigView& config, const std::string& key, const std::string& why) {

@@ -1,10 +1,11 @@
 // Importers: one per architecture, each in its own file, each turning a
 // Hugging Face config.json and checkpoint into a ModelSpec (import/spec.h).
-//   bert.cc    bert
-//   gpt2.cc    gpt2
-//   llama.cc   llama, qwen2, mistral
-//   marian.cc  marian
-//   t5.cc      t5
+//   bert.cc        bert, roberta, xlm-roberta
+//   distilbert.cc  distilbert
+//   gpt2.cc        gpt2
+//   llama.cc       llama, qwen2, mistral
+//   marian.cc      marian
+//   t5.cc          t5
 // An importer reads only the config values it understands and rejects, with
 // one line naming the field and its value, any value that changes the
 // computation in a way the architecture table cannot express.
@@ -34,6 +35,10 @@ std::string SupportedModelType(const ConfigView& config);
 ModelSpec Import(const ConfigView& config, const Checkpoint& checkpoint);
 
 ModelSpec ImportBert(const ConfigView& config, const Checkpoint& checkpoint);
+// model_type "roberta" or "xlm-roberta".
+ModelSpec ImportRoberta(const ConfigView& config, const Checkpoint& checkpoint,
+                        const std::string& model_type);
+ModelSpec ImportDistilBert(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportGpt2(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportLlama(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportMarian(const ConfigView& config, const Checkpoint& checkpoint);
@@ -70,6 +75,11 @@ inline bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
+
+// The largest difference a stored table of a formula (sinusoidal positions)
+// may have from the formula: 1e-6 in F32; a unit in the last place at 1.0 when
+// the checkpoint was saved in a 16-bit type (the table then holds rounded values).
+double StoredTableTolerance(const std::string& dtype);
 
 // Fails when config.json sets `key` to true (a feature the family's octet
 // implementation does not have).

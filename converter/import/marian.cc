@@ -31,15 +31,6 @@ namespace octet {
 namespace convert {
 namespace {
 
-// The largest difference from Marian's sinusoidal table a stored table may
-// have: 1e-6 in F32; half a unit in the last place at 1.0 when the checkpoint
-// was saved in a 16-bit type (the table then holds rounded values).
-double SinusoidTolerance(const std::string& dtype) {
-  if (dtype == "F16") return 1.0 / 2048;
-  if (dtype == "BF16") return 1.0 / 256;
-  return 1e-6;
-}
-
 // Marian's table, as transformers builds it (in double, then rounded):
 // row pos, column j < dim/2: sin(pos / 10000^(2j/dim)); column dim/2 + j: the cos.
 float SinusoidValue(uint64_t pos, uint64_t column, uint64_t dim) {
@@ -56,7 +47,7 @@ void CheckSinusoidTable(const std::string& name, const Tensor& t, uint32_t rows,
          "] (max_position_embeddings, d_model)");
   }
   const std::vector<float> values = Checkpoint::ReadAllF32(t);
-  const double tolerance = SinusoidTolerance(t.dtype);
+  const double tolerance = StoredTableTolerance(t.dtype);
   for (uint64_t pos = 0; pos < rows; ++pos) {
     for (uint64_t c = 0; c < dim; ++c) {
       const double stored = values[pos * dim + c];

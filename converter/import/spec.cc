@@ -83,10 +83,10 @@ Required RequiredTensors(const fb::ArchitectureT& a) {
   const bool pre = a.norm_placement == fb::NormPlacement::Pre;
   out.push_back({"token_embedding", {a.vocab_size, h}});
   if (a.position == fb::PositionKind::Learned) {
-    out.push_back({"position_embedding", {a.max_positions, h}});
+    out.push_back({"position_embedding", {a.max_positions + a.position_offset, h}});
   }
   if (a.type_vocab_size > 0) out.push_back({"token_type_embedding", {a.type_vocab_size, h}});
-  if (a.family == fb::Family::Bert) AddNorm(out, "embedding_norm", a);
+  if (FamilyIsBertLike(a.family)) AddNorm(out, "embedding_norm", a);
   if (a.position == fb::PositionKind::RelativeBias) {
     const Shape bias = {a.attention->relative_buckets, a.attention->num_heads};
     if (a.structure == fb::Structure::EncoderDecoder) {

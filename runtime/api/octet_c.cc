@@ -245,6 +245,7 @@ OCTET_API octet_status octet_model_get_info(const octet_model* model, octet_mode
   i.num_heads = att.num_heads();
   i.num_kv_heads = att.num_kv_heads();
   i.head_dim = att.head_dim();
+  // The usable length: a table with a position_offset (RoBERTa) has that many more rows.
   i.max_positions = a.max_positions();
   i.bos_token_id = a.bos_token_id();
   i.eos_token_id = a.eos_token_id();

@@ -581,7 +581,9 @@ void Embed(const Forward& f, const int32_t* ids, const uint32_t* lengths, const 
       float* xr = x + row * h;  // [hidden], zero
       AddMatrixRow(w.token_embedding, h, static_cast<size_t>(ids[row]), a.embedding_scale(), xr);
       if (w.token_type_embedding.present()) AddMatrixRow(w.token_type_embedding, h, 0, 1.0f, xr);
-      if (w.position_embedding.present()) AddMatrixRow(w.position_embedding, h, p0 + s, 1.0f, xr);
+      if (w.position_embedding.present()) {
+        AddMatrixRow(w.position_embedding, h, a.position_offset() + p0 + s, 1.0f, xr);
+      }
       if (sinusoidal) AddResidual(xr, sinusoid + s * h, h);
     }
   }

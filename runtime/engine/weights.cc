@@ -200,7 +200,7 @@ namespace {
 // rather than ignored. (Each feature leaves this list when the engine implements it.)
 Status CheckImplemented(const fb::Architecture& a) {
   const fb::Family family = a.family();
-  if (family >= fb::Family::Qwen3) {
+  if (family >= fb::Family::Qwen3 && !FamilyIsBertLike(family)) {
     return Status::Error(StatusCode::kUnsupported, "family %s is not implemented by this engine",
                          fb::EnumNameFamily(family));
   }
@@ -211,7 +211,6 @@ Status CheckImplemented(const fb::Architecture& a) {
                      : att.sliding_layers() && att.sliding_layers()->size() ? "attention.sliding_layers"
                      : a.final_logit_softcap() != 0.0f                   ? "final_logit_softcap"
                      : a.sandwich_norms()                                ? "sandwich_norms"
-                     : a.position_offset() != 0                          ? "position_offset"
                      : rope && rope->local_theta() != 0.0f               ? "rope.local_theta"
                      : rope && rope->scaling() == fb::RopeScaling::LongRope ? "rope scaling LongRope"
                                                                          : nullptr;
@@ -237,7 +236,8 @@ Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* ou
   OCTET_RETURN_IF_ERROR(
       r.GetMatrix("token_embedding", vocab, h, true, &out->token_embedding, true));
   if (a.position() == fb::PositionKind::Learned) {
-    OCTET_RETURN_IF_ERROR(r.GetMatrix("position_embedding", a.max_positions(), h, true,
+    OCTET_RETURN_IF_ERROR(r.GetMatrix("position_embedding",
+                                      a.max_positions() + a.position_offset(), h, true,
                                       &out->position_embedding, true));
   }
   if (a.type_vocab_size() > 0) {
@@ -245,7 +245,7 @@ Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* ou
                                       &out->token_type_embedding, true));
   }
   // BERT's embedding norm; layer-free BERT files (embeddings only) may leave it out.
-  OCTET_RETURN_IF_ERROR(r.Norm("embedding_norm", a, a.family() == fb::Family::Bert && HasLayers(a),
+  OCTET_RETURN_IF_ERROR(r.Norm("embedding_norm", a, FamilyIsBertLike(a.family()) && HasLayers(a),
                                &out->embedding_norm));
 
   const uint32_t buckets = att.relative_buckets(), heads = att.num_heads();

@@ -81,9 +81,9 @@ struct StackWeights {
 
 struct ModelWeights {
   Matrix token_embedding;       // [vocab, hidden]
-  Matrix position_embedding;    // [max_positions, hidden] (Learned)
+  Matrix position_embedding;    // [position_offset + max_positions, hidden] (Learned)
   Matrix token_type_embedding;  // [type_vocab, hidden]; row 0 is used
-  NormWeights embedding_norm;                   // BERT
+  NormWeights embedding_norm;                   // BERT-like families
   StackWeights encoder;                         // encoder-only and encoder-decoder
   StackWeights decoder;                         // decoder-only and encoder-decoder
   Matrix head;                                  // [vocab, hidden]: lm_head or the tied embedding

@@ -599,7 +599,9 @@ Result<Model> Model::Verify(MappedFile file) {
   OCTET_RETURN_IF_ERROR(CheckShape2(embedding, arch.vocab_size(), hidden));
   OCTET_RETURN_IF_ERROR(CheckShape2(model.Find("lm_head"), arch.vocab_size(), hidden));
   if (arch.position() == fb::PositionKind::Learned) {
-    OCTET_RETURN_IF_ERROR(CheckShape2(model.Find("position_embedding"), arch.max_positions(),
+    // Position ids start at position_offset (RoBERTa); both terms are checked <= kMaxPositions.
+    OCTET_RETURN_IF_ERROR(CheckShape2(model.Find("position_embedding"),
+                                      uint64_t{arch.max_positions()} + arch.position_offset(),
                                       hidden));
   }
   if (arch.type_vocab_size() > 0) {

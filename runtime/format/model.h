@@ -4,9 +4,9 @@
 //
 // Canonical tensor names (the converter writes them, the engine reads them):
 //   token_embedding            [vocab, hidden]
-//   position_embedding         [max_positions, hidden]    (PositionKind Learned)
+//   position_embedding         [position_offset + max_positions, hidden]  (PositionKind Learned)
 //   token_type_embedding       [type_vocab, hidden]       (BERT)
-//   embedding_norm.{weight,bias}                          (BERT)
+//   embedding_norm.{weight,bias}                          (BERT-like families)
 //   {encoder.,decoder.,}layers.{i}.{...}                  per layer; i < the layer count
 //   final_norm.{weight,bias}, lm_head [vocab, hidden], final_logits_bias [vocab]
 // The per-layer names are fixed by the engine (see runtime/engine/); the loader

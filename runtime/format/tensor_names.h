@@ -4,9 +4,10 @@
 //
 // Model-level tensors                       shape
 //   token_embedding                         [vocab, hidden]
-//   position_embedding                      [max_positions, hidden]     PositionKind Learned
+//   position_embedding                      [position_offset +          PositionKind Learned
+//                                            max_positions, hidden]     (row = offset + position)
 //   token_type_embedding                    [type_vocab, hidden]        type_vocab_size > 0
-//   embedding_norm.{weight,bias}            [hidden]                    BERT
+//   embedding_norm.{weight,bias}            [hidden]                    BERT-like (FamilyIsBertLike)
 //   final_norm.{weight,bias}                [hidden]                    decoder-only
 //   encoder.final_norm.{weight,bias}        [hidden]                    encoder-decoder (T5)
 //   decoder.final_norm.{weight,bias}        [hidden]                    encoder-decoder (T5)
@@ -44,10 +45,17 @@
 
 namespace octet {
 
+// BERT and the families that keep its layout (DistilBERT, RoBERTa, XLM-R): a LayerNorm
+// after the embeddings (embedding_norm) and biases in every linear layer.
+inline bool FamilyIsBertLike(fb::Family family) {
+  return family == fb::Family::Bert || family == fb::Family::DistilBert ||
+         family == fb::Family::Roberta || family == fb::Family::XlmRoberta;
+}
+
 // The families whose feed-forward layers have biases (ffn.up.bias, ffn.down.bias).
 // The one definition: the converter requires them, the engine reads them.
 inline bool FamilyHasFfnBias(fb::Family family) {
-  return family == fb::Family::Bert || family == fb::Family::Gpt2 || family == fb::Family::Marian;
+  return FamilyIsBertLike(family) || family == fb::Family::Gpt2 || family == fb::Family::Marian;
 }
 
 enum class LayerStack { kSingle, kEncoder, kDecoder };

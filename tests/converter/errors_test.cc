@@ -115,8 +115,8 @@ TEST_CASE("config.json: bad JSON, missing or unknown model_type, missing and inv
   CHECK(Has(error_with_config("[]"), "config.json is not a JSON object"));
   CHECK(Has(error_with_config("{}"), "config.json has no model_type"));
   CHECK(error_with_config("{\"model_type\": \"bart\"}") ==
-        "config.json: model_type 'bart' is not supported (supported: bert, gpt2, llama, qwen2, "
-        "mistral, marian, t5)");
+        "config.json: model_type 'bart' is not supported (supported: bert, distilbert, roberta, "
+        "xlm-roberta, gpt2, llama, qwen2, mistral, marian, t5)");
   HfCheckpoint c = Llama();
   c.config.erase("hidden_size");
   CHECK(ConvertError(c) == "config.json: hidden_size is missing (a positive integer)");

@@ -262,6 +262,94 @@ HfCheckpoint MakeHfCheckpoint(const std::string& type, const HfOptions& o) {
       }
       c.raw_extras.push_back(ids);
     }
+  } else if (type == "roberta" || type == "xlm-roberta") {
+    // RobertaForMaskedLM: positions start at pad_token_id + 1 = 2, so the table has P + 2 rows.
+    c.config = {{"model_type", type},
+                {"architectures", {"RobertaForMaskedLM"}},
+                {"vocab_size", V},
+                {"hidden_size", H},
+                {"num_hidden_layers", L},
+                {"num_attention_heads", o.heads},
+                {"intermediate_size", I},
+                {"max_position_embeddings", P + 2},
+                {"type_vocab_size", 1},
+                {"layer_norm_eps", 1e-5},
+                {"hidden_act", "gelu"},
+                {"pad_token_id", 1},
+                {"bos_token_id", 0},
+                {"eos_token_id", 2},
+                {"position_embedding_type", "absolute"}};
+    const std::string p = o.prefix ? "roberta." : "";
+    c.Add(p + "embeddings.word_embeddings.weight", {V, H});
+    c.Add(p + "embeddings.position_embeddings.weight", {P + 2, H});
+    c.Add(p + "embeddings.token_type_embeddings.weight", {1, H});
+    c.Add(p + "embeddings.LayerNorm.weight", {H});
+    c.Add(p + "embeddings.LayerNorm.bias", {H});
+    for (uint64_t i = 0; i < L; ++i) {
+      const std::string l = p + "encoder.layer." + std::to_string(i) + ".";
+      for (const char* m : {"attention.self.query", "attention.self.key", "attention.self.value",
+                            "attention.output.dense"}) {
+        c.Add(l + m + ".weight", {H, H});
+        c.Add(l + m + ".bias", {H});
+      }
+      c.Add(l + "attention.output.LayerNorm.weight", {H});
+      c.Add(l + "attention.output.LayerNorm.bias", {H});
+      c.Add(l + "intermediate.dense.weight", {I, H});
+      c.Add(l + "intermediate.dense.bias", {I});
+      c.Add(l + "output.dense.weight", {H, I});
+      c.Add(l + "output.dense.bias", {H});
+      c.Add(l + "output.LayerNorm.weight", {H});
+      c.Add(l + "output.LayerNorm.bias", {H});
+    }
+    if (o.prefix) {
+      c.Add("lm_head.dense.weight", {H, H});
+      c.Add("lm_head.dense.bias", {H});
+      c.Add("lm_head.layer_norm.weight", {H});
+      c.Add("lm_head.bias", {V});
+    } else {
+      c.Add("pooler.dense.weight", {H, H});
+      c.Add("pooler.dense.bias", {H});
+    }
+  } else if (type == "distilbert") {
+    c.config = {{"model_type", "distilbert"},
+                {"architectures", {"DistilBertForMaskedLM"}},
+                {"vocab_size", V},
+                {"dim", H},
+                {"n_layers", L},
+                {"n_heads", o.heads},
+                {"hidden_dim", I},
+                {"max_position_embeddings", P},
+                {"activation", "gelu"},
+                {"sinusoidal_pos_embds", false},
+                {"pad_token_id", 0}};
+    const std::string p = o.prefix ? "distilbert." : "";
+    c.Add(p + "embeddings.word_embeddings.weight", {V, H});
+    c.Add(p + "embeddings.position_embeddings.weight", {P, H});
+    c.Add(p + "embeddings.LayerNorm.weight", {H});
+    c.Add(p + "embeddings.LayerNorm.bias", {H});
+    for (uint64_t i = 0; i < L; ++i) {
+      const std::string l = p + "transformer.layer." + std::to_string(i) + ".";
+      for (const char* m : {"attention.q_lin", "attention.k_lin", "attention.v_lin",
+                            "attention.out_lin"}) {
+        c.Add(l + m + ".weight", {H, H});
+        c.Add(l + m + ".bias", {H});
+      }
+      c.Add(l + "sa_layer_norm.weight", {H});
+      c.Add(l + "sa_layer_norm.bias", {H});
+      c.Add(l + "ffn.lin1.weight", {I, H});
+      c.Add(l + "ffn.lin1.bias", {I});
+      c.Add(l + "ffn.lin2.weight", {H, I});
+      c.Add(l + "ffn.lin2.bias", {H});
+      c.Add(l + "output_layer_norm.weight", {H});
+      c.Add(l + "output_layer_norm.bias", {H});
+    }
+    if (o.prefix) {
+      c.Add("vocab_transform.weight", {H, H});
+      c.Add("vocab_transform.bias", {H});
+      c.Add("vocab_layer_norm.weight", {H});
+      c.Add("vocab_layer_norm.bias", {H});
+      c.Add("vocab_projector.bias", {V});
+    }
   } else if (type == "gpt2") {
     c.config = {{"model_type", "gpt2"},
                 {"architectures", {"GPT2LMHeadModel"}},

@@ -160,6 +160,146 @@ TEST_CASE("bert: BertModel layout without prefix, old gamma/beta LayerNorm names
   CheckCopied(conv->model, "embedding_norm.bias", c, "embeddings.LayerNorm.beta");
 }
 
+TEST_CASE("roberta, xlm-roberta: BERT's layout, positions offset by pad_token_id + 1, heads ignored") {
+  for (const char* type : {"roberta", "xlm-roberta"}) {
+    CAPTURE(type);
+    HfOptions o;
+    o.prefix = std::string(type) == "roberta";  // RobertaForMaskedLM; XLMRobertaModel (pooler)
+    const HfCheckpoint c = MakeHfCheckpoint(type, o);
+    const auto conv = Convert(c, "BF16");
+    const Model& m = conv->model;
+    const fb::Architecture& a = m.architecture();
+    CHECK(a.family() == (o.prefix ? fb::Family::Roberta : fb::Family::XlmRoberta));
+    CHECK(a.structure() == fb::Structure::EncoderOnly);
+    CHECK(a.position() == fb::PositionKind::Learned);
+    CHECK(a.position_offset() == 2);
+    CHECK(a.max_positions() == 16);  // the table's 18 rows minus the offset
+    CHECK(a.type_vocab_size() == 1);
+    CHECK(a.norm_eps() == doctest::Approx(1e-5));
+    CHECK(a.pad_token_id() == 1);
+    CHECK(a.bos_token_id() == 0);
+    CHECK(a.eos_token_id() == 2);
+    const std::string p = o.prefix ? "roberta." : "";
+    CHECK(Shape(m, "position_embedding") == std::vector<uint32_t>{18, 32});
+    CheckCopied(m, "position_embedding", c, p + "embeddings.position_embeddings.weight");
+    CheckCopied(m, "embedding_norm.weight", c, p + "embeddings.LayerNorm.weight");
+    CheckCopied(m, "layers.1.attn.v.bias", c, p + "encoder.layer.1.attention.self.value.bias");
+    CheckCopied(m, "layers.0.ffn_norm.weight", c, p + "encoder.layer.0.output.LayerNorm.weight");
+    CHECK(m.num_tensors() == 5 + 2 * 16);
+    CHECK(Extra(m, "model_type") == type);
+  }
+}
+
+TEST_CASE("roberta: config values that change the math are refused by name") {
+  HfCheckpoint c = MakeHfCheckpoint("roberta", HfOptions());
+  c.config["position_embedding_type"] = "relative_key_query";
+  CHECK(ConvertError(c) ==
+        "config.json: position_embedding_type = \"relative_key_query\" is not supported (only "
+        "absolute)");
+  c = MakeHfCheckpoint("roberta", HfOptions());
+  c.config["is_decoder"] = true;
+  CHECK(ConvertError(c) ==
+        "config.json: is_decoder = true is not supported (octet's roberta is an encoder)");
+  c = MakeHfCheckpoint("xlm-roberta", HfOptions());
+  c.config["add_cross_attention"] = true;
+  CHECK(ConvertError(c) == "config.json: add_cross_attention = true is not supported (octet's "
+                           "xlm-roberta is an encoder)");
+  // Positions start at pad_token_id + 1: the table must have a row past it.
+  c = MakeHfCheckpoint("roberta", HfOptions());
+  c.config["pad_token_id"] = 17;
+  CHECK(Has(ConvertError(c), "config.json: pad_token_id = 17 must be an id below "
+                             "max_position_embeddings - 1 = 17"));
+  // A table that is not max_position_embeddings rows long is named with its shape.
+  c = MakeHfCheckpoint("roberta", HfOptions());
+  c.Remove("roberta.embeddings.position_embeddings.weight");
+  c.Add("roberta.embeddings.position_embeddings.weight", {16, 32});
+  CHECK(Has(ConvertError(c), "roberta.embeddings.position_embeddings.weight (-> "
+                             "position_embedding) is [16, 32], expected [18, 32]"));
+}
+
+TEST_CASE("distilbert: DistilBertForMaskedLM layout, heads ignored, no token types, eps 1e-12") {
+  HfOptions o;
+  const HfCheckpoint c = MakeHfCheckpoint("distilbert", o);
+  const auto conv = Convert(c, "F16");
+  const Model& m = conv->model;
+  const fb::Architecture& a = m.architecture();
+  CHECK(a.family() == fb::Family::DistilBert);
+  CHECK(a.structure() == fb::Structure::EncoderOnly);
+  CHECK(a.hidden_size() == 32);
+  CHECK(a.intermediate_size() == 48);
+  CHECK(a.num_layers() == 2);
+  CHECK(a.max_positions() == 16);
+  CHECK(a.position_offset() == 0);
+  CHECK(a.type_vocab_size() == 0);
+  CHECK(a.norm() == fb::NormKind::LayerNorm);
+  CHECK(a.norm_placement() == fb::NormPlacement::Post);
+  CHECK(a.norm_eps() == doctest::Approx(1e-12));
+  CHECK(a.activation() == fb::Activation::GeluErf);
+  CHECK(a.attention()->num_heads() == 4);
+  CHECK(a.attention()->head_dim() == 8);
+  CHECK(a.attention()->qkv_bias());
+  CHECK(a.attention()->out_bias());
+  CHECK(m.Find("token_type_embedding") == nullptr);
+  CheckCopied(m, "position_embedding", c, "distilbert.embeddings.position_embeddings.weight");
+  CheckCopied(m, "embedding_norm.bias", c, "distilbert.embeddings.LayerNorm.bias");
+  CheckCopied(m, "layers.1.attn.o.weight", c,
+              "distilbert.transformer.layer.1.attention.out_lin.weight");
+  CheckCopied(m, "layers.0.attn.k.bias", c, "distilbert.transformer.layer.0.attention.k_lin.bias");
+  CheckCopied(m, "layers.0.attn_norm.weight", c,
+              "distilbert.transformer.layer.0.sa_layer_norm.weight");
+  CheckCopied(m, "layers.1.ffn.up.weight", c, "distilbert.transformer.layer.1.ffn.lin1.weight");
+  CheckCopied(m, "layers.1.ffn.down.bias", c, "distilbert.transformer.layer.1.ffn.lin2.bias");
+  CheckCopied(m, "layers.1.ffn_norm.bias", c,
+              "distilbert.transformer.layer.1.output_layer_norm.bias");
+  // token, position, 2 norm + 16 per layer.
+  CHECK(m.num_tensors() == 4 + 2 * 16);
+}
+
+// create_sinusoidal_embeddings, written here from its definition.
+std::vector<float> DistilBertSinusoids(uint32_t rows, uint32_t dim) {
+  std::vector<float> t(static_cast<size_t>(rows) * dim);
+  for (uint32_t pos = 0; pos < rows; ++pos) {
+    for (uint32_t j = 0; j < dim; ++j) {
+      const double angle = pos / std::pow(10000.0, 2.0 * (j / 2) / dim);
+      t[static_cast<size_t>(pos) * dim + j] =
+          static_cast<float>(j % 2 == 0 ? std::sin(angle) : std::cos(angle));
+    }
+  }
+  return t;
+}
+
+TEST_CASE("distilbert: sinusoidal_pos_embds tables are checked when stored, computed when not") {
+  HfOptions o;
+  o.prefix = false;
+  o.layers = 1;
+  HfCheckpoint c = MakeHfCheckpoint("distilbert", o);
+  c.config["sinusoidal_pos_embds"] = true;
+  c.config["activation"] = "relu";
+  const std::vector<float> table = DistilBertSinusoids(16, 32);
+  c.Find("embeddings.position_embeddings.weight")->values = table;
+  {
+    const auto conv = Convert(c);
+    CHECK(conv->model.architecture().activation() == fb::Activation::Relu);
+    CHECK(Values(conv->model, "position_embedding") == table);
+  }
+  c.Find("embeddings.position_embeddings.weight")->values[3 * 32 + 7] += 1e-4f;
+  CHECK(Has(ConvertError(c), "distilbert: tensor embeddings.position_embeddings.weight is not "
+                             "the sinusoidal table sinusoidal_pos_embds asks for: [3, 7]"));
+  c.Remove("embeddings.position_embeddings.weight");
+  const auto conv = Convert(c);
+  CHECK(Values(conv->model, "position_embedding") == table);
+
+  // Without sinusoidal_pos_embds the table is learned: it must be there.
+  c.config["sinusoidal_pos_embds"] = false;
+  CHECK(Has(ConvertError(c), "distilbert: missing tensor embeddings.position_embeddings.weight"));
+  c = MakeHfCheckpoint("distilbert", o);
+  c.config["activation"] = "quick_gelu";
+  CHECK(Has(ConvertError(c), "config.json: activation = \"quick_gelu\" is not supported"));
+  c = MakeHfCheckpoint("distilbert", o);
+  c.config["n_heads"] = 5;
+  CHECK(Has(ConvertError(c), "config.json: n_heads = 5 must be a divisor of dim 32"));
+}
+
 TEST_CASE("gpt2: Conv1D weights transposed, c_attn split into Q/K/V exactly, tied head") {
   HfOptions o;
   const HfCheckpoint c = MakeHfCheckpoint("gpt2", o);

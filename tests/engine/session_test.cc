@@ -245,6 +245,35 @@ TEST_CASE("a zero-layer encoder outputs token + position + type embeddings") {
   }
 }
 
+TEST_CASE("a position_offset starts learned positions at that row and bounds the length") {
+  for (const fb::Family family : {fb::Family::Roberta, fb::Family::XlmRoberta}) {
+    CAPTURE(fb::EnumNameFamily(family));
+    TinyModelOptions o = ZeroLayer(family, false);
+    o.max_positions = 6;
+    o.position_offset = 2;  // pad_token_id 1 + 1: the table has 8 rows
+    Loaded m(o);
+    REQUIRE(m.model.Find("position_embedding")->shape[0] == 8);
+    CHECK_FALSE(Session::Create(m.model, SessionLimits{1, 7, 0}).ok());
+    Result<Session> session = Session::Create(m.model, SessionLimits{2, 6, 0});
+    REQUIRE(session.ok());
+    const int32_t ids[2 * 6] = {4, 8, 15, 16, 23, 5, 9, 0, 0, 0, 0, 0};
+    const uint32_t lengths[2] = {6, 1};
+    REQUIRE(session->Run(ids, lengths, 2, 6).ok());
+    const OutputView out = session->output();
+    for (uint32_t b = 0; b < 2; ++b) {
+      for (uint32_t s = 0; s < lengths[b]; ++s) {
+        const std::vector<float> tok = Dequantized(*m.model.Find("token_embedding"), ids[b * 6 + s]);
+        const std::vector<float> pos = Dequantized(*m.model.Find("position_embedding"), s + 2);
+        const std::vector<float> type = Dequantized(*m.model.Find("token_type_embedding"), 0);
+        for (uint32_t i = 0; i < 16; ++i) {
+          CHECK(out.data[(b * 6 + s) * 16 + i] ==
+                doctest::Approx(tok[i] + pos[i] + type[i]).epsilon(1e-6));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("padding does not change the real positions of other sequences") {
   Loaded m(ZeroLayer(fb::Family::Llama, true));
   Result<Session> alone = Session::Create(m.model, SessionLimits{1, 6, 0});

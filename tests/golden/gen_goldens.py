@@ -30,9 +30,11 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from ref_models import crosscheck, safetensors_io  # noqa: E402
 from ref_models.bert import BertModel  # noqa: E402
 from ref_models.common import Conv1D, RMSNorm  # noqa: E402
+from ref_models.distilbert import DistilBertModel, sinusoidal_table  # noqa: E402
 from ref_models.gpt2 import GPT2LMHeadModel  # noqa: E402
 from ref_models.llama import LlamaForCausalLM  # noqa: E402
 from ref_models.marian import MarianMTModel, MarianSinusoidalPositionalEmbedding  # noqa: E402
+from ref_models.roberta import RobertaModel  # noqa: E402
 from ref_models.t5 import T5ForConditionalGeneration, relative_position_bucket  # noqa: E402
 
 SCRIPT = "tests/golden/gen_goldens.py"
@@ -46,6 +48,9 @@ MODELS = {
     "mistral": LlamaForCausalLM,
     "marian": MarianMTModel,
     "t5": T5ForConditionalGeneration,
+    "distilbert": DistilBertModel,
+    "roberta": RobertaModel,
+    "xlm-roberta": RobertaModel,
 }
 
 # --- the cases -----------------------------------------------------------------------------------
@@ -255,11 +260,70 @@ CASES = [
             "eos_token_id": 1, "decoder_start_token_id": 0, "use_cache": True,
             "torch_dtype": "float32",
         }),
+    dict(
+        name="distilbert_prefix",
+        covers="DistilBertForMaskedLM layout: `distilbert.` prefix, vocab_transform / "
+               "vocab_layer_norm / vocab_projector.bias heads and the I64 position_ids to "
+               "ignore; gelu, learned positions, padded batch",
+        layout="distilbert_mlm", dtype="F32", lengths=[13, 6],
+        config={
+            "architectures": ["DistilBertForMaskedLM"], "model_type": "distilbert",
+            "vocab_size": 120, "dim": 32, "n_layers": 2, "n_heads": 4, "hidden_dim": 64,
+            "activation": "gelu", "max_position_embeddings": 32, "sinusoidal_pos_embds": False,
+            "dropout": 0.1, "attention_dropout": 0.1, "qa_dropout": 0.1,
+            "seq_classif_dropout": 0.2, "initializer_range": 0.02, "pad_token_id": 0,
+            "tie_weights_": True, "torch_dtype": "float32",
+        }),
+    dict(
+        name="distilbert_sinusoidal_f16",
+        covers="DistilBertModel layout (no prefix), sinusoidal_pos_embds (the stored table, "
+               "checked against create_sinusoidal_embeddings), relu, F16, 3 heads of 16; the "
+               "shorter sequence first",
+        layout="as_is", dtype="F16", lengths=[7, 11],
+        config={
+            "architectures": ["DistilBertModel"], "model_type": "distilbert",
+            "vocab_size": 90, "dim": 48, "n_layers": 2, "n_heads": 3, "hidden_dim": 80,
+            "activation": "relu", "max_position_embeddings": 40, "sinusoidal_pos_embds": True,
+            "dropout": 0.1, "attention_dropout": 0.1, "initializer_range": 0.02,
+            "pad_token_id": 0, "torch_dtype": "float16",
+        }),
+    dict(
+        name="roberta_pad",
+        covers="RobertaForMaskedLM layout: `roberta.` prefix, lm_head.* and the I64 "
+               "position_ids to ignore; positions from pad_token_id + 1 (position_offset 2); "
+               "BF16; padded batch with the shorter sequence first",
+        layout="roberta_mlm", dtype="BF16", lengths=[6, 14],
+        config={
+            "architectures": ["RobertaForMaskedLM"], "model_type": "roberta",
+            "vocab_size": 100, "hidden_size": 32, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "intermediate_size": 64, "hidden_act": "gelu",
+            "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
+            "max_position_embeddings": 40, "type_vocab_size": 1, "initializer_range": 0.02,
+            "layer_norm_eps": 1e-5, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2,
+            "position_embedding_type": "absolute", "torch_dtype": "bfloat16",
+            "use_cache": True,
+        }),
+    dict(
+        name="xlmr_untyped",
+        covers="XLMRobertaModel layout (no prefix, pooler to ignore), model_type xlm-roberta, "
+               "type_vocab_size 1, 6 heads of 8, 3 layers; a sequence of 24 = the whole table "
+               "(26 rows - position_offset 2)",
+        layout="roberta_model", dtype="F32", lengths=[24, 9],
+        config={
+            "architectures": ["XLMRobertaModel"], "model_type": "xlm-roberta",
+            "vocab_size": 160, "hidden_size": 48, "num_hidden_layers": 3,
+            "num_attention_heads": 6, "intermediate_size": 96, "hidden_act": "gelu",
+            "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
+            "max_position_embeddings": 26, "type_vocab_size": 1, "initializer_range": 0.02,
+            "layer_norm_eps": 1e-5, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2,
+            "position_embedding_type": "absolute", "torch_dtype": "float32",
+        }),
 ]
 
 # Standard deviation of the random embeddings per family (other weights: see init_weights).
 EMBED_STD = {"bert": 1.0, "gpt2": 0.5, "llama": 1.0, "qwen2": 1.0, "mistral": 1.0,
-             "marian": 32 ** -0.5, "t5": 1.0}
+             "marian": 32 ** -0.5, "t5": 1.0, "distilbert": 1.0, "roberta": 1.0,
+             "xlm-roberta": 1.0}
 
 
 def family(case):
@@ -337,6 +401,35 @@ def export(model, case, gen):
         out["cls.predictions.transform.LayerNorm.bias"] = randn(h, std=0.1)
         out["cls.seq_relationship.weight"] = randn(2, h, std=h ** -0.5)
         out["cls.seq_relationship.bias"] = randn(2, std=0.1)
+    elif layout == "distilbert_mlm":
+        # DistilBertForMaskedLM; vocab_projector.weight is tied to the word embeddings and not
+        # saved.
+        h, v = c["dim"], c["vocab_size"]
+        out = {"distilbert." + k: t for k, t in sd.items()}
+        out["distilbert.embeddings.position_ids"] = torch.arange(c["max_position_embeddings"])[None]
+        extra_dtype["distilbert.embeddings.position_ids"] = "I64"
+        out["vocab_transform.weight"] = randn(h, h, std=h ** -0.5)
+        out["vocab_transform.bias"] = randn(h, std=0.1)
+        out["vocab_layer_norm.weight"] = 1 + randn(h, std=0.1)
+        out["vocab_layer_norm.bias"] = randn(h, std=0.1)
+        out["vocab_projector.bias"] = randn(v, std=0.1)
+    elif layout == "roberta_mlm":
+        # RobertaForMaskedLM (no pooler); lm_head.decoder.weight is tied to the word embeddings
+        # and lm_head.decoder.bias to lm_head.bias: neither is saved.
+        h, v = c["hidden_size"], c["vocab_size"]
+        out = {"roberta." + k: t for k, t in sd.items()}
+        out["roberta.embeddings.position_ids"] = torch.arange(c["max_position_embeddings"])[None]
+        extra_dtype["roberta.embeddings.position_ids"] = "I64"
+        out["lm_head.dense.weight"] = randn(h, h, std=h ** -0.5)
+        out["lm_head.dense.bias"] = randn(h, std=0.1)
+        out["lm_head.layer_norm.weight"] = 1 + randn(h, std=0.1)
+        out["lm_head.layer_norm.bias"] = randn(h, std=0.1)
+        out["lm_head.bias"] = randn(v, std=0.1)
+    elif layout == "roberta_model":
+        h = c["hidden_size"]
+        out = dict(sd)
+        out["pooler.dense.weight"] = randn(h, h, std=h ** -0.5)
+        out["pooler.dense.bias"] = randn(h, std=0.1)
     elif layout == "gpt2_model":
         out = {k[len("transformer."):]: t for k, t in sd.items()}
     elif layout == "marian_full":
@@ -365,6 +458,17 @@ def import_(model, tensors, case):
         if fam == "bert":
             key = name[len("bert."):] if name.startswith("bert.") else name
             if key.startswith(("cls.", "pooler.")) or key == "embeddings.position_ids":
+                ignored.append(name)
+                continue
+        elif fam == "distilbert":
+            key = name[len("distilbert."):] if name.startswith("distilbert.") else name
+            if key.startswith(("vocab_transform.", "vocab_layer_norm.", "vocab_projector.")) \
+                    or key == "embeddings.position_ids":
+                ignored.append(name)
+                continue
+        elif fam in ("roberta", "xlm-roberta"):
+            key = name[len("roberta."):] if name.startswith("roberta.") else name
+            if key.startswith(("lm_head.", "pooler.")) or key == "embeddings.position_ids":
                 ignored.append(name)
                 continue
         elif fam == "gpt2":
@@ -498,7 +602,9 @@ def make_inputs(case, gen):
         dec = [[start] + rand(n - 1, lo, hi) for n in case["decoder_lengths"]]
         ids[0][0], dec[0][-1] = hi - 1, lo  # the largest and smallest ordinary ids
     else:
-        lo = 1 if fam == "bert" else 0
+        # RoBERTa: no pad id (1) inside a sequence (transformers would give it the padding
+        # position); 2 is </s>, an ordinary id for the encoder.
+        lo = {"bert": 1, "distilbert": 1, "roberta": 2, "xlm-roberta": 2}.get(fam, 0)
         ids = [rand(n, lo, v) for n in case["lengths"]]
         ids[0][1], ids[0][2] = v - 1, lo
     return ids, dec
@@ -564,10 +670,11 @@ def self_checks(model, case, ids, dec, expected, pad_id):
             worst_kv = max(worst_kv, rel_err(inc, single))
     checks["padded_batch_vs_single"] = worst_single
     fam = family(case)
-    if hasattr(crosscheck, fam):  # the same weights through torch.nn's transformer layers
+    cross = fam.replace("-", "_")
+    if hasattr(crosscheck, cross):  # the same weights through torch.nn's transformer layers
         x, valid = pad(ids, pad_id)
         if dec is None:
-            other = getattr(crosscheck, fam)(model, case["config"], x, valid)
+            other = getattr(crosscheck, cross)(model, case["config"], x, valid)
             mask = valid
         else:
             y, mask = pad(dec, pad_id)
@@ -677,6 +784,10 @@ def generate(case, out_root, seed):
     model = MODELS[fam](c).eval()
     query_std_factor = case["config"]["d_kv"] ** -0.5 if fam == "t5" else 1.0
     init_weights(model, gen, EMBED_STD[fam], query_std_factor)
+    if fam == "distilbert" and c.get("sinusoidal_pos_embds"):
+        with torch.no_grad():  # the table transformers writes, not random weights
+            model.embeddings.position_embeddings.weight.copy_(
+                sinusoidal_table(c["max_position_embeddings"], c["dim"]))
 
     out_dir = os.path.join(out_root, name)
     shutil.rmtree(out_dir, ignore_errors=True)

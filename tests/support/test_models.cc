@@ -68,6 +68,9 @@ fb::ArchitectureT TinyArchitecture(const TinyModelOptions& o) {
   a.tied_embeddings = o.tied;
   switch (o.family) {
     case fb::Family::Bert:
+    case fb::Family::DistilBert:
+    case fb::Family::Roberta:
+    case fb::Family::XlmRoberta:
       a.structure = fb::Structure::EncoderOnly;
       a.num_layers = o.layers;
       a.norm = fb::NormKind::LayerNorm;
@@ -75,7 +78,8 @@ fb::ArchitectureT TinyArchitecture(const TinyModelOptions& o) {
       a.norm_eps = 1e-12f;
       a.position = fb::PositionKind::Learned;
       a.max_positions = 64;
-      a.type_vocab_size = 2;
+      a.type_vocab_size = o.family == fb::Family::DistilBert ? 0 : 2;
+      a.position_offset = o.position_offset;
       a.attention->qkv_bias = true;
       a.attention->out_bias = true;
       a.pad_token_id = 0;
@@ -129,7 +133,8 @@ ModelWriter MakeTinyModelWriter(const TinyModelOptions& o) {
     if (head) writer.SetInputBits(o.tied ? "token_embedding" : "lm_head", 16);
   }
   if (arch.position == fb::PositionKind::Learned) {
-    AddMatrix(writer, "position_embedding", arch.max_positions, h, false, rng);
+    AddMatrix(writer, "position_embedding", arch.position_offset + arch.max_positions, h, false,
+              rng);
   }
   if (arch.type_vocab_size > 0) {
     AddMatrix(writer, "token_type_embedding", arch.type_vocab_size, h, false, rng);
@@ -178,7 +183,7 @@ ModelWriter MakeTinyModelWriter(const TinyModelOptions& o) {
   }
   // Model-level norms and tables. (Layer-free BERT models keep no embedding
   // norm: tests check their raw embeddings.)
-  if (o.family == fb::Family::Bert && o.layers > 0) add_norm("embedding_norm");
+  if (FamilyIsBertLike(o.family) && o.layers > 0) add_norm("embedding_norm");
   if (enc_dec) {
     add_norm("encoder.final_norm");
     add_norm("decoder.final_norm");

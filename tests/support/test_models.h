@@ -13,7 +13,7 @@ namespace octet {
 namespace testing {
 
 struct TinyModelOptions {
-  fb::Family family = fb::Family::Llama;  // Llama (decoder), Bert (encoder), T5 (enc-dec)
+  fb::Family family = fb::Family::Llama;  // Llama (decoder), Bert-like (encoder), T5 (enc-dec)
   uint32_t vocab = 32;
   uint32_t hidden = 16;
   uint32_t layers = 1;       // decoder layers for decoder-only, encoder layers otherwise
@@ -22,6 +22,7 @@ struct TinyModelOptions {
   bool tokenizer = true;     // carry a small tokenizer.json blob
   uint32_t seed = 1;
   uint32_t max_positions = 0;  // learned or RoPE positions; 0 = the family's default
+  uint32_t position_offset = 0;  // learned positions: the first token's row (RoBERTa: 2)
   float layer_stddev = 0.02f;  // of the layers' weight matrices (larger: peakier attention)
   // int8 models with layers: the matrices that products read (not the
   // embeddings) in the GEMM's packed tiles, as octet-convert writes them.

@@ -1,4 +1,4 @@
-"""A second implementation of the BERT, GPT-2 and Marian stacks on PyTorch's own
+"""A second implementation of the BERT (and RoBERTa, DistilBERT), GPT-2 and Marian stacks on PyTorch's own
 nn.TransformerEncoderLayer / nn.TransformerDecoderLayer, fed the same weights: catches wiring
 mistakes (residuals, norm placement, head split, masks) in the reference models.
 """
@@ -43,6 +43,30 @@ def bert(model, c, ids, valid):
         _copy(t.linear1, l.intermediate.dense.weight, l.intermediate.dense.bias)
         _copy(t.linear2, l.output.dense.weight, l.output.dense.bias)
         _copy(t.norm2, l.output.LayerNorm.weight, l.output.LayerNorm.bias)
+        layers.append(t.eval())
+    x = model.embeddings(ids)
+    for t in layers:
+        x = t(x, src_key_padding_mask=~valid)
+    return x
+
+
+roberta = bert  # the same layers; model.embeddings computes RoBERTa's positions
+xlm_roberta = bert
+
+
+def distilbert(model, c, ids, valid):
+    act = {"gelu": F.gelu, "relu": F.relu}[c["activation"]]
+    layers = []
+    for l in model.transformer.layer:
+        t = nn.TransformerEncoderLayer(c["dim"], c["n_heads"], c["hidden_dim"], dropout=0.0,
+                                       activation=act, layer_norm_eps=1e-12, batch_first=True)
+        a = l.attention
+        _mha(t.self_attn, a.q_lin.weight, a.k_lin.weight, a.v_lin.weight, a.q_lin.bias,
+             a.k_lin.bias, a.v_lin.bias, a.out_lin.weight, a.out_lin.bias)
+        _copy(t.norm1, l.sa_layer_norm.weight, l.sa_layer_norm.bias)
+        _copy(t.linear1, l.ffn.lin1.weight, l.ffn.lin1.bias)
+        _copy(t.linear2, l.ffn.lin2.weight, l.ffn.lin2.bias)
+        _copy(t.norm2, l.output_layer_norm.weight, l.output_layer_norm.bias)
         layers.append(t.eval())
     x = model.embeddings(ids)
     for t in layers:
