@@ -1,7 +1,7 @@
 // The converter's model spec: what an importer produces from config.json and
 // the checkpoint, checked by Validate() before a byte is written.
 //
-// An importer (one file per architecture: bert.cc, gpt2.cc, llama.cc,
+// An importer (one file per architecture: bert.cc, gpt2.cc, llama.cc, phi3.cc,
 // marian.cc, t5.cc) fills the architecture table from config.json and maps
 // every canonical tensor (runtime/format/tensor_names.h) to the checkpoint
 // tensor it comes from, with the transform it needs (a transpose for [in, out]
