@@ -3,7 +3,8 @@
 //   bert.cc        bert, roberta, xlm-roberta
 //   distilbert.cc  distilbert
 //   gpt2.cc        gpt2
-//   llama.cc       llama, qwen2, mistral
+//   llama.cc       llama, qwen2, qwen3, mistral
+//   phi3.cc        phi3
 //   marian.cc      marian
 //   t5.cc          t5
 // An importer reads only the config values it understands and rejects, with
@@ -43,6 +44,7 @@ ModelSpec ImportGpt2(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportLlama(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportMarian(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportT5(const ConfigView& config, const Checkpoint& checkpoint);
+ModelSpec ImportPhi3(const ConfigView& config, const Checkpoint& checkpoint);
 
 // --- Helpers shared by the importers ------------------------------------------
 

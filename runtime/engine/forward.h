@@ -282,6 +282,7 @@ struct Forward {
   const float* rope_inv_freq = nullptr;  // [rotary_dim / 2] or null
   const float* alibi_slopes = nullptr;   // [heads] or null
   uint32_t rotary_dim = 0;
+  float rope_attention_factor = 1.0f;  // LongRope's, else 1
   uint32_t max_batch = 0;
   uint32_t max_seq = 0;
   uint32_t kv_positions = 0;

@@ -136,7 +136,12 @@ Status ResolveAttention(Resolver& r, const fb::Architecture& a, LayerStack stack
     OCTET_RETURN_IF_ERROR(
         r.Linear(Name(name, stack, layer, suffix), p.rows, p.cols, p.bias, p.out));
   }
-  return Status::Ok();
+  if (!att.qk_norm() || std::strcmp(block, "attn") != 0) return Status::Ok();
+  std::snprintf(suffix, sizeof(suffix), "%s.q_norm.weight", block);
+  OCTET_RETURN_IF_ERROR(r.Get(Name(name, stack, layer, suffix), att.head_dim(), 0, true,
+                              &out->q_norm));
+  std::snprintf(suffix, sizeof(suffix), "%s.k_norm.weight", block);
+  return r.Get(Name(name, stack, layer, suffix), att.head_dim(), 0, true, &out->k_norm);
 }
 
 Status ResolveLayer(Resolver& r, const fb::Architecture& a, LayerStack stack, uint32_t layer,
@@ -200,19 +205,22 @@ namespace {
 // rather than ignored. (Each feature leaves this list when the engine implements it.)
 Status CheckImplemented(const fb::Architecture& a) {
   const fb::Family family = a.family();
-  if (family >= fb::Family::Qwen3 && !FamilyIsBertLike(family)) {
-    return Status::Error(StatusCode::kUnsupported, "family %s is not implemented by this engine",
-                         fb::EnumNameFamily(family));
+  switch (family) {
+    case fb::Family::Gemma:
+    case fb::Family::Gemma2:
+    case fb::Family::Gemma3:
+      return Status::Error(StatusCode::kUnsupported, "family %s is not implemented by this engine",
+                           fb::EnumNameFamily(family));
+    default:
+      break;
   }
   const fb::Attention& att = *a.attention();
   const fb::Rope* rope = a.rope();
-  const char* what = att.qk_norm()                                       ? "attention.qk_norm"
-                     : att.logit_softcap() != 0.0f                       ? "attention.logit_softcap"
+  const char* what = att.logit_softcap() != 0.0f                       ? "attention.logit_softcap"
                      : att.sliding_layers() && att.sliding_layers()->size() ? "attention.sliding_layers"
                      : a.final_logit_softcap() != 0.0f                   ? "final_logit_softcap"
                      : a.sandwich_norms()                                ? "sandwich_norms"
                      : rope && rope->local_theta() != 0.0f               ? "rope.local_theta"
-                     : rope && rope->scaling() == fb::RopeScaling::LongRope ? "rope scaling LongRope"
                                                                          : nullptr;
   if (what != nullptr) {
     return Status::Error(StatusCode::kUnsupported, "architecture: %s is not implemented by this "

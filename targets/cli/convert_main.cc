@@ -32,7 +32,7 @@ Converts a Hugging Face checkpoint directory into one .octet model file.
 
 SRC_DIR holds:
   config.json        "model_type": bert, distilbert, roberta, xlm-roberta, gpt2, llama,
-                     qwen2, mistral, marian or t5
+                     qwen2, qwen3, mistral, phi3, marian or t5
   model.safetensors  the weights in F32, F16 or BF16; or, for sharded checkpoints,
                      model.safetensors.index.json and the shards it lists
   tokenizer files    when present (tokenizer.json, tokenizer_config.json,

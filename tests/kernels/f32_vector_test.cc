@@ -798,5 +798,42 @@ TEST_CASE("f32_rope variants equal the reference") {
   MESSAGE("worst RoPE difference " << worst << " (|x1| + |x2|)");
 }
 
+TEST_CASE("f32_rope variants equal the reference with a LongRope attention_factor") {
+  const auto variants = Runnable(F32RopeVariants);
+  std::mt19937 rng(29);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  const float shorts[3] = {1.0f, 1.7f, 9.5f};
+  RopeFreqParams fp;
+  fp.rotary_dim = 6;
+  fp.scaling = RopeScalingKind::kLongRope;
+  fp.ext_factors = shorts;
+  float inv_freq[3];
+  rope_inv_freq(fp, inv_freq);
+  F32RopeParams p;
+  p.len = 5;
+  p.heads = 3;
+  p.head_dim = 12;  // half of each head passes through
+  p.rotary_dim = 6;
+  p.pos0 = 130;
+  p.inv_freq = inv_freq;
+  p.attention_factor = 1.1832159f;
+  std::vector<float> x(p.len * p.heads * p.head_dim);
+  for (float& v : x) v = normal(rng);
+  std::vector<float> want = x;
+  f32_rope__ref(p, want.data(), p.heads * p.head_dim);
+  for (const auto& variant : variants) {
+    CAPTURE(variant.name);
+    std::vector<float> got = x;
+    variant.fn(p, got.data(), p.heads * p.head_dim);
+    for (size_t i = 0; i < x.size(); ++i) {
+#if defined(__arm__)
+      REQUIRE(std::fabs(static_cast<double>(got[i]) - want[i]) <= 0x1p-125);
+#else
+      REQUIRE(Bits(got[i]) == Bits(want[i]));
+#endif
+    }
+  }
+}
+
 }  // namespace
 }  // namespace octet

@@ -75,6 +75,41 @@ TEST_CASE("rope_inv_freq: linear scaling divides the frequencies by the factor")
   for (size_t i = 0; i < base.size(); ++i) CHECK(scaled[i] == base[i] / 4.0f);
 }
 
+TEST_CASE("rope_inv_freq: longrope divides each frequency by its factor (1 / (f theta^e))") {
+  RopeFreqParams p;
+  p.rotary_dim = 8;
+  p.theta = 10000.0f;
+  const float factors[4] = {1.0f, 1.5f, 3.0f, 40.0f};
+  p.scaling = RopeScalingKind::kLongRope;
+  p.ext_factors = factors;
+  const std::vector<float> got = InvFreq(p);
+  for (size_t i = 0; i < 4; ++i) {
+    const float power = static_cast<float>(std::pow(10000.0, static_cast<double>(
+                                                                 static_cast<float>(2 * i) / 8.0f)));
+    CHECK(got[i] == 1.0f / (factors[i] * power));
+  }
+  CHECK(got[0] == 1.0f);
+}
+
+TEST_CASE("f32_rope__ref: attention_factor multiplies cos and sin") {
+  const float inv[1] = {1.0f};
+  F32RopeParams p;
+  p.len = 2;
+  p.heads = 1;
+  p.head_dim = 3;  // the third value is not rotated
+  p.rotary_dim = 2;
+  p.inv_freq = inv;
+  p.attention_factor = 1.5f;
+  float x[6] = {0.25f, -3.0f, 2.0f, 1.0f, 0.0f, 2.0f};
+  f32_rope__ref(p, x, 3);
+  CHECK(x[0] == 0.375f);  // position 0: cos 1, sin 0, times 1.5
+  CHECK(x[1] == -4.5f);
+  CHECK(x[2] == 2.0f);
+  CHECK(x[3] == doctest::Approx(1.5 * 0.5403023058681398).epsilon(1e-7));
+  CHECK(x[4] == doctest::Approx(1.5 * 0.8414709848078965).epsilon(1e-7));
+  CHECK(x[5] == 2.0f);
+}
+
 TEST_CASE("rope_inv_freq: llama3 scaling, Llama 3.1's configuration and others") {
   struct Config {
     size_t dim;
