@@ -84,9 +84,8 @@ ModelSpec ImportBertLayout(const ConfigView& config, const Checkpoint& checkpoin
   att.out_bias = true;
   FinishArchitecture(config, spec);
 
-  const std::string p =
-      DetectPrefix(checkpoint, {roberta ? "roberta." : "bert.", ""},
-                   {"embeddings.word_embeddings.weight"});
+  const std::string p = DetectPrefix(checkpoint, {roberta ? "roberta." : "bert.", ""},
+                                     {"embeddings.word_embeddings.weight"});
   const uint32_t h = a.hidden_size, inter = a.intermediate_size;
   const std::string emb = p + "embeddings.";
   spec.Map("token_embedding", {a.vocab_size, h}, emb + "word_embeddings.weight");
@@ -136,9 +135,9 @@ ModelSpec ImportBert(const ConfigView& config, const Checkpoint& checkpoint) {
 
 ModelSpec ImportRoberta(const ConfigView& config, const Checkpoint& checkpoint,
                         const std::string& model_type) {
-  return ImportBertLayout(config, checkpoint, model_type,
-                          model_type == "xlm-roberta" ? fb::Family::XlmRoberta
-                                                      : fb::Family::Roberta);
+  return ImportBertLayout(
+      config, checkpoint, model_type,
+      model_type == "xlm-roberta" ? fb::Family::XlmRoberta : fb::Family::Roberta);
 }
 
 }  // namespace convert

@@ -47,8 +47,10 @@ void CheckSinusoids(const std::string& name, const Tensor& t, uint32_t rows, uin
       const double stored = values[pos * dim + c];
       const double expected = DistilBertSinusoid(pos, c, dim);
       if (!(std::fabs(stored - expected) <= tolerance)) {
-        Fail("distilbert: tensor ", name, " is not the sinusoidal table sinusoidal_pos_embds "
-             "asks for: [", pos, ", ", c, "] holds ", stored, ", expected ", expected);
+        Fail("distilbert: tensor ", name,
+             " is not the sinusoidal table sinusoidal_pos_embds "
+             "asks for: [",
+             pos, ", ", c, "] holds ", stored, ", expected ", expected);
       }
     }
   }
@@ -85,8 +87,8 @@ ModelSpec ImportDistilBert(const ConfigView& config, const Checkpoint& checkpoin
   const bool sinusoidal = config.BoolOr("sinusoidal_pos_embds", false);
   spec.provenance.push_back({"sinusoidal_pos_embds", sinusoidal ? "true" : "false"});
 
-  const std::string p = DetectPrefix(checkpoint, {"distilbert.", ""},
-                                     {"embeddings.word_embeddings.weight"});
+  const std::string p =
+      DetectPrefix(checkpoint, {"distilbert.", ""}, {"embeddings.word_embeddings.weight"});
   const uint32_t h = a.hidden_size, inter = a.intermediate_size, rows = a.max_positions;
   const std::string emb = p + "embeddings.";
   spec.Map("token_embedding", {a.vocab_size, h}, emb + "word_embeddings.weight");
@@ -97,15 +99,15 @@ ModelSpec ImportDistilBert(const ConfigView& config, const Checkpoint& checkpoin
     std::vector<float>& table = spec.Map("position_embedding", {rows, h}, "").values;
     table.resize(static_cast<size_t>(rows) * h);
     for (uint32_t pos = 0; pos < rows; ++pos) {
-      for (uint32_t c = 0; c < h; ++c) table[static_cast<size_t>(pos) * h + c] =
-          DistilBertSinusoid(pos, c, h);
+      for (uint32_t c = 0; c < h; ++c)
+        table[static_cast<size_t>(pos) * h + c] = DistilBertSinusoid(pos, c, h);
     }
   }
   if (sinusoidal) {
-    spec.extra_checks.push_back({positions, [positions, rows, h](const Checkpoint&,
-                                                                 const Tensor& t) {
-                                   CheckSinusoids(positions, t, rows, h);
-                                 }});
+    spec.extra_checks.push_back(
+        {positions, [positions, rows, h](const Checkpoint&, const Tensor& t) {
+           CheckSinusoids(positions, t, rows, h);
+         }});
   }
   spec.Map("embedding_norm.weight", {h}, emb + "LayerNorm.weight");
   spec.Map("embedding_norm.bias", {h}, emb + "LayerNorm.bias");

@@ -7,8 +7,8 @@
 //   position_embedding                      [position_offset +          PositionKind Learned
 //                                            max_positions, hidden]     (row = offset + position)
 //   token_type_embedding                    [type_vocab, hidden]        type_vocab_size > 0
-//   embedding_norm.{weight,bias}            [hidden]                    BERT-like (FamilyIsBertLike)
-//   final_norm.{weight,bias}                [hidden]                    decoder-only
+//   embedding_norm.{weight,bias}            [hidden]                    BERT-like
+//   (FamilyIsBertLike) final_norm.{weight,bias}                [hidden] decoder-only
 //   encoder.final_norm.{weight,bias}        [hidden]                    encoder-decoder (T5)
 //   decoder.final_norm.{weight,bias}        [hidden]                    encoder-decoder (T5)
 //   encoder.relative_bias                   [buckets, heads]            T5 (shared by all layers)

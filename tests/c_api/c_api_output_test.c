@@ -332,6 +332,17 @@ void test_embeddings(void) {
   octet_session_free(session);
   octet_model_free(llama);
   octet_model_free(bert);
+
+  /* RoBERTa (positions from row 2): embeddings need nothing family-specific. */
+  bert = load_model("roberta.octet");
+  session = make_session(bert, 2, 6, 0, 0);
+  REQUIRE_OK(octet_session_run(session, ids, lengths, 2, 6));
+  REQUIRE_OK(octet_session_output(session, &out));
+  for (b = 0; b < 2; ++b) memcpy(cls + b * 32, out.data + b * 6 * 32, 32 * sizeof(float));
+  EXPECT_OK(octet_session_embed(session, ids, lengths, 2, 6, OCTET_POOLING_CLS, 0, got, 64));
+  EXPECT(memcmp(got, cls, sizeof(cls)) == 0);
+  octet_session_free(session);
+  octet_model_free(bert);
 }
 
 /* ---- Attention capture ----------------------------------------------------------------- */

@@ -336,6 +336,8 @@ void test_basics(void) {
   check_info("llama_fp32.octet", "llama", OCTET_DECODER_ONLY, 2, 0, 2048, 1, 2, -1, -1, 0);
   check_info("llama0.octet", "llama", OCTET_DECODER_ONLY, 0, 0, 2048, 1, 2, -1, -1, 1);
   check_info("bert.octet", "bert", OCTET_ENCODER_ONLY, 2, 0, 64, -1, -1, 0, -1, 1);
+  /* 64 usable positions: the table has 66 rows, position ids start at 2. */
+  check_info("roberta.octet", "roberta", OCTET_ENCODER_ONLY, 2, 0, 64, -1, -1, 1, -1, 1);
   check_info("t5.octet", "t5", OCTET_ENCODER_DECODER, 2, 2, 0, -1, 1, 0, 0, 1);
 
   model = load_model("llama.octet");

@@ -12,6 +12,7 @@ set(_models
   "llama_fp32_other.octet --layers 2 --fp32 --seed 4"
   "llama0.octet --layers 0 --seed 3"
   "bert.octet --family bert --layers 2 --seed 3"
+  "roberta.octet --family roberta --layers 2 --seed 3"
   "t5.octet --family t5 --layers 2 --seed 3")
 foreach(_line IN LISTS _models)
   separate_arguments(_args UNIX_COMMAND "${_line}")

@@ -22,7 +22,8 @@ constexpr char kUsage[] =
 Writes a tiny synthetic model with random weights (a test fixture, not a real model).
 
 Options:
-  --family F        llama (decoder-only, default), bert (encoder-only) or t5 (encoder-decoder)
+  --family F        llama (decoder-only, default), bert or roberta (encoder-only; roberta's
+                    positions start at row 2) or t5 (encoder-decoder)
   --layers N        transformer layers, 0 to 64 (default 1); 0 = embeddings and head only
   --fp32            float32 weights instead of int8 per-channel
   --tied            no lm_head: the head is the token embedding
@@ -55,10 +56,13 @@ int TestModelMain(const std::vector<std::string>& args) {
       options.family = fb::Family::Llama;
     } else if (family == "bert") {
       options.family = fb::Family::Bert;
+    } else if (family == "roberta") {
+      options.family = fb::Family::Roberta;
+      options.position_offset = 2;  // pad_token_id 1 + 1
     } else if (family == "t5") {
       options.family = fb::Family::T5;
     } else {
-      throw UsageError("--family '" + family + "' is not one of llama, bert, t5");
+      throw UsageError("--family '" + family + "' is not one of llama, bert, roberta, t5");
     }
   }
   if (parsed.Has("--layers")) {

@@ -57,7 +57,7 @@ function(expect_error status)
 endfunction()
 
 # Every family converts and loads; the summary names the model type.
-foreach(family bert gpt2 llama qwen2 mistral marian t5)
+foreach(family bert distilbert roberta xlm-roberta gpt2 llama qwen2 mistral marian t5)
   run(${CHECKPOINT} ${family} --family ${family})
   expect_ok()
   run(${CONVERT} ${family} -o ${family}.octet --dtype fp32)

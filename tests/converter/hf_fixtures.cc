@@ -329,8 +329,8 @@ HfCheckpoint MakeHfCheckpoint(const std::string& type, const HfOptions& o) {
     c.Add(p + "embeddings.LayerNorm.bias", {H});
     for (uint64_t i = 0; i < L; ++i) {
       const std::string l = p + "transformer.layer." + std::to_string(i) + ".";
-      for (const char* m : {"attention.q_lin", "attention.k_lin", "attention.v_lin",
-                            "attention.out_lin"}) {
+      for (const char* m :
+           {"attention.q_lin", "attention.k_lin", "attention.v_lin", "attention.out_lin"}) {
         c.Add(l + m + ".weight", {H, H});
         c.Add(l + m + ".bias", {H});
       }

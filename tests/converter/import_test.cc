@@ -160,7 +160,8 @@ TEST_CASE("bert: BertModel layout without prefix, old gamma/beta LayerNorm names
   CheckCopied(conv->model, "embedding_norm.bias", c, "embeddings.LayerNorm.beta");
 }
 
-TEST_CASE("roberta, xlm-roberta: BERT's layout, positions offset by pad_token_id + 1, heads ignored") {
+TEST_CASE(
+    "roberta, xlm-roberta: BERT's layout, positions offset by pad_token_id + 1, heads ignored") {
   for (const char* type : {"roberta", "xlm-roberta"}) {
     CAPTURE(type);
     HfOptions o;
@@ -202,19 +203,22 @@ TEST_CASE("roberta: config values that change the math are refused by name") {
         "config.json: is_decoder = true is not supported (octet's roberta is an encoder)");
   c = MakeHfCheckpoint("xlm-roberta", HfOptions());
   c.config["add_cross_attention"] = true;
-  CHECK(ConvertError(c) == "config.json: add_cross_attention = true is not supported (octet's "
-                           "xlm-roberta is an encoder)");
+  CHECK(ConvertError(c) ==
+        "config.json: add_cross_attention = true is not supported (octet's "
+        "xlm-roberta is an encoder)");
   // Positions start at pad_token_id + 1: the table must have a row past it.
   c = MakeHfCheckpoint("roberta", HfOptions());
   c.config["pad_token_id"] = 17;
-  CHECK(Has(ConvertError(c), "config.json: pad_token_id = 17 must be an id below "
-                             "max_position_embeddings - 1 = 17"));
+  CHECK(Has(ConvertError(c),
+            "config.json: pad_token_id = 17 must be an id below "
+            "max_position_embeddings - 1 = 17"));
   // A table that is not max_position_embeddings rows long is named with its shape.
   c = MakeHfCheckpoint("roberta", HfOptions());
   c.Remove("roberta.embeddings.position_embeddings.weight");
   c.Add("roberta.embeddings.position_embeddings.weight", {16, 32});
-  CHECK(Has(ConvertError(c), "roberta.embeddings.position_embeddings.weight (-> "
-                             "position_embedding) is [16, 32], expected [18, 32]"));
+  CHECK(Has(ConvertError(c),
+            "roberta.embeddings.position_embeddings.weight (-> "
+            "position_embedding) is [16, 32], expected [18, 32]"));
 }
 
 TEST_CASE("distilbert: DistilBertForMaskedLM layout, heads ignored, no token types, eps 1e-12") {
@@ -283,8 +287,9 @@ TEST_CASE("distilbert: sinusoidal_pos_embds tables are checked when stored, comp
     CHECK(Values(conv->model, "position_embedding") == table);
   }
   c.Find("embeddings.position_embeddings.weight")->values[3 * 32 + 7] += 1e-4f;
-  CHECK(Has(ConvertError(c), "distilbert: tensor embeddings.position_embeddings.weight is not "
-                             "the sinusoidal table sinusoidal_pos_embds asks for: [3, 7]"));
+  CHECK(Has(ConvertError(c),
+            "distilbert: tensor embeddings.position_embeddings.weight is not "
+            "the sinusoidal table sinusoidal_pos_embds asks for: [3, 7]"));
   c.Remove("embeddings.position_embeddings.weight");
   const auto conv = Convert(c);
   CHECK(Values(conv->model, "position_embedding") == table);

@@ -21,7 +21,8 @@ Writes config.json and safetensors weights of a tiny random model in Hugging Fac
 layout into DIR (created if needed). A test fixture, not a real model.
 
 Options:
-  --family F        bert, gpt2, llama (default), qwen2, mistral, marian or t5
+  --family F        bert, distilbert, roberta, xlm-roberta, gpt2, llama (default),
+                    qwen2, mistral, marian or t5
   --dtype D         stored dtype of the weights (default F32)
   --shards N        1 (model.safetensors, default) to 8 (an index and N shards)
   --remove TENSOR   leave this tensor out (a broken checkpoint)

@@ -262,7 +262,8 @@ TEST_CASE("a position_offset starts learned positions at that row and bounds the
     const OutputView out = session->output();
     for (uint32_t b = 0; b < 2; ++b) {
       for (uint32_t s = 0; s < lengths[b]; ++s) {
-        const std::vector<float> tok = Dequantized(*m.model.Find("token_embedding"), ids[b * 6 + s]);
+        const std::vector<float> tok =
+            Dequantized(*m.model.Find("token_embedding"), ids[b * 6 + s]);
         const std::vector<float> pos = Dequantized(*m.model.Find("position_embedding"), s + 2);
         const std::vector<float> type = Dequantized(*m.model.Find("token_type_embedding"), 0);
         for (uint32_t i = 0; i < 16; ++i) {

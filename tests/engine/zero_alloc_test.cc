@@ -68,7 +68,8 @@ TEST_CASE("zero heap allocations while running fp32 and int8 models with layers,
   REQUIRE(HeapAllocationCounterActive());
   for (uint32_t threads : {1u, 3u})
   for (int kind : {0, 1, 2})  // fp32, int8, int8 with 16-bit inputs
-  for (fb::Family family : {fb::Family::Llama, fb::Family::Bert, fb::Family::T5}) {
+  for (fb::Family family :
+       {fb::Family::Llama, fb::Family::Bert, fb::Family::Roberta, fb::Family::T5}) {
     const bool int8 = kind > 0;
     CAPTURE(threads);
     CAPTURE(kind);
@@ -79,6 +80,7 @@ TEST_CASE("zero heap allocations while running fp32 and int8 models with layers,
     options.int8 = int8;
     options.packed = int8;
     options.two_digit_inputs = kind == 2;
+    options.position_offset = family == fb::Family::Roberta ? 2 : 0;
     // Wide enough that the parallel loops split over the threads.
     options.hidden = 128;
     options.vocab = 600;

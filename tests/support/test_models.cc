@@ -82,7 +82,8 @@ fb::ArchitectureT TinyArchitecture(const TinyModelOptions& o) {
       a.position_offset = o.position_offset;
       a.attention->qkv_bias = true;
       a.attention->out_bias = true;
-      a.pad_token_id = 0;
+      a.pad_token_id =
+          o.family == fb::Family::Roberta || o.family == fb::Family::XlmRoberta ? 1 : 0;
       break;
     case fb::Family::T5:
     case fb::Family::Marian:
