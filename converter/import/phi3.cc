@@ -47,10 +47,17 @@ std::vector<float> ReadFactors(const ConfigView& s, const std::string& key, uint
   return out;
 }
 
+// rope_theta and rope_scaling (transformers 4.x), or rope_parameters (5.x), as llama.cc.
 std::unique_ptr<fb::RopeT> ReadRope(const ConfigView& config, const fb::ArchitectureT& a,
                                     ModelSpec& spec) {
   auto rope = std::make_unique<fb::RopeT>();
-  rope->theta = static_cast<float>(config.NumberOr("rope_theta", 10000.0));
+  const nlohmann::json* parameters = config.Object("rope_parameters");
+  const nlohmann::json* scaling = parameters ? parameters : config.Object("rope_scaling");
+  const std::string key = parameters ? "rope_parameters" : "rope_scaling";
+  const double theta = config.NumberOr("rope_theta", 10000.0);
+  rope->theta = static_cast<float>(
+      parameters ? ConfigView(*parameters, config.where() + ": " + key).NumberOr("rope_theta", theta)
+                 : theta);
   if (!(rope->theta > 1.0f)) config.Invalid("rope_theta", "a number > 1");
   const uint32_t head_dim = a.attention->head_dim;
   const double partial = config.NumberOr("partial_rotary_factor", 1.0);
@@ -63,10 +70,9 @@ std::unique_ptr<fb::RopeT> ReadRope(const ConfigView& config, const fb::Architec
   }
   if (dim != head_dim) rope->rotary_dim = dim;
 
-  const nlohmann::json* scaling = config.Object("rope_scaling");
   if (scaling == nullptr) return rope;
-  spec.provenance.push_back({"rope_scaling", scaling->dump()});
-  const ConfigView s(*scaling, config.where() + ": rope_scaling");
+  spec.provenance.push_back({key, scaling->dump()});
+  const ConfigView s(*scaling, config.where() + ": " + key);
   const std::string type_key = s.Has("rope_type") ? "rope_type" : "type";
   const std::string type = s.StringOr(type_key, "default");
   if (type == "default") return rope;

@@ -620,6 +620,22 @@ TEST_CASE("phi3: longrope factors, original_max_position_embeddings and attentio
   c.config["max_position_embeddings"] = 16;  // no extension: attention_factor 1
   c.config["rope_scaling"].erase("attention_factor");
   CHECK(Convert(c)->model.architecture().rope()->attention_factor() == 1.0f);
+  // transformers 5.x: rope_parameters holds rope_theta and the scaling.
+  c.config.erase("rope_scaling");
+  c.config.erase("rope_theta");
+  c.config["rope_parameters"] = {{"rope_type", "longrope"},
+                                 {"rope_theta", 500.0},
+                                 {"short_factor", {1.0, 2.0}},
+                                 {"long_factor", {3.0, 5.5}}};
+  {
+    const auto conv = Convert(c);
+    const fb::Rope& r = *conv->model.architecture().rope();
+    CHECK(r.scaling() == fb::RopeScaling::LongRope);
+    CHECK(r.theta() == 500.0f);
+    CHECK(r.long_factors()->Get(0) == 3.0f);
+  }
+  c.config["rope_parameters"] = {{"rope_type", "yarn"}, {"rope_theta", 500.0}};
+  CHECK(Has(ConvertError(c), "config.json: rope_parameters: rope_type = \"yarn\" is not supported"));
 }
 
 TEST_CASE("marian: shared embeddings, sinusoidal positions checked not stored, final_logits_bias") {
