@@ -8,7 +8,8 @@
 namespace octet {
 namespace convert {
 
-const char kSupportedModelTypes[] = "bert, gpt2, llama, qwen2, mistral, marian, t5";
+const char kSupportedModelTypes[] =
+    "bert, gpt2, llama, qwen2, mistral, gemma, gemma2, marian, t5";
 
 std::string SupportedModelType(const ConfigView& config) {
   const nlohmann::json* type = config.Find("model_type");
@@ -17,7 +18,8 @@ std::string SupportedModelType(const ConfigView& config) {
   }
   if (!type->is_string()) config.Invalid("model_type", "a string");
   const std::string t = type->get<std::string>();
-  for (const char* known : {"bert", "gpt2", "llama", "qwen2", "mistral", "marian", "t5"}) {
+  for (const char* known : {"bert", "gpt2", "llama", "qwen2", "mistral", "gemma", "gemma2", "marian",
+                            "t5"}) {
     if (t == known) return t;
   }
   Fail(config.where(), ": model_type '", t, "' is not supported (supported: ", kSupportedModelTypes,
@@ -30,6 +32,7 @@ ModelSpec Import(const ConfigView& config, const Checkpoint& checkpoint) {
   if (t == "gpt2") return ImportGpt2(config, checkpoint);
   if (t == "marian") return ImportMarian(config, checkpoint);
   if (t == "t5") return ImportT5(config, checkpoint);
+  if (t == "gemma" || t == "gemma2") return ImportGemma(config, checkpoint);
   return ImportLlama(config, checkpoint);  // llama, qwen2, mistral
 }
 

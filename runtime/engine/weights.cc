@@ -146,6 +146,12 @@ Status ResolveLayer(Resolver& r, const fb::Architecture& a, LayerStack stack, ui
   const bool ffn_bias = FamilyHasFfnBias(a.family());
   OCTET_RETURN_IF_ERROR(r.Norm(Name(name, stack, layer, "attn_norm"), a, true, &out->attn_norm));
   OCTET_RETURN_IF_ERROR(ResolveAttention(r, a, stack, layer, "attn", &out->attn));
+  if (a.sandwich_norms()) {
+    OCTET_RETURN_IF_ERROR(
+        r.Norm(Name(name, stack, layer, "post_attn_norm"), a, true, &out->post_attn_norm));
+    OCTET_RETURN_IF_ERROR(
+        r.Norm(Name(name, stack, layer, "post_ffn_norm"), a, true, &out->post_ffn_norm));
+  }
   if (cross) {
     OCTET_RETURN_IF_ERROR(
         r.Norm(Name(name, stack, layer, "cross_attn_norm"), a, true, &out->cross_attn_norm));
@@ -200,19 +206,14 @@ namespace {
 // rather than ignored. (Each feature leaves this list when the engine implements it.)
 Status CheckImplemented(const fb::Architecture& a) {
   const fb::Family family = a.family();
-  if (family >= fb::Family::Qwen3) {
+  if (family >= fb::Family::Qwen3 && family != fb::Family::Gemma && family != fb::Family::Gemma2) {
     return Status::Error(StatusCode::kUnsupported, "family %s is not implemented by this engine",
                          fb::EnumNameFamily(family));
   }
   const fb::Attention& att = *a.attention();
   const fb::Rope* rope = a.rope();
   const char* what = att.qk_norm()                                       ? "attention.qk_norm"
-                     : att.logit_softcap() != 0.0f                       ? "attention.logit_softcap"
-                     : att.sliding_layers() && att.sliding_layers()->size() ? "attention.sliding_layers"
-                     : a.final_logit_softcap() != 0.0f                   ? "final_logit_softcap"
-                     : a.sandwich_norms()                                ? "sandwich_norms"
                      : a.position_offset() != 0                          ? "position_offset"
-                     : rope && rope->local_theta() != 0.0f               ? "rope.local_theta"
                      : rope && rope->scaling() == fb::RopeScaling::LongRope ? "rope scaling LongRope"
                                                                          : nullptr;
   if (what != nullptr) {
