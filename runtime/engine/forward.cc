@@ -10,13 +10,15 @@
 //   Embed              token × embedding_scale (+ token type 0) (+ learned or
 //                      sinusoidal position) (→ embedding norm)
 //   Layer              pre-norm:  x += Attn(Norm(x)); [x += Cross(Norm(x))]; x += FFN(Norm(x))
+//                      sandwich:  x += PostNorm(Attn(Norm(x))); x += PostNorm(FFN(Norm(x)))
 //                      post-norm: x = Norm(x + Attn(x)); [x = Norm(x + Cross(x))];
 //                                 x = Norm(x + FFN(x))
-//   SelfAttention      Q, K, V projections (+ bias), RoPE, tiled attention per sequence
-//                      (padding, causal, window, ALiBi, T5 bias), output projection
+//   SelfAttention      Q, K, V projections (+ bias), RoPE (the layer's base), tiled attention
+//                      per sequence (soft-cap, padding, causal, the layer's window, ALiBi, T5
+//                      bias), output projection
 //   CrossAttention     Q from the decoder, K, V from the encoder output
 //   FeedForward        up (+ bias), [act(gate) * up | act(up)], down (+ bias)
-//   Head               logits = x · headᵀ × logits_scale (+ final_logits_bias)
+//   Head               logits = softcap(x · headᵀ × logits_scale) (+ final_logits_bias)
 #include "engine/forward.h"
 
 #include <cmath>
@@ -621,9 +623,9 @@ uint32_t LayerWindow(const fb::Architecture& a, uint32_t l) {
 // of which the first valid[b] are real.
 // The probabilities of sequence b's call go to capture (null: not captured).
 void SelfAttention(const Forward& f, const AttentionWeights& w, const float* relative_bias,
-                   bool causal, uint32_t window, const float* inv_freq, KvRows kv, const float* in, const uint32_t* pos0,
-                   const uint32_t* valid, uint32_t batch, uint32_t seq, float* out,
-                   const AttentionCapture* capture) {
+                   bool causal, uint32_t window, const float* inv_freq, KvRows kv,
+                   const float* in, const uint32_t* pos0, const uint32_t* valid, uint32_t batch,
+                   uint32_t seq, float* out, const AttentionCapture* capture) {
   const fb::Architecture& a = *f.arch;
   const size_t h = a.hidden_size(), qd = QDim(a), kvd = KvDim(a);
   const size_t rows = static_cast<size_t>(batch) * seq;
@@ -882,7 +884,8 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
   if (stack.final_norm.weight != nullptr) Normalize(f, stack.final_norm, x, rows, x);
 }
 
-// logits[rows, vocab] = x[rows, hidden] · headᵀ × logits_scale (+ final_logits_bias).
+// logits[rows, vocab] = x[rows, hidden] · headᵀ × logits_scale, soft-capped when
+// final_logit_softcap is set (+ final_logits_bias).
 void HeadInto(const Forward& f, const float* x, size_t rows, float* logits) {
   const fb::Architecture& a = *f.arch;
   const size_t h = a.hidden_size(), vocab = a.vocab_size();
