@@ -1,6 +1,6 @@
-// gemma, gemma2: GemmaForCausalLM and Gemma2ForCausalLM ("model." prefix or
-// none). Llama's layout with these differences (modeling_gemma.py,
-// modeling_gemma2.py):
+// gemma, gemma2, gemma3_text: GemmaForCausalLM, Gemma2ForCausalLM and
+// Gemma3ForCausalLM ("model." prefix or none). Llama's layout with these
+// differences (modeling_gemma.py, modeling_gemma2.py, modeling_gemma3.py):
 //   - RMSNorm scales by (1 + w), in float32: the 1 is folded into every stored
 //     norm weight here (TensorMapping::add), so the engine's RMSNorm and the
 //     tuner's smoothing see the effective weight;
@@ -10,7 +10,12 @@
 //   - gemma2: sandwich norms (post_attention_layernorm on the attention's output,
 //     pre_/post_feedforward_layernorm around the MLP), logit scale
 //     query_pre_attn_scalar^-0.5, tanh soft-capping of attention logits and
-//     final logits, sliding-window layers alternating with global ones.
+//     final logits, sliding-window layers alternating with global ones;
+//   - gemma3_text: gemma2's layer with RMSNorm (1 + w) on each head of Q and K
+//     before RoPE (Attention.qk_norm), no soft-capping by default, sliding layers
+//     by sliding_window_pattern (or layer_types) with their own RoPE base
+//     rope_local_base_freq (Rope.local_theta, unscaled) while global layers use
+//     rope_theta with rope_scaling (linear only).
 //
 //   [model.]embed_tokens.weight                       token_embedding
 //   [model.]layers.{i}.input_layernorm.weight         layers.{i}.attn_norm.weight       (1 + w)
@@ -23,6 +28,8 @@
 //                                                     layers.{i}.ffn_norm.weight        (1 + w)
 //           [model.]layers.{i}.post_feedforward_layernorm.weight
 //                                                     layers.{i}.post_ffn_norm.weight   (1 + w)
+//   gemma3_text: [model.]layers.{i}.self_attn.{q,k}_norm.weight
+//                                                     layers.{i}.attn.{q,k}_norm.weight (1 + w)
 //   [model.]layers.{i}.mlp.{gate,up,down}_proj.weight layers.{i}.ffn.{gate,up,down}.weight
 //   [model.]norm.weight                               final_norm.weight                 (1 + w)
 //   lm_head.weight                                    lm_head (untied; when tied it must equal
@@ -61,9 +68,10 @@ float ReadSoftcap(const ConfigView& config, const std::string& key, double fallb
   return static_cast<float>(cap);
 }
 
-// gemma2's per-layer attention: layer_types when given, else the published
-// default (even layers sliding, odd layers global).
-std::vector<bool> ReadSlidingLayers(const ConfigView& config, uint32_t layers) {
+// gemma2's and gemma3_text's per-layer attention: layer_types when given, else
+// the published default: layer i slides unless (i + 1) is a multiple of
+// `pattern` (gemma2: 2, gemma3_text: sliding_window_pattern, default 6).
+std::vector<bool> ReadSlidingLayers(const ConfigView& config, uint32_t layers, uint32_t pattern) {
   std::vector<bool> sliding(layers);
   if (const nlohmann::json* types = config.Find("layer_types")) {
     if (!types->is_array() || types->size() != layers) {
@@ -79,7 +87,7 @@ std::vector<bool> ReadSlidingLayers(const ConfigView& config, uint32_t layers) {
     }
     return sliding;
   }
-  for (uint32_t i = 0; i < layers; ++i) sliding[i] = (i + 1) % 2 != 0;
+  for (uint32_t i = 0; i < layers; ++i) sliding[i] = (i + 1) % pattern != 0;
   return sliding;
 }
 
@@ -87,8 +95,12 @@ std::vector<bool> ReadSlidingLayers(const ConfigView& config, uint32_t layers) {
 
 ModelSpec ImportGemma(const ConfigView& config, const Checkpoint& checkpoint) {
   const std::string type = config.StringOr("model_type", "gemma");
-  const bool gemma2 = type == "gemma2";
-  ModelSpec spec = NewSpec(config, type, gemma2 ? fb::Family::Gemma2 : fb::Family::Gemma,
+  const bool gemma3 = type == "gemma3_text";
+  const bool gemma2 = type == "gemma2" || gemma3;  // gemma3_text: gemma2's layer and more
+  ModelSpec spec = NewSpec(config, type,
+                           gemma3   ? fb::Family::Gemma3
+                           : gemma2 ? fb::Family::Gemma2
+                                    : fb::Family::Gemma,
                            fb::Structure::DecoderOnly);
   fb::ArchitectureT& a = spec.architecture;
   RejectTrue(config, "use_bidirectional_attention", "octet's Gemma decoders are causal");
@@ -121,14 +133,16 @@ ModelSpec ImportGemma(const ConfigView& config, const Checkpoint& checkpoint) {
     const double scalar = config.NumberOr("query_pre_attn_scalar", 256.0);
     if (!(scalar > 0.0)) config.Invalid("query_pre_attn_scalar", "a number > 0");
     att.scale = static_cast<float>(1.0 / std::sqrt(scalar));
-    att.logit_softcap = ReadSoftcap(config, "attn_logit_softcapping", 50.0);
-    a.final_logit_softcap = ReadSoftcap(config, "final_logit_softcapping", 30.0);
+    // Gemma3TextConfig's defaults are null: no soft-capping.
+    att.logit_softcap = ReadSoftcap(config, "attn_logit_softcapping", gemma3 ? 0.0 : 50.0);
+    a.final_logit_softcap = ReadSoftcap(config, "final_logit_softcapping", gemma3 ? 0.0 : 30.0);
     // Gemma2Config's default window; null turns it off.
     att.sliding_window = !config.Contains("sliding_window") ? 4096
                          : config.Has("sliding_window")     ? config.Count("sliding_window")
                                                             : 0;
     if (att.sliding_window != 0) {
-      att.sliding_layers = ReadSlidingLayers(config, a.num_layers);
+      att.sliding_layers = ReadSlidingLayers(
+          config, a.num_layers, gemma3 ? config.CountOr("sliding_window_pattern", 6) : 2);
       bool any = false;
       for (bool s : att.sliding_layers) any = any || s;
       if (!any) {
@@ -137,7 +151,32 @@ ModelSpec ImportGemma(const ConfigView& config, const Checkpoint& checkpoint) {
       }
     }
   }
+  if (gemma3) {
+    // transformers 5.x writes one rope_parameters table per layer kind: not read yet.
+    if (config.Has("rope_parameters")) {
+      config.Unsupported("rope_parameters", "octet reads gemma3_text's rope_theta, "
+                                            "rope_scaling and rope_local_base_freq");
+    }
+    att.qk_norm = true;
+    if (const nlohmann::json* scaling = config.Object("rope_scaling")) {
+      const ConfigView s(*scaling, config.where() + ": rope_scaling");
+      const std::string key = s.Has("rope_type") ? "rope_type" : "type";
+      const std::string kind = s.StringOr(key, "default");
+      if (kind != "default" && kind != "linear") {
+        s.Unsupported(key, "supported for gemma3_text: default, linear");
+      }
+    }
+  }
   a.rope = ReadRope(config, att.head_dim, spec);
+  if (gemma3) {
+    if (!config.Has("rope_theta")) a.rope->theta = 1000000.0f;  // Gemma3TextConfig's default
+    // Global layers: rope_theta with rope_scaling; sliding ones: the local base, unscaled.
+    if (!att.sliding_layers.empty()) {
+      const double local = config.NumberOr("rope_local_base_freq", 10000.0);
+      if (!(local > 1.0)) config.Invalid("rope_local_base_freq", "a number > 1");
+      a.rope->local_theta = static_cast<float>(local);
+    }
+  }
   FinishArchitecture(config, spec);
 
   const std::string p = DetectPrefix(checkpoint, {"model.", ""}, {"embed_tokens.weight"});
@@ -161,6 +200,10 @@ ModelSpec ImportGemma(const ConfigView& config, const Checkpoint& checkpoint) {
     linear("attn.k", "self_attn.k_proj", kv_rows, h, att.qkv_bias);
     linear("attn.v", "self_attn.v_proj", kv_rows, h, att.qkv_bias);
     linear("attn.o", "self_attn.o_proj", h, q_rows, att.out_bias);
+    if (att.qk_norm) {
+      spec.Map(dst + "attn.q_norm.weight", {att.head_dim}, src + "self_attn.q_norm.weight").add = 1;
+      spec.Map(dst + "attn.k_norm.weight", {att.head_dim}, src + "self_attn.k_norm.weight").add = 1;
+    }
     if (gemma2) {
       norm(dst + "post_attn_norm.weight", src + "post_attention_layernorm.weight");
       norm(dst + "ffn_norm.weight", src + "pre_feedforward_layernorm.weight");

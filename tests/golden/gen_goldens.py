@@ -47,6 +47,7 @@ MODELS = {
     "mistral": LlamaForCausalLM,
     "gemma": GemmaForCausalLM,
     "gemma2": GemmaForCausalLM,
+    "gemma3_text": GemmaForCausalLM,
     "marian": MarianMTModel,
     "t5": T5ForConditionalGeneration,
 }
@@ -224,6 +225,27 @@ CASES = [
             "tie_word_embeddings": False, "use_cache": True, "torch_dtype": "bfloat16",
         }),
     dict(
+        name="gemma3_pattern",
+        covers="Gemma 3 text: Q/K norms, sliding_window_pattern 3 over 3 layers (sliding, "
+               "sliding, global) with sliding_window 5 on 18 and 11 tokens, rope_local_base_freq "
+               "10000 on sliding layers and rope_theta 1e6 with linear rope_scaling (factor 4) "
+               "on the global one, no soft-capping (the defaults), query_pre_attn_scalar 16, "
+               "GQA, tied, BF16",
+        layout="as_is", dtype="BF16", lengths=[18, 11],
+        config={
+            "architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text",
+            "vocab_size": 128, "hidden_size": 32, "intermediate_size": 64,
+            "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "head_dim": 16, "hidden_activation": "gelu_pytorch_tanh",
+            "max_position_embeddings": 1024, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+            "rope_local_base_freq": 10000.0,
+            "rope_scaling": {"rope_type": "linear", "factor": 4.0},
+            "query_pre_attn_scalar": 16, "sliding_window": 5, "sliding_window_pattern": 3,
+            "attention_bias": False, "attention_dropout": 0.0, "pad_token_id": 0,
+            "bos_token_id": 2, "eos_token_id": 1, "initializer_range": 0.02,
+            "tie_word_embeddings": True, "use_cache": True, "torch_dtype": "bfloat16",
+        }),
+    dict(
         name="marian_pos",
         covers="MarianMTModel with every tensor saved: embed_positions (Marian sinusoids), "
                "encoder/decoder embed_tokens and lm_head.weight copies of model.shared; padded "
@@ -297,7 +319,8 @@ CASES = [
 
 # Standard deviation of the random embeddings per family (other weights: see init_weights).
 EMBED_STD = {"bert": 1.0, "gpt2": 0.5, "llama": 1.0, "qwen2": 1.0, "mistral": 1.0,
-             "marian": 32 ** -0.5, "t5": 1.0, "gemma": 1.0, "gemma2": 1.0}
+             "marian": 32 ** -0.5, "t5": 1.0, "gemma": 1.0, "gemma2": 1.0,
+             "gemma3_text": 1.0}
 
 
 def family(case):
@@ -673,8 +696,10 @@ def debug_tables(model, case):
     """Intermediate values that help debug an implementation (not compared by the tests)."""
     fam = family(case)
     out = {}
-    if fam in ("llama", "qwen2", "mistral", "gemma", "gemma2"):
+    if fam in ("llama", "qwen2", "mistral", "gemma", "gemma2", "gemma3_text"):
         out["rope_inv_freq"] = [float(x) for x in model.inv_freq]
+    if fam == "gemma3_text":
+        out["rope_local_inv_freq"] = [float(x) for x in model.local_inv_freq]
     if fam == "t5":
         att = model.encoder.block[0].layer[0].SelfAttention
         for name, bidir, n in (("encoder", True, max(case["lengths"])),

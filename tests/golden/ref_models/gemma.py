@@ -1,5 +1,6 @@
-"""Gemma decoders (Gemma Team 2024): Hugging Face `GemmaForCausalLM` (model_type "gemma") and
-`Gemma2ForCausalLM` ("gemma2") names, from modeling_gemma.py and modeling_gemma2.py.
+"""Gemma decoders (Gemma Team 2024, 2025): Hugging Face `GemmaForCausalLM` (model_type "gemma"),
+`Gemma2ForCausalLM` ("gemma2") and `Gemma3ForCausalLM` ("gemma3_text") names, from
+modeling_gemma.py, modeling_gemma2.py and modeling_gemma3.py.
 
 Llama's block with: RMSNorm scaling by (1 + weight) in float32; embeddings multiplied by
 sqrt(hidden_size) (as a float32 tensor); a GeGLU feed-forward down(gelu_tanh(gate(x)) * up(x));
@@ -12,6 +13,12 @@ Gemma 2 adds:
   - final logits cap * tanh(logits / cap) (final_logit_softcapping);
   - sliding-window layers (window as Mistral's: a query sees itself and the W - 1 keys before it)
     where layer_types says "sliding_attention", by default the even layers (i + 1) % 2 == 1.
+Gemma 3 (text) keeps Gemma 2's layer and adds:
+  - q_norm, k_norm: (1 + w) RMSNorm over each head of Q and K, before RoPE;
+  - no soft-capping unless the config sets it;
+  - sliding layers where (i + 1) % sliding_window_pattern != 0 (or layer_types), rotated with
+    their own base rope_local_base_freq (unscaled); global layers use rope_theta (default 1e6)
+    with rope_scaling.
 """
 import torch
 from torch import nn
@@ -34,18 +41,27 @@ def activation_name(c):
     return "gelu_pytorch_tanh"
 
 
-def softcap_value(c, key, default):
+def sandwich(c):
+    return c["model_type"] in ("gemma2", "gemma3_text")
+
+
+def softcap_value(c, key):
+    """Gemma2Config's defaults (50, 30) when the key is absent; Gemma 3's are None."""
+    default = {"attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0}[key]
+    if c["model_type"] == "gemma3_text":
+        default = None
     return c[key] if key in c else default
 
 
 def sliding_layers(c):
     """Per layer: True where the layer uses the sliding window (gemma2 only)."""
     n = c["num_hidden_layers"]
-    if c["model_type"] != "gemma2" or c.get("sliding_window", 4096) is None:
+    if not sandwich(c) or c.get("sliding_window", 4096) is None:
         return [False] * n
     if c.get("layer_types") is not None:
         return [t == "sliding_attention" for t in c["layer_types"]]
-    return [bool((i + 1) % 2) for i in range(n)]
+    pattern = c.get("sliding_window_pattern", 6) if c["model_type"] == "gemma3_text" else 2
+    return [bool((i + 1) % pattern) for i in range(n)]
 
 
 class GemmaRMSNorm(nn.Module):
@@ -71,16 +87,23 @@ class GemmaAttention(nn.Module):
         self.k_proj = nn.Linear(h, self.kv_heads * d, bias=bias)
         self.v_proj = nn.Linear(h, self.kv_heads * d, bias=bias)
         self.o_proj = nn.Linear(self.heads * d, h, bias=bias)
-        if c["model_type"] == "gemma2":
+        self.qk_norm = c["model_type"] == "gemma3_text"
+        if self.qk_norm:
+            self.q_norm = GemmaRMSNorm(d, c.get("rms_norm_eps", 1e-6))
+            self.k_norm = GemmaRMSNorm(d, c.get("rms_norm_eps", 1e-6))
+        if sandwich(c):
             self.scale = c.get("query_pre_attn_scalar", 256) ** -0.5
-            self.softcap = softcap_value(c, "attn_logit_softcapping", 50.0)
+            self.softcap = softcap_value(c, "attn_logit_softcapping")
         else:
             self.scale = d ** -0.5
             self.softcap = None
 
     def forward(self, x, cos, sin, allowed, cache, layer):
-        q = apply_rope(split_heads(self.q_proj(x), self.heads), cos, sin)  # [B, H, S, D]
-        k = apply_rope(split_heads(self.k_proj(x), self.kv_heads), cos, sin)  # [B, Hkv, S, D]
+        q = split_heads(self.q_proj(x), self.heads)  # [B, H, S, D]
+        k = split_heads(self.k_proj(x), self.kv_heads)  # [B, Hkv, S, D]
+        if self.qk_norm:
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         v = split_heads(self.v_proj(x), self.kv_heads)
         if cache is not None:
             k, v = cache.append(layer, k, v)
@@ -105,7 +128,7 @@ class GemmaDecoderLayer(nn.Module):
     def __init__(self, c):
         super().__init__()
         h, eps = c["hidden_size"], c.get("rms_norm_eps", 1e-6)
-        self.sandwich = c["model_type"] == "gemma2"
+        self.sandwich = sandwich(c)
         self.self_attn = GemmaAttention(c)
         self.mlp = GemmaMLP(c)
         self.input_layernorm = GemmaRMSNorm(h, eps)
@@ -146,10 +169,15 @@ class GemmaForCausalLM(nn.Module):
         # check_receptive_field's window: only when every layer slides.
         self.window = w if self.sliding and all(self.sliding) else None
         self.layer_window = [w if s else None for s in self.sliding]
-        self.final_softcap = (softcap_value(c, "final_logit_softcapping", 30.0)
-                              if c["model_type"] == "gemma2" else None)
-        self.inv_freq = rope_inv_freq(head_dim(c), float(c.get("rope_theta", 10000.0)),
+        self.final_softcap = softcap_value(c, "final_logit_softcapping") if sandwich(c) else None
+        gemma3 = c["model_type"] == "gemma3_text"
+        self.inv_freq = rope_inv_freq(head_dim(c),
+                                      float(c.get("rope_theta", 1e6 if gemma3 else 10000.0)),
                                       c.get("rope_scaling"))  # [D/2]
+        # Gemma 3's sliding layers: their own base, unscaled.
+        self.local_inv_freq = (rope_inv_freq(head_dim(c), float(c.get("rope_local_base_freq",
+                                                                      10000.0)))
+                               if gemma3 else self.inv_freq)  # [D/2]
 
     def new_cache(self):
         return KVCache(len(self.model.layers))
@@ -158,11 +186,14 @@ class GemmaForCausalLM(nn.Module):
         """As LlamaForCausalLM.forward: logits [B, S, V]; positions offset..offset+S-1."""
         offset = cache.length() if cache is not None else 0
         s = ids.shape[1]
-        cos, sin = rope_cos_sin(torch.arange(offset, offset + s), self.inv_freq)  # [S, D]
+        positions = torch.arange(offset, offset + s)
+        rope = {False: rope_cos_sin(positions, self.inv_freq),  # [S, D] each
+                True: rope_cos_sin(positions, self.local_inv_freq)}
         x = self.model.embed_tokens(ids) * self.normalizer
         for i, layer in enumerate(self.model.layers):
             allowed = attention_mask(valid, s, offset=offset, causal=True,
                                      window=self.layer_window[i])
+            cos, sin = rope[self.sliding[i]]
             x = layer(x, cos, sin, allowed, cache, i)
         x = self.model.norm(x)
         head = self.model.embed_tokens.weight if self.tied else self.lm_head.weight
