@@ -9,7 +9,7 @@ namespace octet {
 namespace convert {
 
 const char kSupportedModelTypes[] =
-    "bert, gpt2, llama, qwen2, mistral, gemma, gemma2, marian, t5";
+    "bert, gpt2, llama, qwen2, qwen3, mistral, phi3, gemma, gemma2, gemma3_text, marian, t5";
 
 std::string SupportedModelType(const ConfigView& config) {
   const nlohmann::json* type = config.Find("model_type");
@@ -18,8 +18,8 @@ std::string SupportedModelType(const ConfigView& config) {
   }
   if (!type->is_string()) config.Invalid("model_type", "a string");
   const std::string t = type->get<std::string>();
-  for (const char* known : {"bert", "gpt2", "llama", "qwen2", "mistral", "gemma", "gemma2", "marian",
-                            "t5"}) {
+  for (const char* known : {"bert", "gpt2", "llama", "qwen2", "qwen3", "mistral", "phi3", "gemma",
+                            "gemma2", "gemma3_text", "marian", "t5"}) {
     if (t == known) return t;
   }
   Fail(config.where(), ": model_type '", t, "' is not supported (supported: ", kSupportedModelTypes,
@@ -32,8 +32,9 @@ ModelSpec Import(const ConfigView& config, const Checkpoint& checkpoint) {
   if (t == "gpt2") return ImportGpt2(config, checkpoint);
   if (t == "marian") return ImportMarian(config, checkpoint);
   if (t == "t5") return ImportT5(config, checkpoint);
-  if (t == "gemma" || t == "gemma2") return ImportGemma(config, checkpoint);
-  return ImportLlama(config, checkpoint);  // llama, qwen2, mistral
+  if (t == "phi3") return ImportPhi3(config, checkpoint);
+  if (t == "gemma" || t == "gemma2" || t == "gemma3_text") return ImportGemma(config, checkpoint);
+  return ImportLlama(config, checkpoint);  // llama, qwen2, qwen3, mistral
 }
 
 const char kSupportedActivations[] =

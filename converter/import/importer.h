@@ -2,8 +2,9 @@
 // Hugging Face config.json and checkpoint into a ModelSpec (import/spec.h).
 //   bert.cc    bert
 //   gpt2.cc    gpt2
-//   gemma.cc   gemma, gemma2
-//   llama.cc   llama, qwen2, mistral
+//   gemma.cc   gemma, gemma2, gemma3_text
+//   llama.cc   llama, qwen2, qwen3, mistral
+//   phi3.cc    phi3
 //   marian.cc  marian
 //   t5.cc      t5
 // An importer reads only the config values it understands and rejects, with
@@ -41,6 +42,7 @@ ModelSpec ImportGpt2(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportLlama(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportMarian(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportT5(const ConfigView& config, const Checkpoint& checkpoint);
+ModelSpec ImportPhi3(const ConfigView& config, const Checkpoint& checkpoint);
 
 // --- Helpers shared by the importers ------------------------------------------
 

@@ -1,14 +1,17 @@
-// llama, qwen2, mistral: LlamaForCausalLM and its relatives ("model." prefix
-// or none). Pre-norm decoder with RMSNorm, RoPE (rotate-half, rope_theta,
+// llama, qwen2, qwen3, mistral: LlamaForCausalLM and its relatives ("model."
+// prefix or none). Pre-norm decoder with RMSNorm, RoPE (rotate-half, rope_theta,
 // rope_scaling linear or llama3), SwiGLU feed-forward, grouped-query attention
 // (K/V keep num_key_value_heads heads: nothing is repeated per query head).
 // Biases: qwen2 has them on Q/K/V; llama on all four projections when
-// attention_bias is set; mistral has none. mistral's sliding_window (and
-// qwen2's, when every layer uses it) becomes Attention.sliding_window.
+// attention_bias is set (llama, qwen3); mistral has none. mistral's
+// sliding_window (and qwen2's or qwen3's, when every layer uses it) becomes
+// Attention.sliding_window. qwen3 adds an RMSNorm over each head of Q and of K
+// (Attention.qk_norm), and its head_dim defaults to 128 (Qwen3Config's).
 //
 //   [model.]embed_tokens.weight                    token_embedding
 //   [model.]layers.{i}.input_layernorm.weight      layers.{i}.attn_norm.weight
 //   [model.]layers.{i}.self_attn.{q,k,v,o}_proj.*  layers.{i}.attn.{q,k,v,o}.*
+//   [model.]layers.{i}.self_attn.{q,k}_norm.weight  layers.{i}.attn.{q,k}_norm.weight (qwen3)
 //   [model.]layers.{i}.post_attention_layernorm.weight  layers.{i}.ffn_norm.weight
 //   [model.]layers.{i}.mlp.{gate,up,down}_proj.weight   layers.{i}.ffn.{gate,up,down}.weight
 //   [model.]norm.weight                            final_norm.weight
@@ -95,7 +98,7 @@ uint32_t ReadSlidingWindow(const ConfigView& config, const std::string& type, ui
     if (!config.Contains("sliding_window")) return 4096;
     return config.Has("sliding_window") ? config.Count("sliding_window") : 0;
   }
-  if (type == "qwen2" && config.BoolOr("use_sliding_window", false) &&
+  if ((type == "qwen2" || type == "qwen3") && config.BoolOr("use_sliding_window", false) &&
       config.Has("sliding_window")) {
     const uint32_t first = config.CountOr("max_window_layers", 0);
     if (first >= layers) return 0;  // no layer reaches the sliding ones
@@ -114,6 +117,7 @@ uint32_t ReadSlidingWindow(const ConfigView& config, const std::string& type, ui
 ModelSpec ImportLlama(const ConfigView& config, const Checkpoint& checkpoint) {
   const std::string type = config.StringOr("model_type", "llama");
   const fb::Family family = type == "qwen2"     ? fb::Family::Qwen2
+                            : type == "qwen3"   ? fb::Family::Qwen3
                             : type == "mistral" ? fb::Family::Mistral
                                                 : fb::Family::Llama;
   ModelSpec spec = NewSpec(config, type, family, fb::Structure::DecoderOnly);
@@ -141,6 +145,8 @@ ModelSpec ImportLlama(const ConfigView& config, const Checkpoint& checkpoint) {
   }
   if (config.Has("head_dim")) {
     att.head_dim = config.Count("head_dim");
+  } else if (family == fb::Family::Qwen3) {
+    att.head_dim = 128;
   } else {
     if (a.hidden_size % att.num_heads != 0) {
       config.Invalid("num_attention_heads", Cat("a divisor of hidden_size ", a.hidden_size));
@@ -149,9 +155,10 @@ ModelSpec ImportLlama(const ConfigView& config, const Checkpoint& checkpoint) {
   }
   if (family == fb::Family::Qwen2) {
     att.qkv_bias = true;
-  } else if (family == fb::Family::Llama) {
+  } else if (family == fb::Family::Llama || family == fb::Family::Qwen3) {
     att.qkv_bias = att.out_bias = config.BoolOr("attention_bias", false);
   }
+  att.qk_norm = family == fb::Family::Qwen3;
   att.sliding_window = ReadSlidingWindow(config, type, a.num_layers);
   a.rope = ReadRope(config, att.head_dim, spec);
   FinishArchitecture(config, spec);
@@ -175,6 +182,10 @@ ModelSpec ImportLlama(const ConfigView& config, const Checkpoint& checkpoint) {
     linear("attn.k", "self_attn.k_proj", kv_rows, h, att.qkv_bias);
     linear("attn.v", "self_attn.v_proj", kv_rows, h, att.qkv_bias);
     linear("attn.o", "self_attn.o_proj", h, q_rows, att.out_bias);
+    if (att.qk_norm) {
+      spec.Map(dst + "attn.q_norm.weight", {att.head_dim}, src + "self_attn.q_norm.weight");
+      spec.Map(dst + "attn.k_norm.weight", {att.head_dim}, src + "self_attn.k_norm.weight");
+    }
     spec.Map(dst + "ffn_norm.weight", {h}, src + "post_attention_layernorm.weight");
     linear("ffn.gate", "mlp.gate_proj", inter, h, false);
     linear("ffn.up", "mlp.up_proj", inter, h, false);

@@ -55,6 +55,10 @@ void AddAttention(Required& out, LayerStack stack, uint32_t layer, const char* b
     const bool bias = std::strcmp(p, "o") == 0 ? att.out_bias : att.qkv_bias;
     if (bias) out.push_back({LayerName(stack, layer, (base + ".bias").c_str()), {shape[0]}});
   }
+  if (att.qk_norm && b == "attn") {
+    out.push_back({LayerName(stack, layer, "attn.q_norm.weight"), {att.head_dim}});
+    out.push_back({LayerName(stack, layer, "attn.k_norm.weight"), {att.head_dim}});
+  }
 }
 
 void AddLayer(Required& out, LayerStack stack, uint32_t layer, bool cross,
@@ -124,6 +128,17 @@ Required RequiredTensors(const fb::ArchitectureT& a) {
   return out;
 }
 
+namespace {
+
+// The source's index of the first value of an untransposed mapping's row block.
+uint64_t FirstValue(const TensorMapping& m) {
+  const uint64_t numel = Numel(m.shape);
+  const uint64_t row = m.shape.empty() || m.shape[0] == 0 ? 0 : numel / m.shape[0];
+  return numel * m.part + uint64_t{m.first_row} * row;
+}
+
+}  // namespace
+
 std::vector<uint64_t> TensorMapping::ExpectedSourceShape() const {
   if (!source_shape.empty()) return source_shape;
   std::vector<uint64_t> s(shape.begin(), shape.end());
@@ -191,6 +206,14 @@ void ModelSpec::Validate(const Checkpoint& checkpoint) const {
     if (m.parts == 0 || m.part >= m.parts) {
       Fail(model_type, ": internal: ", m.name, " is part ", m.part, " of ", m.parts);
     }
+    if (m.first_row != 0 &&
+        (m.transpose || m.parts != 1 || m.source_shape.empty() || m.shape.empty() ||
+         m.source_shape.size() != m.shape.size() ||
+         uint64_t{m.first_row} + m.shape[0] > m.source_shape[0] ||
+         !std::equal(m.shape.begin() + 1, m.shape.end(), m.source_shape.begin() + 1))) {
+      Fail(model_type, ": internal: ", m.name, " is not a row block of ",
+           ShapeString(m.source_shape));
+    }
     if (m.source.empty() && m.values.size() != Numel(m.shape)) {
       Fail(model_type, ": internal: computed tensor ", m.name, " has ", m.values.size(),
            " values for shape ", ShapeString(m.shape));
@@ -251,7 +274,7 @@ std::vector<float> ModelSpec::ReadValues(const TensorMapping& m, const Checkpoin
   const uint64_t numel = Numel(m.shape);
   std::vector<float> out(numel);
   if (!m.transpose) {
-    Checkpoint::ReadF32(t, numel * m.part, numel, out.data());  // a contiguous row block
+    Checkpoint::ReadF32(t, FirstValue(m), numel, out.data());  // a contiguous row block
     if (m.add != 0.0f) {
       for (float& v : out) v += m.add;
     }
@@ -328,9 +351,8 @@ std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint
       continue;
     }
     const Tensor& t = *checkpoint.Find(m.source);
-    if (!m.transpose && m.add == 0.0f && t.dtype == "F32") {  // streams from the checkpoint's mapping
-      writer.AddTensor(m.name, fb::DType::F32, m.shape,
-                       t.data + Numel(m.shape) * m.part * sizeof(float));
+    if (!m.transpose && m.add == 0.0f && t.dtype == "F32") {  // streams from the checkpoint
+      writer.AddTensor(m.name, fb::DType::F32, m.shape, t.data + FirstValue(m) * sizeof(float));
       continue;
     }
     writer.AddTensorProducer(m.name, fb::DType::F32, m.shape, [&m, &checkpoint](void* out) {

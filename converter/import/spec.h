@@ -43,6 +43,10 @@ struct TensorMapping {
   bool transpose = false;              // the source is stored [in, out] (GPT-2's Conv1D)
   uint32_t parts = 1;                  // the source fuses `parts` tensors along the output
   uint32_t part = 0;                   // features, and this is part `part` (GPT-2's c_attn)
+  // Rows [first_row, first_row + shape[0]) of a source fused along its rows from parts
+  // of different sizes (Phi-3's qkv_proj with GQA); source_shape then gives the whole
+  // source. Not with transpose or parts.
+  uint32_t first_row = 0;
   std::vector<uint64_t> source_shape;  // expected source shape; empty = implied by the above
   std::vector<float> values;           // a computed tensor (no source), product(shape) floats
   float add = 0.0f;                    // added to every value read from the source: Gemma's

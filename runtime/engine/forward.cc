@@ -349,6 +349,17 @@ void Normalize(const Forward& f, const NormWeights& n, const float* in, size_t r
   });
 }
 
+// Attention.qk_norm: x[rows, heads * head_dim] = RMSNorm of each head's vector
+// (weight [head_dim], the model's norm_eps), in place.
+void NormalizeHeads(const Forward& f, const float* weight, float* x, size_t rows, size_t heads) {
+  ProfileScope scope(f, OpKind::kNorm);
+  const size_t hd = f.arch->attention()->head_dim();
+  const float eps = f.arch->norm_eps();
+  ParallelRange(f, rows * heads, 1, hd, [&](size_t r0, size_t r1, size_t) {
+    f.kernels->f32_rmsnorm(r1 - r0, hd, x + r0 * hd, hd, weight, eps, x + r0 * hd, hd);
+  });
+}
+
 // x[n] += delta[n]: the residual connection.
 void AddResidual(float* x, const float* delta, size_t n) {
   for (size_t i = 0; i < n; ++i) x[i] += delta[i];
@@ -649,6 +660,9 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
     const QuantizedRows pre = LastQuantized(f, h, static_cast<size_t>(b) * seq);
     Linear(f, w.k, xb, h, seq, kb, kvd, shared_input ? &pre : nullptr);
     Linear(f, w.v, xb, h, seq, vb, kvd, shared_input ? &pre : nullptr);
+    // Q/K norms before RoPE: the cache keeps K normed and rotated.
+    if (w.q_norm != nullptr) NormalizeHeads(f, w.q_norm, qb, seq, a.attention()->num_heads());
+    if (w.k_norm != nullptr) NormalizeHeads(f, w.k_norm, kb, seq, a.attention()->num_kv_heads());
     if (inv_freq != nullptr) {
       F32RopeParams rp;
       rp.len = seq;
@@ -656,6 +670,7 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
       rp.rotary_dim = f.rotary_dim;
       rp.pos0 = p0;
       rp.inv_freq = inv_freq;
+      rp.attention_factor = f.rope_attention_factor;
       ProfileScope scope(f, OpKind::kRope);
       ParallelRange(f, seq, 1, qd + kvd, [&](size_t s0, size_t s1, size_t) {
         F32RopeParams part = rp;
@@ -1196,7 +1211,24 @@ Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool
       rp.high_freq_factor = rope->high_freq_factor();
       rp.original_max_positions = rope->original_max_positions();
       const bool llama3 = rope->scaling() == fb::RopeScaling::Llama3;
-      if ((rope->scaling() != fb::RopeScaling::None && !(rp.factor > 0.0f)) ||
+      if (rope->scaling() == fb::RopeScaling::LongRope) {
+        // The factors are the session's, fixed here: the long ones when its planned
+        // positions (max_seq + max_new_tokens) pass original_max_positions, as
+        // Hugging Face picks them for a forward pass over that many positions.
+        const auto* shorts = rope->short_factors();
+        const auto* longs = rope->long_factors();
+        const bool use_long = longs != nullptr && longs->size() != 0 &&
+                              plan.kv_positions > rope->original_max_positions();
+        const auto* factors = use_long ? longs : shorts;
+        if (factors == nullptr || factors->size() != plan.rotary_dim / 2 ||
+            rope->original_max_positions() == 0) {
+          return Status(StatusCode::kInvalidModel, "the LongRope factors are inconsistent");
+        }
+        rp.ext_factors = factors->data();
+        f.rope_attention_factor = rope->attention_factor();
+      }
+      if ((rope->scaling() != fb::RopeScaling::None &&
+           rope->scaling() != fb::RopeScaling::LongRope && !(rp.factor > 0.0f)) ||
           (llama3 && (rp.original_max_positions == 0 ||
                       rp.high_freq_factor == rp.low_freq_factor)) ||
           !(rp.theta > 0.0f) || rope->scaling() > fb::RopeScaling::MAX) {

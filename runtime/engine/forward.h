@@ -286,6 +286,7 @@ struct Forward {
   const float* rope_local_inv_freq = nullptr;
   const float* alibi_slopes = nullptr;   // [heads] or null
   uint32_t rotary_dim = 0;
+  float rope_attention_factor = 1.0f;  // LongRope's, else 1
   uint32_t max_batch = 0;
   uint32_t max_seq = 0;
   uint32_t kv_positions = 0;

@@ -136,7 +136,12 @@ Status ResolveAttention(Resolver& r, const fb::Architecture& a, LayerStack stack
     OCTET_RETURN_IF_ERROR(
         r.Linear(Name(name, stack, layer, suffix), p.rows, p.cols, p.bias, p.out));
   }
-  return Status::Ok();
+  if (!att.qk_norm() || std::strcmp(block, "attn") != 0) return Status::Ok();
+  std::snprintf(suffix, sizeof(suffix), "%s.q_norm.weight", block);
+  OCTET_RETURN_IF_ERROR(r.Get(Name(name, stack, layer, suffix), att.head_dim(), 0, true,
+                              &out->q_norm));
+  std::snprintf(suffix, sizeof(suffix), "%s.k_norm.weight", block);
+  return r.Get(Name(name, stack, layer, suffix), att.head_dim(), 0, true, &out->k_norm);
 }
 
 Status ResolveLayer(Resolver& r, const fb::Architecture& a, LayerStack stack, uint32_t layer,
@@ -206,16 +211,16 @@ namespace {
 // rather than ignored. (Each feature leaves this list when the engine implements it.)
 Status CheckImplemented(const fb::Architecture& a) {
   const fb::Family family = a.family();
-  if (family >= fb::Family::Qwen3 && family != fb::Family::Gemma && family != fb::Family::Gemma2) {
-    return Status::Error(StatusCode::kUnsupported, "family %s is not implemented by this engine",
-                         fb::EnumNameFamily(family));
+  switch (family) {
+    case fb::Family::DistilBert:
+    case fb::Family::Roberta:
+    case fb::Family::XlmRoberta:
+      return Status::Error(StatusCode::kUnsupported, "family %s is not implemented by this engine",
+                           fb::EnumNameFamily(family));
+    default:
+      break;
   }
-  const fb::Attention& att = *a.attention();
-  const fb::Rope* rope = a.rope();
-  const char* what = att.qk_norm()                                       ? "attention.qk_norm"
-                     : a.position_offset() != 0                          ? "position_offset"
-                     : rope && rope->scaling() == fb::RopeScaling::LongRope ? "rope scaling LongRope"
-                                                                         : nullptr;
+  const char* what = a.position_offset() != 0 ? "position_offset" : nullptr;
   if (what != nullptr) {
     return Status::Error(StatusCode::kUnsupported, "architecture: %s is not implemented by this "
                          "engine", what);

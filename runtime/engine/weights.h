@@ -57,6 +57,8 @@ struct AttentionWeights {
   LinearWeights k;  // [kv_heads * head_dim, hidden]
   LinearWeights v;  // [kv_heads * head_dim, hidden]
   LinearWeights o;  // [hidden, heads * head_dim]
+  const float* q_norm = nullptr;  // [head_dim]: Attention.qk_norm (self-attention only)
+  const float* k_norm = nullptr;  // [head_dim]
 };
 
 struct LayerWeights {

@@ -384,6 +384,10 @@ OCTET_KERNEL_INLINE void RopeRows(const F32RopeParams& p, float* x, size_t ldx) 
         V::StoreN(angle + i, V::Mul(position, V::LoadN(p.inv_freq + i0 + i, m - i)), m - i);
       for (i = m; i < padded; ++i) angle[i] = 0.0f;
       SinCos<V>(angle, padded, sin_a, cos_a);
+      for (i = 0; i < m; ++i) {  // (x 1 is exact: bit-identical without LongRope)
+        sin_a[i] *= p.attention_factor;
+        cos_a[i] *= p.attention_factor;
+      }
       for (size_t h = 0; h < p.heads; ++h) {
         float* x1 = row + h * p.head_dim + i0;  // [m]: x[i]
         float* x2 = x1 + half;                  // [m]: x[i + half]

@@ -37,6 +37,9 @@ void rope_inv_freq(const RopeFreqParams& p, float* inv_freq) {
         }
         break;
       }
+      case RopeScalingKind::kLongRope:
+        inv_freq[i] = 1.0f / (p.ext_factors[i] * power);
+        break;
     }
   }
 }

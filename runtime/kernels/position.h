@@ -42,6 +42,7 @@ enum class RopeScalingKind : uint8_t {
   kNone = 0,
   kLinear = 1,  // inv_freq / factor (equivalently positions / factor)
   kLlama3 = 2,  // Llama 3.1's wavelength-dependent scaling
+  kLongRope = 3,  // Phi-3's su/longrope: per-frequency factors (ext_factors)
 };
 
 struct RopeFreqParams {
@@ -52,6 +53,7 @@ struct RopeFreqParams {
   float low_freq_factor = 1.0f;         // kLlama3
   float high_freq_factor = 4.0f;        // kLlama3 (!= low_freq_factor)
   uint32_t original_max_positions = 0;  // kLlama3: original_max_position_embeddings (> 0)
+  const float* ext_factors = nullptr;   // kLongRope: [rotary_dim / 2], the short or long ones
 };
 
 // Fills inv_freq[rotary_dim / 2] at prepare time. All in float32, in HF's order
@@ -70,6 +72,8 @@ struct RopeFreqParams {
 //                              ((1 - smooth) * inv_i) / factor + smooth * inv_i
 //   (the interpolation between the two, linear in L / wavelen). "1 / x" is a float
 //   reciprocal, as PyTorch evaluates `scalar / tensor`.
+//   inv_i    = 1 / (ext_factors[i] * float(theta ^ e_i))    kLongRope (modeling_rope_utils'
+//              longrope; the caller picks the short or the long factors)
 // theta ^ e is rounded once from double; PyTorch's float pow is within 1 ulp of it.
 void rope_inv_freq(const RopeFreqParams& params, float* inv_freq);
 
@@ -80,6 +84,7 @@ struct F32RopeParams {
   size_t rotary_dim = 0;  // even, 2 <= rotary_dim <= head_dim
   size_t pos0 = 0;        // position of row 0; row r is at pos0 + r (< 2^24: exact in float)
   const float* inv_freq = nullptr;  // [rotary_dim / 2] from rope_inv_freq
+  float attention_factor = 1.0f;    // LongRope: c and s are float(cos) * it, float(sin) * it
 };
 
 // Rotates x in place: x is [len, heads, head_dim], row r at x + r * ldx (ldx >=

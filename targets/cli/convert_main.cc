@@ -31,7 +31,8 @@ constexpr char kUsage[] =
 Converts a Hugging Face checkpoint directory into one .octet model file.
 
 SRC_DIR holds:
-  config.json        "model_type": bert, gpt2, llama, qwen2, mistral, marian or t5
+  config.json        "model_type": bert, gpt2, llama, qwen2, qwen3, mistral, phi3,
+                     marian or t5
   model.safetensors  the weights in F32, F16 or BF16; or, for sharded checkpoints,
                      model.safetensors.index.json and the shards it lists
   tokenizer files    when present (tokenizer.json, tokenizer_config.json,

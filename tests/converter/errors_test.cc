@@ -116,7 +116,7 @@ TEST_CASE("config.json: bad JSON, missing or unknown model_type, missing and inv
   CHECK(Has(error_with_config("{}"), "config.json has no model_type"));
   CHECK(error_with_config("{\"model_type\": \"bart\"}") ==
         "config.json: model_type 'bart' is not supported (supported: bert, gpt2, llama, qwen2, "
-        "mistral, gemma, gemma2, marian, t5)");
+        "qwen3, mistral, phi3, gemma, gemma2, gemma3_text, marian, t5)");
   HfCheckpoint c = Llama();
   c.config.erase("hidden_size");
   CHECK(ConvertError(c) == "config.json: hidden_size is missing (a positive integer)");
@@ -163,9 +163,54 @@ TEST_CASE("unsupported config values name the field and the value") {
   q.config["sliding_window"] = 8;
   q.config["max_window_layers"] = 1;
   CHECK(Has(ConvertError(q), "config.json: max_window_layers = 1 is not supported"));
+
+  // qwen3: the same sliding-window rules, and llama's rope_scaling types.
+  HfCheckpoint q3 = MakeHfCheckpoint("qwen3", HfOptions());
+  q3.config["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+  CHECK(ConvertError(q3) ==
+        "config.json: rope_scaling: rope_type = \"yarn\" is not supported (supported: default, "
+        "linear, llama3)");
+  q3 = MakeHfCheckpoint("qwen3", HfOptions());
+  q3.config["use_sliding_window"] = true;
+  q3.config["sliding_window"] = 8;
+  q3.config["max_window_layers"] = 1;
+  CHECK(Has(ConvertError(q3), "config.json: max_window_layers = 1 is not supported"));
+  q3 = MakeHfCheckpoint("qwen3", HfOptions());
+  q3.config["layer_types"] = {"full_attention", "sliding_attention"};
+  q3.config["sliding_window"] = 8;
+  CHECK(Has(ConvertError(q3), "config.json: layer_types = "));
+  CHECK(Has(ConvertError(q3), "octet needs the same attention in every layer"));
+  q3 = MakeHfCheckpoint("qwen3", HfOptions());
+  q3.config["mlp_bias"] = true;
+  CHECK(Has(ConvertError(q3), "config.json: mlp_bias = true is not supported"));
+  // phi3: rope_scaling types other than su/longrope, factor lists of the wrong length.
+  HfCheckpoint p3 = MakeHfCheckpoint("phi3", HfOptions());
+  p3.config["rope_scaling"] = {{"type", "yarn"}, {"factor", 4.0}};
+  CHECK(ConvertError(p3) ==
+        "config.json: rope_scaling: type = \"yarn\" is not supported (supported: default, su, "
+        "longrope)");
+  p3.config["rope_scaling"] = {{"type", "longrope"}, {"short_factor", {1.0}},
+                               {"long_factor", {1.0, 2.0}}};
+  CHECK(Has(ConvertError(p3), "config.json: rope_scaling: short_factor = [1.0] must be a list "
+                              "of 2 factors"));
+  p3.config["rope_scaling"] = {{"type", "longrope"}, {"short_factor", {1.0, 2.0}}};
+  CHECK(Has(ConvertError(p3), "config.json: rope_scaling: long_factor is missing"));
+  p3.config["rope_scaling"] = {{"type", "longrope"}, {"short_factor", {1.0, -2.0}},
+                               {"long_factor", {1.0, 2.0}}};
+  CHECK(Has(ConvertError(p3), "short_factor = [1.0,-2.0] must be a list of finite factors > 0"));
+  p3 = MakeHfCheckpoint("phi3", HfOptions());
+  p3.config["partial_rotary_factor"] = 0.1;  // int(8 x 0.1) = 0 dimensions
+  CHECK(Has(ConvertError(p3), "config.json: partial_rotary_factor = 0.1 must be a factor giving"));
+  p3 = MakeHfCheckpoint("phi3", HfOptions());
+  p3.Rename("model.layers.0.mlp.gate_up_proj.weight", "model.layers.0.mlp.up_proj.weight");
+  CHECK(Has(ConvertError(p3), "missing tensor model.layers.0.mlp.gate_up_proj.weight"));
+
+  q3 = MakeHfCheckpoint("qwen3", HfOptions());
+  q3.Remove("model.layers.1.self_attn.k_norm.weight");
+  CHECK(Has(ConvertError(q3), "model.layers.1.self_attn.k_norm.weight"));
 }
 
-TEST_CASE("gemma, gemma2: unsupported config values name the field and the value") {
+TEST_CASE("gemma, gemma2, gemma3_text: unsupported config values name the field and the value") {
   HfCheckpoint g = MakeHfCheckpoint("gemma", HfOptions());
   g.config["hidden_activation"] = "quick_gelu";
   CHECK(Has(ConvertError(g), "config.json: hidden_activation = \"quick_gelu\" is not supported"));
@@ -189,6 +234,20 @@ TEST_CASE("gemma, gemma2: unsupported config values name the field and the value
   g2 = MakeHfCheckpoint("gemma2", HfOptions());
   g2.config["attn_logit_softcapping"] = -1.0;
   CHECK(Has(ConvertError(g2), "attn_logit_softcapping = -1"));
+  HfCheckpoint g3 = MakeHfCheckpoint("gemma3_text", HfOptions());
+  g3.config["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
+  CHECK(ConvertError(g3) == "config.json: rope_scaling: rope_type = \"llama3\" is not supported "
+                            "(supported for gemma3_text: default, linear)");
+  g3 = MakeHfCheckpoint("gemma3_text", HfOptions());
+  g3.config["rope_parameters"] = {{"full_attention", {{"rope_type", "default"}}}};
+  CHECK(Has(ConvertError(g3), "config.json: rope_parameters = "));
+  g3 = MakeHfCheckpoint("gemma3_text", HfOptions());
+  g3.config["use_bidirectional_attention"] = true;
+  CHECK(Has(ConvertError(g3), "use_bidirectional_attention = true is not supported"));
+  g3 = MakeHfCheckpoint("gemma3_text", HfOptions());
+  g3.Remove("model.layers.0.self_attn.k_norm.weight");
+  CHECK(Has(ConvertError(g3), "missing tensor model.layers.0.self_attn.k_norm.weight"));
+
   g2 = MakeHfCheckpoint("gemma2", HfOptions());
   g2.Remove("model.layers.1.post_feedforward_layernorm.weight");
   CHECK(Has(ConvertError(g2), "missing tensor model.layers.1.post_feedforward_layernorm.weight"));

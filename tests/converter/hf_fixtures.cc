@@ -297,8 +297,9 @@ HfCheckpoint MakeHfCheckpoint(const std::string& type, const HfOptions& o) {
     }
     c.Add(p + "ln_f.weight", {H});
     c.Add(p + "ln_f.bias", {H});
-  } else if (type == "llama" || type == "qwen2" || type == "mistral") {
-    const uint64_t hd = H / o.heads;
+  } else if (type == "llama" || type == "qwen2" || type == "qwen3" || type == "mistral") {
+    // qwen3: an explicit head_dim twice hidden / heads, as Qwen3's configs often have.
+    const uint64_t hd = type == "qwen3" ? 2 * H / o.heads : H / o.heads;
     c.config = {{"model_type", type},
                 {"vocab_size", V},
                 {"hidden_size", H},
@@ -314,6 +315,13 @@ HfCheckpoint MakeHfCheckpoint(const std::string& type, const HfOptions& o) {
                 {"bos_token_id", 1},
                 {"eos_token_id", 2}};
     if (type == "mistral") c.config["sliding_window"] = 8;
+    if (type == "qwen3") {
+      c.config["head_dim"] = hd;
+      c.config["attention_bias"] = false;
+      c.config["use_sliding_window"] = false;
+      c.config["sliding_window"] = nullptr;
+      c.config["max_window_layers"] = L;
+    }
     const std::string p = o.prefix ? "model." : "";
     c.Add(p + "embed_tokens.weight", {V, H});
     for (uint64_t i = 0; i < L; ++i) {
@@ -328,6 +336,10 @@ HfCheckpoint MakeHfCheckpoint(const std::string& type, const HfOptions& o) {
         c.Add(l + "self_attn.v_proj.bias", {o.kv_heads * hd});
       }
       c.Add(l + "self_attn.o_proj.weight", {H, o.heads * hd});
+      if (type == "qwen3") {
+        c.Add(l + "self_attn.q_norm.weight", {hd});
+        c.Add(l + "self_attn.k_norm.weight", {hd});
+      }
       c.Add(l + "post_attention_layernorm.weight", {H});
       c.Add(l + "mlp.gate_proj.weight", {I, H});
       c.Add(l + "mlp.up_proj.weight", {I, H});
@@ -335,7 +347,41 @@ HfCheckpoint MakeHfCheckpoint(const std::string& type, const HfOptions& o) {
     }
     c.Add(p + "norm.weight", {H});
     if (!o.tied) c.Add("lm_head.weight", {V, H});
-  } else if (type == "gemma" || type == "gemma2") {
+  } else if (type == "phi3") {
+    // Fused projections: qkv_proj rows Q, K, V; gate_up_proj rows gate, up.
+    const uint64_t hd = H / o.heads;
+    c.config = {{"model_type", "phi3"},
+                {"vocab_size", V},
+                {"hidden_size", H},
+                {"intermediate_size", I},
+                {"num_hidden_layers", L},
+                {"num_attention_heads", o.heads},
+                {"num_key_value_heads", o.kv_heads},
+                {"max_position_embeddings", P},
+                {"original_max_position_embeddings", P},
+                {"rms_norm_eps", 1e-5},
+                {"rope_theta", 10000.0},
+                {"rope_scaling", nullptr},
+                {"partial_rotary_factor", 0.5},
+                {"sliding_window", 6},
+                {"hidden_act", "silu"},
+                {"tie_word_embeddings", o.tied},
+                {"bos_token_id", 1},
+                {"eos_token_id", 2}};
+    c.Add("model.embed_tokens.weight", {V, H});
+    for (uint64_t i = 0; i < L; ++i) {
+      const std::string l = "model.layers." + std::to_string(i) + ".";
+      c.Add(l + "input_layernorm.weight", {H});
+      c.Add(l + "self_attn.qkv_proj.weight", {(o.heads + 2 * o.kv_heads) * hd, H});
+      c.Add(l + "self_attn.o_proj.weight", {H, o.heads * hd});
+      c.Add(l + "post_attention_layernorm.weight", {H});
+      c.Add(l + "mlp.gate_up_proj.weight", {2 * I, H});
+      c.Add(l + "mlp.down_proj.weight", {H, I});
+    }
+    c.Add("model.norm.weight", {H});
+    if (!o.tied) c.Add("lm_head.weight", {V, H});
+  } else if (type == "gemma" || type == "gemma2" || type == "gemma3_text") {
+    const bool sandwich = type != "gemma";
     const uint64_t hd = H / o.heads;
     c.config = {{"model_type", type},
                 {"vocab_size", V},
@@ -352,9 +398,14 @@ HfCheckpoint MakeHfCheckpoint(const std::string& type, const HfOptions& o) {
                 {"tie_word_embeddings", o.tied},
                 {"bos_token_id", 2},
                 {"eos_token_id", 1}};
-    if (type == "gemma2") {
+    if (sandwich) {
       c.config["query_pre_attn_scalar"] = hd;
       c.config["sliding_window"] = 8;
+    }
+    if (type == "gemma3_text") {
+      c.config["sliding_window_pattern"] = 2;
+      c.config["rope_local_base_freq"] = 10000.0;
+      c.config["rope_theta"] = 1000000.0;
     }
     const std::string p = o.prefix ? "model." : "";
     c.Add(p + "embed_tokens.weight", {V, H});
@@ -365,8 +416,12 @@ HfCheckpoint MakeHfCheckpoint(const std::string& type, const HfOptions& o) {
       c.Add(l + "self_attn.k_proj.weight", {o.kv_heads * hd, H});
       c.Add(l + "self_attn.v_proj.weight", {o.kv_heads * hd, H});
       c.Add(l + "self_attn.o_proj.weight", {H, o.heads * hd});
+      if (type == "gemma3_text") {
+        c.Add(l + "self_attn.q_norm.weight", {hd});
+        c.Add(l + "self_attn.k_norm.weight", {hd});
+      }
       c.Add(l + "post_attention_layernorm.weight", {H});
-      if (type == "gemma2") {
+      if (sandwich) {
         c.Add(l + "pre_feedforward_layernorm.weight", {H});
         c.Add(l + "post_feedforward_layernorm.weight", {H});
       }

@@ -85,7 +85,8 @@ struct HfOptions {
   bool prefix = true;  // bert. / transformer. / model. prefixes
 };
 
-// model_type: bert, gpt2, llama, qwen2, mistral, gemma, gemma2, marian, t5.
+// model_type: bert, gpt2, llama, qwen2, qwen3, mistral, phi3, gemma, gemma2, gemma3_text,
+// marian, t5.
 HfCheckpoint MakeHfCheckpoint(const std::string& model_type, const HfOptions& options = {});
 
 // Marian's sinusoidal table [rows, dim], as transformers builds it.

@@ -445,6 +445,173 @@ TEST_CASE("gemma2: sandwich norms, softcaps, query_pre_attn_scalar, sliding laye
   CHECK(Convert(g)->model.architecture().attention()->sliding_window() == 0);
 }
 
+TEST_CASE("gemma3_text: Q/K norms (1 + w), sliding_window_pattern, local RoPE base, no softcaps") {
+  HfOptions o;
+  o.layers = 4;
+  o.kv_heads = 2;
+  HfCheckpoint g = MakeHfCheckpoint("gemma3_text", o);
+  g.config["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 8.0}};
+  {
+    const auto conv = Convert(g);
+    const Model& m = conv->model;
+    const fb::Architecture& a = m.architecture();
+    CHECK(a.family() == fb::Family::Gemma3);
+    CHECK(a.sandwich_norms());
+    CHECK(a.attention()->qk_norm());
+    CHECK(a.final_logit_softcap() == 0.0f);  // Gemma3TextConfig's defaults: none
+    CHECK(a.attention()->logit_softcap() == 0.0f);
+    CHECK(a.attention()->sliding_window() == 8);
+    const auto* sliding = a.attention()->sliding_layers();
+    REQUIRE(sliding != nullptr);
+    REQUIRE(sliding->size() == 4);
+    CHECK(sliding->Get(0));  // pattern 2: (i + 1) % 2 != 0 slides
+    CHECK_FALSE(sliding->Get(1));
+    CHECK(sliding->Get(2));
+    CHECK_FALSE(sliding->Get(3));
+    CHECK(a.rope()->theta() == 1000000.0f);
+    CHECK(a.rope()->local_theta() == 10000.0f);
+    CHECK(a.rope()->scaling() == fb::RopeScaling::Linear);
+    CHECK(a.rope()->factor() == 8.0f);
+    CheckPlusOne(m, "layers.3.attn.q_norm.weight", g, "model.layers.3.self_attn.q_norm.weight");
+    CheckPlusOne(m, "layers.0.attn.k_norm.weight", g, "model.layers.0.self_attn.k_norm.weight");
+  }
+  g.config.erase("sliding_window_pattern");  // Gemma3TextConfig's 6: only layer 5 would be global
+  g.config.erase("rope_theta");
+  {
+    const auto conv = Convert(g);
+    const auto* sliding = conv->model.architecture().attention()->sliding_layers();
+    REQUIRE(sliding != nullptr);
+    for (uint32_t i = 0; i < 4; ++i) CHECK(sliding->Get(i));
+    CHECK(conv->model.architecture().rope()->theta() == 1000000.0f);
+  }
+}
+
+TEST_CASE("qwen3: Q/K norms per head, explicit head_dim, attention_bias, tied or not") {
+  HfOptions o;
+  o.kv_heads = 2;
+  HfCheckpoint c = MakeHfCheckpoint("qwen3", o);
+  {
+    const auto conv = Convert(c, "BF16");
+    const fb::Architecture& a = conv->model.architecture();
+    CHECK(a.family() == fb::Family::Qwen3);
+    CHECK(a.structure() == fb::Structure::DecoderOnly);
+    CHECK(a.attention()->qk_norm());
+    CHECK(a.attention()->head_dim() == 16);  // != hidden 32 / 4 heads
+    CHECK(a.attention()->num_kv_heads() == 2);
+    CHECK_FALSE(a.attention()->qkv_bias());
+    CHECK_FALSE(a.attention()->out_bias());
+    CHECK(a.attention()->sliding_window() == 0);
+    CHECK_FALSE(a.tied_embeddings());
+    CheckCopied(conv->model, "layers.1.attn.q_norm.weight", c,
+                "model.layers.1.self_attn.q_norm.weight");
+    CheckCopied(conv->model, "layers.0.attn.k_norm.weight", c,
+                "model.layers.0.self_attn.k_norm.weight");
+    CheckCopied(conv->model, "layers.0.attn.q.weight", c, "model.layers.0.self_attn.q_proj.weight");
+    CheckCopied(conv->model, "lm_head", c, "lm_head.weight");
+  }
+  // attention_bias: biases on all four projections; a missing head_dim is Qwen3Config's 128.
+  c.config["attention_bias"] = true;
+  for (const char* p : {"q", "k", "v", "o"}) {
+    const std::string w = std::string("model.layers.0.self_attn.") + p + "_proj.";
+    const std::string w1 = std::string("model.layers.1.self_attn.") + p + "_proj.";
+    c.Add(w + "bias", {c.Get(w + "weight").shape[0]});
+    c.Add(w1 + "bias", {c.Get(w1 + "weight").shape[0]});
+  }
+  {
+    const auto conv = Convert(c);
+    CHECK(conv->model.architecture().attention()->qkv_bias());
+    CHECK(conv->model.architecture().attention()->out_bias());
+    CheckCopied(conv->model, "layers.1.attn.o.bias", c, "model.layers.1.self_attn.o_proj.bias");
+  }
+  c.config.erase("head_dim");
+  CHECK(Has(ConvertError(c), "512, 32"));  // q_proj expected [4 heads x 128, hidden]
+  o.tied = true;
+  const auto tied = Convert(MakeHfCheckpoint("qwen3", o));
+  CHECK(tied->model.architecture().tied_embeddings());
+  CHECK(tied->model.Find("lm_head") == nullptr);
+}
+
+// Rows [first, first + count) of a [rows, cols] source.
+std::vector<float> RowBlock(const HfCheckpoint& c, const std::string& source, uint64_t first,
+                            uint64_t count) {
+  const testing::HfTensor& t = c.Get(source);
+  const uint64_t cols = t.shape[1];
+  return std::vector<float>(t.values.begin() + first * cols,
+                            t.values.begin() + (first + count) * cols);
+}
+
+TEST_CASE("phi3: fused qkv_proj split in unequal row blocks (GQA), gate_up_proj in halves") {
+  HfOptions o;
+  o.kv_heads = 2;  // Q 4 x 8 rows, K and V 2 x 8 rows each
+  for (const char* dtype : {"F32", "F16", "BF16"}) {
+    CAPTURE(dtype);
+    const HfCheckpoint c = MakeHfCheckpoint("phi3", o);
+    const auto conv = Convert(c, dtype);
+    const Model& m = conv->model;
+    const fb::Architecture& a = m.architecture();
+    CHECK(a.family() == fb::Family::Phi3);
+    CHECK(a.structure() == fb::Structure::DecoderOnly);
+    CHECK(a.gated_ffn());
+    CHECK(a.attention()->num_kv_heads() == 2);
+    CHECK(a.attention()->head_dim() == 8);
+    CHECK(a.attention()->sliding_window() == 6);
+    CHECK(a.rope()->rotary_dim() == 4);
+    CHECK(a.rope()->scaling() == fb::RopeScaling::None);
+    for (uint32_t l = 0; l < 2; ++l) {
+      const std::string src = "model.layers." + std::to_string(l) + ".";
+      const std::string dst = "layers." + std::to_string(l) + ".";
+      const std::string qkv = src + "self_attn.qkv_proj.weight";
+      const std::string gate_up = src + "mlp.gate_up_proj.weight";
+      const std::pair<std::string, std::vector<float>> blocks[] = {
+          {dst + "attn.q.weight", RowBlock(c, qkv, 0, 32)},
+          {dst + "attn.k.weight", RowBlock(c, qkv, 32, 16)},
+          {dst + "attn.v.weight", RowBlock(c, qkv, 48, 16)},
+          {dst + "ffn.gate.weight", RowBlock(c, gate_up, 0, 48)},
+          {dst + "ffn.up.weight", RowBlock(c, gate_up, 48, 48)},
+      };
+      for (const auto& [name, want] : blocks) {
+        CAPTURE(name);
+        const std::vector<float> got = Values(m, name);
+        REQUIRE(got.size() == want.size());
+        CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+      }
+      CheckCopied(m, dst + "attn.o.weight", c, src + "self_attn.o_proj.weight");
+      CheckCopied(m, dst + "ffn.down.weight", c, src + "mlp.down_proj.weight");
+    }
+    CheckCopied(m, "lm_head", c, "lm_head.weight");
+  }
+}
+
+TEST_CASE("phi3: longrope factors, original_max_position_embeddings and attention_factor") {
+  HfOptions o;
+  o.max_positions = 64;
+  HfCheckpoint c = MakeHfCheckpoint("phi3", o);
+  c.config["original_max_position_embeddings"] = 16;
+  c.config["rope_scaling"] = {{"type", "su"},
+                              {"short_factor", {1.0, 2.0}},
+                              {"long_factor", {3.0, 5.5}}};
+  {
+    const auto conv = Convert(c);
+    const fb::Rope& r = *conv->model.architecture().rope();
+    CHECK(r.scaling() == fb::RopeScaling::LongRope);
+    CHECK(r.original_max_positions() == 16);
+    REQUIRE(r.short_factors()->size() == 2);
+    REQUIRE(r.long_factors()->size() == 2);
+    CHECK(r.short_factors()->Get(1) == 2.0f);
+    CHECK(r.long_factors()->Get(1) == 5.5f);
+    // sqrt(1 + ln(64 / 16) / ln(16)) = sqrt(1.5)
+    CHECK(r.attention_factor() == static_cast<float>(std::sqrt(1.5)));
+  }
+  c.config["rope_scaling"] = {{"rope_type", "longrope"},
+                              {"short_factor", {1.0, 2.0}},
+                              {"long_factor", {3.0, 5.5}},
+                              {"attention_factor", 1.125}};
+  CHECK(Convert(c)->model.architecture().rope()->attention_factor() == 1.125f);
+  c.config["max_position_embeddings"] = 16;  // no extension: attention_factor 1
+  c.config["rope_scaling"].erase("attention_factor");
+  CHECK(Convert(c)->model.architecture().rope()->attention_factor() == 1.0f);
+}
+
 TEST_CASE("marian: shared embeddings, sinusoidal positions checked not stored, final_logits_bias") {
   HfOptions o;
   const HfCheckpoint c = MakeHfCheckpoint("marian", o);

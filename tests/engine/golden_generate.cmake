@@ -1,11 +1,11 @@
-# Greedy generation with the KV cache against full runs, for a decoder-only
-# golden case: the first sequence of its inputs.json is the prompt,
-# `octet run --generate N --temperature 0` continues it, and a full run over the
-# prompt and the generated ids must have each generated id as its argmax at the
-# position before it (octet_npy_compare --argmax-from). Cases whose model has a
-# tokenizer are not registered (generation prints text).
-#   cmake -DOCTET=... -DCOMPARE=... -DEMULATOR="qemu|..." -DCASE_DIR=... -DMODEL=...
-#         -DOUT=out.npy -DNEW_TOKENS=8 -P golden_generate.cmake
+# Greedy generation of a converted golden case through the KV cache: the
+# sequences of its inputs.json are the prompts of one batched `octet run
+# --generate N --temperature 0`, and each generated token must be the argmax
+# of a full forward pass (no cache) over its prompt and the tokens before it.
+# This checks the prefill and the decode steps (RoPE at later positions, the
+# cached keys, windows reached by the steps) against the path the goldens check.
+#   cmake -DOCTET=... -DEMULATOR="qemu|..." -DCASE_DIR=... -DMODEL=... -DTOKENS=8
+#         -P golden_generate.cmake
 cmake_minimum_required(VERSION 3.25)
 
 string(REPLACE "|" ";" EMULATOR "${EMULATOR}")
@@ -13,43 +13,54 @@ if(NOT EXISTS "${MODEL}")
   message(FATAL_ERROR "${MODEL} is missing: convert.golden_cases did not convert this case")
 endif()
 file(READ "${CASE_DIR}/inputs.json" inputs)
-string(JSON n_prompt LENGTH "${inputs}" ids 0)
-set(prompt "")
-math(EXPR last "${n_prompt} - 1")
-foreach(i RANGE ${last})
-  string(JSON id GET "${inputs}" ids 0 ${i})
-  list(APPEND prompt ${id})
-endforeach()
-list(JOIN prompt "," prompt)
 
-execute_process(COMMAND ${EMULATOR} ${OCTET} run "${MODEL}" --ids ${prompt}
-                        --generate ${NEW_TOKENS} --temperature 0
+string(JSON batch LENGTH "${inputs}" ids)
+set(prompts "")
+set(args "")
+math(EXPR last "${batch} - 1")
+foreach(b RANGE ${last})
+  string(JSON n LENGTH "${inputs}" ids ${b})
+  set(seq "")
+  math(EXPR n_last "${n} - 1")
+  foreach(i RANGE ${n_last})
+    string(JSON id GET "${inputs}" ids ${b} ${i})
+    list(APPEND seq ${id})
+  endforeach()
+  list(JOIN seq "," seq)
+  list(APPEND prompts "${seq}")
+  list(APPEND args --ids "${seq}")
+endforeach()
+
+execute_process(COMMAND ${EMULATOR} ${OCTET} run "${MODEL}" ${args} --generate ${TOKENS}
+                        --temperature 0
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "octet run --generate exited ${rc}: ${err}")
 endif()
-if(NOT out MATCHES "^sequence 0: [0-9,]+ -> ([0-9]+(,[0-9]+)*)\n$")
-  message(FATAL_ERROR "unexpected --generate output: ${out}")
-endif()
-set(generated "${CMAKE_MATCH_1}")
-string(REPLACE "," ";" generated_list "${generated}")
-list(LENGTH generated_list n_generated)
-if(n_generated GREATER NEW_TOKENS)  # fewer when the model ends on its eos id
-  message(FATAL_ERROR "${n_generated} ids generated, ${NEW_TOKENS} asked: ${out}")
-endif()
-
-file(REMOVE "${OUT}")
-execute_process(COMMAND ${EMULATOR} ${OCTET} run "${MODEL}" --ids ${prompt},${generated}
-                        --dump "${OUT}"
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "octet run exited ${rc}: ${err}")
-endif()
-math(EXPR from "${n_prompt} - 1")
-execute_process(COMMAND ${EMULATOR} ${COMPARE} "${OUT}" --argmax-from ${from} --ids ${generated}
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-string(STRIP "${out}" out)
-message(STATUS "${out}")
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "${out}${err}")
-endif()
+foreach(b RANGE ${last})
+  list(GET prompts ${b} ids)
+  if(NOT out MATCHES "sequence ${b}: ${ids} -> ([0-9,]+)\n")
+    message(FATAL_ERROR "no generated ids for sequence ${b} in:\n${out}")
+  endif()
+  string(REPLACE "," ";" tokens "${CMAKE_MATCH_1}")
+  list(LENGTH tokens count)
+  if(NOT count EQUAL TOKENS)
+    message(FATAL_ERROR "sequence ${b}: ${count} tokens generated, ${TOKENS} asked")
+  endif()
+  foreach(token IN LISTS tokens)
+    execute_process(COMMAND ${EMULATOR} ${OCTET} run "${MODEL}" --ids ${ids}
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE full ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "octet run exited ${rc}: ${err}")
+    endif()
+    if(NOT full MATCHES "next token \\(argmax at position [0-9]+\\): ([0-9]+) ")
+      message(FATAL_ERROR "no next token in the summary:\n${full}")
+    endif()
+    if(NOT CMAKE_MATCH_1 STREQUAL token)
+      message(FATAL_ERROR "sequence ${b}: generated ${token} after ${ids}, but the full pass's "
+                          "argmax is ${CMAKE_MATCH_1}")
+    endif()
+    set(ids "${ids},${token}")
+  endforeach()
+  message(STATUS "sequence ${b}: ${TOKENS} greedy tokens equal the full passes' argmax")
+endforeach()

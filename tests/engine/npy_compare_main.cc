@@ -9,13 +9,6 @@
 // --rel (default 1e-5; not checked when only --min-cosine is given), when a
 // position's cosine is below --min-cosine (int8 vs fp32: DESIGN.md section 7),
 // or when a value is not finite; 2 on a bad command line or unreadable file.
-//
-// octet_npy_compare LOGITS.npy --argmax-from P --ids T0,T1,...
-//
-// Greedy generation against a full run: LOGITS [1, seq, vocab] of the prompt
-// followed by the generated ids; the row of position P + i must have its
-// largest value at T_i (ties within 1e-4 x the row's max abs value pass: fp32
-// steps and full runs may round differently). Exits 1 on a mismatch.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -86,51 +79,7 @@ bool ReadNpy(const std::string& path, Npy* out) {
 
 }  // namespace
 
-// The --argmax-from mode (header comment).
-int CheckArgmax(const char* path, uint64_t from, const std::vector<uint64_t>& ids) {
-  Npy logits;
-  if (!ReadNpy(path, &logits)) return 2;
-  if (logits.shape.size() != 3 || logits.shape[0] != 1 || from + ids.size() > logits.shape[1]) {
-    std::fprintf(stderr, "octet_npy_compare: logits must be [1, seq >= %llu, vocab]\n",
-                 static_cast<unsigned long long>(from + ids.size()));
-    return 2;
-  }
-  const uint64_t vocab = logits.shape[2];
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const float* row = logits.data.data() + (from + i) * vocab;  // [vocab]
-    uint64_t best = 0;
-    float max_abs = 0.0f;
-    for (uint64_t v = 0; v < vocab; ++v) {
-      if (row[v] > row[best]) best = v;
-      max_abs = std::fmax(max_abs, std::fabs(row[v]));
-    }
-    if (ids[i] >= vocab || row[ids[i]] < row[best] - 1e-4f * max_abs) {
-      std::printf("position %llu: generated %llu, the full run's argmax is %llu\n",
-                  static_cast<unsigned long long>(from + i),
-                  static_cast<unsigned long long>(ids[i]), static_cast<unsigned long long>(best));
-      return 1;
-    }
-  }
-  std::printf("%zu generated ids are the full run's argmax\n", ids.size());
-  return 0;
-}
-
-std::vector<uint64_t> ParseList(const char* p) {
-  std::vector<uint64_t> out;
-  while (*p != '\0') {
-    char* end = nullptr;
-    out.push_back(std::strtoull(p, &end, 10));
-    if (end == p) break;
-    p = *end == ',' ? end + 1 : end;
-  }
-  return out;
-}
-
 int main(int argc, char** argv) {
-  if (argc == 6 && std::strcmp(argv[2], "--argmax-from") == 0 &&
-      std::strcmp(argv[4], "--ids") == 0) {
-    return CheckArgmax(argv[1], std::strtoull(argv[3], nullptr, 10), ParseList(argv[5]));
-  }
   if (argc < 3) {
     std::fprintf(stderr, "usage: octet_npy_compare GOT.npy EXPECTED.npy --lengths L0,L1,... "
                          "[--rel 1e-5]\n");
@@ -148,7 +97,12 @@ int main(int argc, char** argv) {
       min_cosine = std::strtod(argv[i + 1], nullptr);
       check_rel = rel_given;
     } else if (flag == "--lengths") {
-      lengths = ParseList(argv[i + 1]);
+      for (const char* p = argv[i + 1]; *p != '\0';) {
+        char* end = nullptr;
+        lengths.push_back(std::strtoull(p, &end, 10));
+        p = *end == ',' ? end + 1 : end;
+        if (end == p && *p != '\0') break;
+      }
     } else {
       std::fprintf(stderr, "octet_npy_compare: unknown flag %s\n", flag.c_str());
       return 2;

@@ -822,5 +822,56 @@ TEST_CASE("Extend appends tokens as Steps do, and as a longer prompt does") {
   CHECK(s->Extend(ids, 1, 3).ok());                                    // 3 + 3 fits
 }
 
+TEST_CASE("LongRope: a session's factors are fixed by its planned positions") {
+  // Phi-3's su/longrope: the short factors when max_seq + max_new_tokens <=
+  // original_max_positions, else the long ones, for the whole session (prompt
+  // and steps alike), so that steps continue the prompt's rotation.
+  const auto longrope = [](fb::ArchitectureT& a) {
+    a.family = fb::Family::Phi3;
+    a.rope = std::make_unique<fb::RopeT>();
+    a.rope->rotary_dim = 4;  // partial: 4 of head_dim 8
+    a.rope->scaling = fb::RopeScaling::LongRope;
+    a.rope->short_factors = {1.0f, 1.5f};
+    a.rope->long_factors = {4.0f, 40.0f};
+    a.rope->original_max_positions = 6;
+    a.rope->attention_factor = 1.25f;
+  };
+  for (bool int8 : {false, true}) {
+    CAPTURE(int8);
+    TinyModelOptions o = Layered(fb::Family::Llama, 2, int8);
+    o.layer_stddev = 0.3f;  // peaky attention: positions matter
+    Loaded m(o, longrope);
+    const uint32_t vocab = m.model.architecture().vocab_size();
+    const std::vector<int32_t> ids = {4, 17, 9, 25, 3, 11, 30, 2};
+    const auto run = [&](uint32_t max_seq, uint32_t max_new, uint32_t len) {
+      Result<Session> s = Session::Create(m.model, SessionLimits{1, max_seq, max_new});
+      REQUIRE_MESSAGE(s.ok(), std::string(s.status().message()));
+      REQUIRE(s->Run(ids.data(), &len, 1, len).ok());
+      return std::vector<float>(s->output().data, s->output().data + len * vocab);
+    };
+    const std::vector<float> short6 = run(6, 0, 6);  // 6 positions: short
+    const std::vector<float> long6 = run(6, 2, 6);   // 8 planned: long
+    const std::vector<float> long8 = run(8, 0, 8);
+    double max_err = 0, max_ref = 0;
+    MaxErrors(long6.data(), long8.data(), 6 * vocab, &max_err, &max_ref);
+    CHECK(max_err <= 1e-5 * max_ref);  // the same factors: the same first 6 positions
+    double diff = 0, ref = 0;
+    MaxErrors(short6.data() + vocab, long6.data() + vocab, 5 * vocab, &diff, &ref);
+    MESSAGE("short vs long factors: max abs difference / max abs = " << diff / ref);
+    CHECK(diff > 1e-3 * ref);  // the factors do change positions 1..5
+    // Steps of the 8-position session continue with the long factors.
+    Result<Session> s = Session::Create(m.model, SessionLimits{1, 6, 2});
+    REQUIRE(s.ok());
+    uint32_t len = 6;
+    REQUIRE(s->Run(ids.data(), &len, 1, 6).ok());
+    max_err = max_ref = 0;
+    for (uint32_t t = 6; t < 8; ++t) {
+      REQUIRE(s->Step(&ids[t], 1).ok());
+      MaxErrors(s->output().data, long8.data() + t * vocab, vocab, &max_err, &max_ref);
+    }
+    CHECK(max_err <= (int8 ? 1e-2 : 1e-5) * max_ref);
+  }
+}
+
 }  // namespace
 }  // namespace octet

@@ -34,6 +34,8 @@ from ref_models.gemma import GemmaForCausalLM, GemmaRMSNorm  # noqa: E402
 from ref_models.gpt2 import GPT2LMHeadModel  # noqa: E402
 from ref_models.llama import LlamaForCausalLM  # noqa: E402
 from ref_models.marian import MarianMTModel, MarianSinusoidalPositionalEmbedding  # noqa: E402
+from ref_models.phi3 import Phi3ForCausalLM  # noqa: E402
+from ref_models.qwen3 import Qwen3ForCausalLM  # noqa: E402
 from ref_models.t5 import T5ForConditionalGeneration, relative_position_bucket  # noqa: E402
 
 SCRIPT = "tests/golden/gen_goldens.py"
@@ -45,6 +47,8 @@ MODELS = {
     "llama": LlamaForCausalLM,
     "qwen2": LlamaForCausalLM,
     "mistral": LlamaForCausalLM,
+    "qwen3": Qwen3ForCausalLM,
+    "phi3": Phi3ForCausalLM,
     "gemma": GemmaForCausalLM,
     "gemma2": GemmaForCausalLM,
     "gemma3_text": GemmaForCausalLM,
@@ -246,6 +250,97 @@ CASES = [
             "tie_word_embeddings": True, "use_cache": True, "torch_dtype": "bfloat16",
         }),
     dict(
+        name="qwen3_gqa_tied",
+        covers="Qwen3: Q/K RMSNorm per head before RoPE, GQA groups of 2 (4 heads, 2 KV heads), "
+               "head_dim 16 != hidden/heads 8, tied head, rope_theta 1e6, sliding_window present "
+               "but use_sliding_window false, padded batch",
+        layout="as_is", dtype="F32", lengths=[13, 7],
+        config={
+            "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
+            "vocab_size": 160, "hidden_size": 32, "intermediate_size": 64,
+            "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "head_dim": 16, "hidden_act": "silu", "max_position_embeddings": 256,
+            "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "rope_scaling": None,
+            "attention_bias": False, "attention_dropout": 0.0, "use_sliding_window": False,
+            "sliding_window": None, "max_window_layers": 2,
+            "layer_types": ["full_attention", "full_attention"], "tie_word_embeddings": True,
+            "bos_token_id": 158, "eos_token_id": 159, "initializer_range": 0.02,
+            "use_cache": True, "torch_dtype": "float32",
+        }),
+    dict(
+        name="qwen3_untied_bf16",
+        covers="Qwen3: untied lm_head, attention_bias true (q/k/v/o biases), rope_scaling "
+               "linear (factor 2), MHA (3 heads), head_dim 8 with hidden 32, eps 1e-5, 3 layers, "
+               "BF16 checkpoint, the shorter sequence first",
+        layout="as_is", dtype="BF16", lengths=[6, 11],
+        config={
+            "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
+            "vocab_size": 96, "hidden_size": 32, "intermediate_size": 48,
+            "num_hidden_layers": 3, "num_attention_heads": 3, "num_key_value_heads": 3,
+            "head_dim": 8, "hidden_act": "silu", "max_position_embeddings": 128,
+            "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+            "rope_scaling": {"rope_type": "linear", "factor": 2.0}, "attention_bias": True,
+            "use_sliding_window": False, "sliding_window": 64, "max_window_layers": 3,
+            "tie_word_embeddings": False, "bos_token_id": 1, "eos_token_id": 2,
+            "initializer_range": 0.02, "torch_dtype": "bfloat16",
+        }),
+    dict(
+        name="phi3_fused",
+        covers="Phi-3: fused qkv_proj (MHA, 2 heads x 16) and gate_up_proj split at conversion, "
+               "partial_rotary_factor 0.5 (8 of 16 dimensions rotated), sliding_window 5 on "
+               "sequences of 14 and 9, untied, padded batch",
+        layout="as_is", dtype="F32", lengths=[14, 9],
+        config={
+            "architectures": ["Phi3ForCausalLM"], "model_type": "phi3",
+            "vocab_size": 128, "hidden_size": 32, "intermediate_size": 48,
+            "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 2,
+            "hidden_act": "silu", "max_position_embeddings": 256,
+            "original_max_position_embeddings": 256, "rms_norm_eps": 1e-5,
+            "rope_theta": 10000.0, "rope_scaling": None, "partial_rotary_factor": 0.5,
+            "sliding_window": 5, "tie_word_embeddings": False, "attention_dropout": 0.0,
+            "embd_pdrop": 0.0, "resid_pdrop": 0.0, "bos_token_id": 1, "eos_token_id": 2,
+            "pad_token_id": 0, "initializer_range": 0.02, "use_cache": True,
+            "torch_dtype": "float32",
+        }),
+    dict(
+        name="phi3_longrope_gqa_f16",
+        covers="Phi-3: GQA (6 heads, 2 KV heads: qkv_proj rows 48 + 16 + 16), rope_scaling "
+               "longrope with the short factors (22 positions, with 8 generated, within "
+               "original_max_position_embeddings 32), attention_factor from 128 / 32, tied head, "
+               "F16 checkpoint",
+        layout="as_is", dtype="F16", lengths=[12, 7],
+        config={
+            "architectures": ["Phi3ForCausalLM"], "model_type": "phi3",
+            "vocab_size": 112, "hidden_size": 48, "intermediate_size": 64,
+            "num_hidden_layers": 2, "num_attention_heads": 6, "num_key_value_heads": 2,
+            "hidden_act": "silu", "max_position_embeddings": 128,
+            "original_max_position_embeddings": 32, "rms_norm_eps": 1e-5,
+            "rope_theta": 10000.0,
+            "rope_scaling": {"type": "longrope", "short_factor": [1.0, 1.25, 2.5, 4.0],
+                             "long_factor": [1.5, 3.0, 8.0, 20.0]},
+            "sliding_window": None, "tie_word_embeddings": True, "bos_token_id": 1,
+            "eos_token_id": 2, "pad_token_id": 0, "initializer_range": 0.02,
+            "torch_dtype": "float16",
+        }),
+    dict(
+        name="phi3_longrope_long",
+        covers="Phi-3: rope_scaling longrope (rope_type, attention_factor given) past "
+               "original_max_position_embeddings 8: sequences of 13 and 10 use the long factors; "
+               "partial rotary 0.5, GQA, untied",
+        layout="as_is", dtype="F32", lengths=[13, 10],
+        config={
+            "architectures": ["Phi3ForCausalLM"], "model_type": "phi3",
+            "vocab_size": 96, "hidden_size": 32, "intermediate_size": 48,
+            "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "hidden_act": "silu", "max_position_embeddings": 64,
+            "original_max_position_embeddings": 8, "rms_norm_eps": 1e-5,
+            "rope_theta": 10000.0, "partial_rotary_factor": 0.5,
+            "rope_scaling": {"rope_type": "longrope", "short_factor": [1.0, 2.0],
+                             "long_factor": [3.0, 9.0], "attention_factor": 1.1},
+            "tie_word_embeddings": False, "bos_token_id": 1, "eos_token_id": 2,
+            "initializer_range": 0.02, "torch_dtype": "float32",
+        }),
+    dict(
         name="marian_pos",
         covers="MarianMTModel with every tensor saved: embed_positions (Marian sinusoids), "
                "encoder/decoder embed_tokens and lm_head.weight copies of model.shared; padded "
@@ -319,8 +414,8 @@ CASES = [
 
 # Standard deviation of the random embeddings per family (other weights: see init_weights).
 EMBED_STD = {"bert": 1.0, "gpt2": 0.5, "llama": 1.0, "qwen2": 1.0, "mistral": 1.0,
-             "marian": 32 ** -0.5, "t5": 1.0, "gemma": 1.0, "gemma2": 1.0,
-             "gemma3_text": 1.0}
+             "qwen3": 1.0, "phi3": 1.0, "marian": 32 ** -0.5, "t5": 1.0, "gemma": 1.0,
+             "gemma2": 1.0, "gemma3_text": 1.0}
 
 
 def family(case):
@@ -596,6 +691,7 @@ def run_incremental(model, ids, dec=None, prefill=1):
     """One unpadded sequence through the KV cache: `prefill` tokens, then one per step."""
     cache = model.new_cache()
     steps = dec if dec is not None else ids
+    cache.planned = len(steps)  # the positions a session plans for (phi3's LongRope)
     if dec is not None:
         x = torch.tensor([ids])
         x_valid = torch.ones_like(x, dtype=torch.bool)
@@ -696,10 +792,14 @@ def debug_tables(model, case):
     """Intermediate values that help debug an implementation (not compared by the tests)."""
     fam = family(case)
     out = {}
-    if fam in ("llama", "qwen2", "mistral", "gemma", "gemma2", "gemma3_text"):
+    if fam in ("llama", "qwen2", "mistral", "qwen3", "gemma", "gemma2", "gemma3_text"):
         out["rope_inv_freq"] = [float(x) for x in model.inv_freq]
     if fam == "gemma3_text":
         out["rope_local_inv_freq"] = [float(x) for x in model.local_inv_freq]
+    if fam == "phi3":
+        out["rope_inv_freq_short"] = [float(x) for x in model.rope.short]
+        out["rope_inv_freq_long"] = [float(x) for x in model.rope.long]
+        out["rope_attention_factor"] = float(model.rope.attention_factor)
     if fam == "t5":
         att = model.encoder.block[0].layer[0].SelfAttention
         for name, bidir, n in (("encoder", True, max(case["lengths"])),

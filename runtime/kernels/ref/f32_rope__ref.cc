@@ -11,8 +11,8 @@ void f32_rope__ref(const F32RopeParams& p, float* x, size_t ldx) {
       const float angle = position * p.inv_freq[i];
       double sin_angle = 0.0, cos_angle = 0.0;
       ScalarSinCos(angle, &sin_angle, &cos_angle);
-      const float c = static_cast<float>(cos_angle);
-      const float s = static_cast<float>(sin_angle);
+      const float c = static_cast<float>(cos_angle) * p.attention_factor;
+      const float s = static_cast<float>(sin_angle) * p.attention_factor;
       for (size_t h = 0; h < p.heads; ++h) {
         float* xh = row + h * p.head_dim;  // [head_dim]
         const float x1 = xh[i];
