@@ -9,7 +9,8 @@ namespace octet {
 namespace convert {
 
 const char kSupportedModelTypes[] =
-    "bert, distilbert, roberta, xlm-roberta, gpt2, llama, qwen2, qwen3, mistral, phi3, marian, t5";
+    "bert, distilbert, roberta, xlm-roberta, gpt2, llama, qwen2, qwen3, mistral, phi3, gemma, "
+    "gemma2, gemma3_text, marian, t5";
 
 std::string SupportedModelType(const ConfigView& config) {
   const nlohmann::json* type = config.Find("model_type");
@@ -19,7 +20,8 @@ std::string SupportedModelType(const ConfigView& config) {
   if (!type->is_string()) config.Invalid("model_type", "a string");
   const std::string t = type->get<std::string>();
   for (const char* known : {"bert", "distilbert", "roberta", "xlm-roberta", "gpt2", "llama",
-                            "qwen2", "qwen3", "mistral", "phi3", "marian", "t5"}) {
+                            "qwen2", "qwen3", "mistral", "phi3", "gemma", "gemma2",
+                            "gemma3_text", "marian", "t5"}) {
     if (t == known) return t;
   }
   Fail(config.where(), ": model_type '", t, "' is not supported (supported: ", kSupportedModelTypes,
@@ -35,6 +37,7 @@ ModelSpec Import(const ConfigView& config, const Checkpoint& checkpoint) {
   if (t == "marian") return ImportMarian(config, checkpoint);
   if (t == "t5") return ImportT5(config, checkpoint);
   if (t == "phi3") return ImportPhi3(config, checkpoint);
+  if (t == "gemma" || t == "gemma2" || t == "gemma3_text") return ImportGemma(config, checkpoint);
   return ImportLlama(config, checkpoint);  // llama, qwen2, qwen3, mistral
 }
 

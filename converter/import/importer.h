@@ -3,6 +3,7 @@
 //   bert.cc        bert, roberta, xlm-roberta
 //   distilbert.cc  distilbert
 //   gpt2.cc        gpt2
+//   gemma.cc       gemma, gemma2, gemma3_text
 //   llama.cc       llama, qwen2, qwen3, mistral
 //   phi3.cc        phi3
 //   marian.cc      marian
@@ -13,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,7 @@ ModelSpec ImportBert(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportRoberta(const ConfigView& config, const Checkpoint& checkpoint,
                         const std::string& model_type);
 ModelSpec ImportDistilBert(const ConfigView& config, const Checkpoint& checkpoint);
+ModelSpec ImportGemma(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportGpt2(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportLlama(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportMarian(const ConfigView& config, const Checkpoint& checkpoint);
@@ -55,6 +58,12 @@ bool ActivationFromName(const std::string& name, fb::Activation* activation);
 // naming `key` and its value.
 fb::Activation ActivationFromConfig(const ConfigView& config, const std::string& key,
                                     const std::string& fallback);
+
+// rope_theta and rope_scaling (transformers 4.x), or rope_parameters (5.x): the
+// theta, scaling (default, linear, llama3; others fail naming the key) and
+// partial_rotary_factor of the llama family's RoPE (llama.cc). Adds the
+// scaling table to spec.provenance.
+std::unique_ptr<fb::RopeT> ReadRope(const ConfigView& config, uint32_t head_dim, ModelSpec& spec);
 
 // Call once the dimensions are set: checks them against the limits the
 // runtime accepts (format/model.h), then sets pad/bos/eos/decoder_start token

@@ -26,9 +26,7 @@
 
 namespace octet {
 namespace convert {
-namespace {
 
-// rope_theta and rope_scaling (transformers 4.x), or rope_parameters (5.x).
 std::unique_ptr<fb::RopeT> ReadRope(const ConfigView& config, uint32_t head_dim, ModelSpec& spec) {
   auto rope = std::make_unique<fb::RopeT>();
   const nlohmann::json* parameters = config.Object("rope_parameters");
@@ -73,6 +71,8 @@ std::unique_ptr<fb::RopeT> ReadRope(const ConfigView& config, uint32_t head_dim,
   }
   return rope;
 }
+
+namespace {
 
 // Attention.sliding_window: mistral's sliding_window; qwen2's when it applies to
 // every layer. Mixed full/sliding layers cannot be expressed.

@@ -69,7 +69,9 @@ void AddLayer(Required& out, LayerStack stack, uint32_t layer, bool cross,
     AddNorm(out, LayerName(stack, layer, "cross_attn_norm"), a);
     AddAttention(out, stack, layer, "cross_attn", a);
   }
+  if (a.sandwich_norms) AddNorm(out, LayerName(stack, layer, "post_attn_norm"), a);
   AddNorm(out, LayerName(stack, layer, "ffn_norm"), a);
+  if (a.sandwich_norms) AddNorm(out, LayerName(stack, layer, "post_ffn_norm"), a);
   const uint32_t h = a.hidden_size, inter = a.intermediate_size;
   const bool bias = FamilyHasFfnBias(a.family);
   if (a.gated_ffn) out.push_back({LayerName(stack, layer, "ffn.gate.weight"), {inter, h}});
@@ -273,6 +275,9 @@ std::vector<float> ModelSpec::ReadValues(const TensorMapping& m, const Checkpoin
   std::vector<float> out(numel);
   if (!m.transpose) {
     Checkpoint::ReadF32(t, FirstValue(m), numel, out.data());  // a contiguous row block
+    if (m.add != 0.0f) {
+      for (float& v : out) v += m.add;
+    }
     return out;
   }
   // Source [in, parts * out]: out[r][c] = source[c][part * out + r].
@@ -280,7 +285,9 @@ std::vector<float> ModelSpec::ReadValues(const TensorMapping& m, const Checkpoin
   const uint64_t stride = rows * m.parts, offset = rows * m.part;
   const std::vector<float> source = Checkpoint::ReadAllF32(t);
   for (uint64_t r = 0; r < rows; ++r) {
-    for (uint64_t c = 0; c < cols; ++c) out[r * cols + c] = source[c * stride + offset + r];
+    for (uint64_t c = 0; c < cols; ++c) {
+      out[r * cols + c] = source[c * stride + offset + r] + m.add;
+    }
   }
   return out;
 }
@@ -344,7 +351,7 @@ std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint
       continue;
     }
     const Tensor& t = *checkpoint.Find(m.source);
-    if (!m.transpose && t.dtype == "F32") {  // streams from the checkpoint's mapping
+    if (!m.transpose && m.add == 0.0f && t.dtype == "F32") {  // streams from the checkpoint
       writer.AddTensor(m.name, fb::DType::F32, m.shape, t.data + FirstValue(m) * sizeof(float));
       continue;
     }

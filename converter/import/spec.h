@@ -49,6 +49,8 @@ struct TensorMapping {
   uint32_t first_row = 0;
   std::vector<uint64_t> source_shape;  // expected source shape; empty = implied by the above
   std::vector<float> values;           // a computed tensor (no source), product(shape) floats
+  float add = 0.0f;                    // added to every value read from the source: Gemma's
+                                       // norms scale by (1 + w), folded into the stored weight
 
   // The shape the source must have: `source_shape`, or the one implied by
   // shape, transpose and parts.

@@ -10,13 +10,15 @@
 //   Embed              token × embedding_scale (+ token type 0) (+ learned or
 //                      sinusoidal position) (→ embedding norm)
 //   Layer              pre-norm:  x += Attn(Norm(x)); [x += Cross(Norm(x))]; x += FFN(Norm(x))
+//                      sandwich:  x += PostNorm(Attn(Norm(x))); x += PostNorm(FFN(Norm(x)))
 //                      post-norm: x = Norm(x + Attn(x)); [x = Norm(x + Cross(x))];
 //                                 x = Norm(x + FFN(x))
-//   SelfAttention      Q, K, V projections (+ bias), RoPE, tiled attention per sequence
-//                      (padding, causal, window, ALiBi, T5 bias), output projection
+//   SelfAttention      Q, K, V projections (+ bias), RoPE (the layer's base), tiled attention
+//                      per sequence (soft-cap, padding, causal, the layer's window, ALiBi, T5
+//                      bias), output projection
 //   CrossAttention     Q from the decoder, K, V from the encoder output
 //   FeedForward        up (+ bias), [act(gate) * up | act(up)], down (+ bias)
-//   Head               logits = x · headᵀ × logits_scale (+ final_logits_bias)
+//   Head               logits = softcap(x · headᵀ × logits_scale) (+ final_logits_bias)
 #include "engine/forward.h"
 
 #include <cmath>
@@ -559,6 +561,7 @@ AttentionParams BaseParams(const fb::Architecture& a, uint32_t tile = 0) {
   p.scale = att.scale() != 0.0f
                 ? att.scale()
                 : static_cast<float>(1.0 / std::sqrt(static_cast<double>(att.head_dim())));
+  p.softcap = att.logit_softcap();
   return p;
 }
 
@@ -617,15 +620,25 @@ CaptureTarget Target(const AttentionCapture* capture, uint32_t b, size_t q_pos0,
   return t;
 }
 
-// Self-attention of `batch` sequences of `seq` rows: in, out [batch * seq, hidden].
+// The sliding window of layer l's self-attention: Attention.sliding_window for
+// every layer, or for the layers sliding_layers marks (the others: 0, global).
+uint32_t LayerWindow(const fb::Architecture& a, uint32_t l) {
+  const fb::Attention& att = *a.attention();
+  const auto* sliding = att.sliding_layers();
+  if (sliding == nullptr || sliding->size() == 0) return att.sliding_window();
+  return l < sliding->size() && sliding->Get(l) ? att.sliding_window() : 0;
+}
+
+// Self-attention of `batch` sequences of `seq` rows: in, out [batch * seq, hidden],
+// with a sliding `window` (0: none) and RoPE from inv_freq (null: no RoPE).
 // Row s of sequence b sits at position pos0[b] + s (pos0 null: 0); its keys and
 // values go to kv rows pos0[b] + s, and it attends to kv rows [0, pos0[b] + seq)
 // of which the first valid[b] are real.
 // The probabilities of sequence b's call go to capture (null: not captured).
 void SelfAttention(const Forward& f, const AttentionWeights& w, const float* relative_bias,
-                   bool causal, KvRows kv, const float* in, const uint32_t* pos0,
-                   const uint32_t* valid, uint32_t batch, uint32_t seq, float* out,
-                   const AttentionCapture* capture) {
+                   bool causal, uint32_t window, const float* inv_freq, KvRows kv,
+                   const float* in, const uint32_t* pos0, const uint32_t* valid, uint32_t batch,
+                   uint32_t seq, float* out, const AttentionCapture* capture) {
   const fb::Architecture& a = *f.arch;
   const size_t h = a.hidden_size(), qd = QDim(a), kvd = KvDim(a);
   const size_t rows = static_cast<size_t>(batch) * seq;
@@ -652,13 +665,13 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
     // Q/K norms before RoPE: the cache keeps K normed and rotated.
     if (w.q_norm != nullptr) NormalizeHeads(f, w.q_norm, qb, seq, a.attention()->num_heads());
     if (w.k_norm != nullptr) NormalizeHeads(f, w.k_norm, kb, seq, a.attention()->num_kv_heads());
-    if (f.rope_inv_freq != nullptr) {
+    if (inv_freq != nullptr) {
       F32RopeParams rp;
       rp.len = seq;
       rp.head_dim = a.attention()->head_dim();
       rp.rotary_dim = f.rotary_dim;
       rp.pos0 = p0;
-      rp.inv_freq = f.rope_inv_freq;
+      rp.inv_freq = inv_freq;
       rp.attention_factor = f.rope_attention_factor;
       ProfileScope scope(f, OpKind::kRope);
       ParallelRange(f, seq, 1, qd + kvd, [&](size_t s0, size_t s1, size_t) {
@@ -678,7 +691,7 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
     p.q_pos0 = p0;
     p.kv_valid = valid[b];
     p.causal = causal;
-    p.window = a.attention()->sliding_window();
+    p.window = window;
     p.alibi_slopes = f.alibi_slopes;
     if (relative_bias != nullptr) {
       p.t5_bias = relative_bias;
@@ -750,13 +763,17 @@ void FeedForward(const Forward& f, const LayerWeights& w, const float* in, size_
 }
 
 // One sub-block with its norm and residual around it: x [rows, hidden].
-// `block` reads its input [rows, hidden] and writes f.delta.
+// `block` reads its input [rows, hidden] and writes f.delta. Pre-norm blocks
+// with a `post` norm (sandwich_norms; post.weight null: none) also normalize
+// the block's output before the residual add.
 template <typename Block>
-void Residual(const Forward& f, const NormWeights& norm, size_t rows, float* x, Block block) {
+void Residual(const Forward& f, const NormWeights& norm, size_t rows, float* x, Block block,
+              const NormWeights& post = NormWeights()) {
   const size_t h = f.arch->hidden_size();
   if (f.arch->norm_placement() == fb::NormPlacement::Pre) {
     Normalize(f, norm, x, rows, f.normed);
     block(f.normed);
+    if (post.weight != nullptr) Normalize(f, post, f.delta, rows, f.delta);
     AddResidualRows(f, x, f.delta, rows, h);
   } else {
     block(x);
@@ -856,18 +873,27 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
     // Decoders keep keys and values in the cache; encoders in scratch, one layer at a time.
     const KvRows self = decoder ? LayerKv(f, f.self_kv, self_rows, l, f.kv_positions)
                                 : LayerKv(f, f.encoder_kv, 0, 0, seq);
-    Residual(f, w.attn_norm, rows, x, [&](const float* in) {
-      SelfAttention(f, w.attn, stack.relative_bias, decoder, self, in, pos0, valid, batch, seq,
-                    f.delta, capture_cross ? nullptr : capture);
-    });
+    Residual(
+        f, w.attn_norm, rows, x,
+        [&](const float* in) {
+          const uint32_t window = LayerWindow(*f.arch, l);
+          // rope.local_theta: the sliding layers' own RoPE base.
+          const float* inv_freq = window != 0 && f.rope_local_inv_freq != nullptr
+                                      ? f.rope_local_inv_freq
+                                      : f.rope_inv_freq;
+          SelfAttention(f, w.attn, stack.relative_bias, decoder, window, inv_freq, self, in, pos0,
+                        valid, batch, seq, f.delta, capture_cross ? nullptr : capture);
+        },
+        w.post_attn_norm);
     if (cross != nullptr) {
       Residual(f, w.cross_attn_norm, rows, x, [&](const float* in) {
         CrossAttention(f, w.cross_attn, CrossKv(f, l), in, cross->enc_lengths, cross->enc_seq,
                        valid, batch, seq, f.delta, capture_cross ? capture : nullptr);
       });
     }
-    Residual(f, w.ffn_norm, rows, x,
-             [&](const float* in) { FeedForward(f, w, in, rows, f.delta); });
+    Residual(
+        f, w.ffn_norm, rows, x, [&](const float* in) { FeedForward(f, w, in, rows, f.delta); },
+        w.post_ffn_norm);
     if (f.observer != nullptr) {
       f.observer(f.observer_ctx, id, l, x, rows, f.arch->hidden_size());
     }
@@ -875,7 +901,8 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
   if (stack.final_norm.weight != nullptr) Normalize(f, stack.final_norm, x, rows, x);
 }
 
-// logits[rows, vocab] = x[rows, hidden] · headᵀ × logits_scale (+ final_logits_bias).
+// logits[rows, vocab] = x[rows, hidden] · headᵀ × logits_scale, soft-capped when
+// final_logit_softcap is set (+ final_logits_bias).
 void HeadInto(const Forward& f, const float* x, size_t rows, float* logits) {
   const fb::Architecture& a = *f.arch;
   const size_t h = a.hidden_size(), vocab = a.vocab_size();
@@ -888,6 +915,10 @@ void HeadInto(const Forward& f, const float* x, size_t rows, float* logits) {
   MatMul(f, f.weights->head, f.weights->head_fc, vocab, h, x, h, rows, logits, vocab);
   if (a.logits_scale() != 1.0f) {
     for (size_t i = 0; i < rows * vocab; ++i) logits[i] *= a.logits_scale();
+  }
+  if (a.final_logit_softcap() != 0.0f) {
+    const float cap = a.final_logit_softcap();
+    for (size_t i = 0; i < rows * vocab; ++i) logits[i] = SoftCap(logits[i], cap);
   }
   if (f.weights->final_logits_bias != nullptr) {
     f.kernels->f32_add_bias(rows, vocab, logits, vocab, f.weights->final_logits_bias);
@@ -1038,6 +1069,9 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLim
   whole("layer_weights", act, LayerWeightsCount(a), sizeof(LayerWeights), &plan->layer_weights);
   whole("model_weights", act, 1, sizeof(ModelWeights), &plan->model_weights);
   whole("rope_inv_freq", act, plan->rotary_dim / 2, f, &plan->rope_inv_freq);
+  const bool local_rope = a.rope() != nullptr && a.rope()->local_theta() != 0.0f;
+  whole("rope_local_inv_freq", act, local_rope ? plan->rotary_dim / 2 : 0, f,
+        &plan->rope_local_inv_freq);
   whole("alibi_slopes", act, att.num_heads(), f, &plan->alibi_slopes);
   whole("x", act, rows * h, f, &plan->x);
   whole("encoder_out", act, enc_dec ? full_rows * h : 0, f, &plan->encoder_out);
@@ -1206,6 +1240,14 @@ Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool
     float* inv_freq = activations.At<float>(plan.rope_inv_freq);
     rope_inv_freq(rp, inv_freq);
     f.rope_inv_freq = inv_freq;
+    if (rope != nullptr && rope->local_theta() != 0.0f) {
+      RopeFreqParams local;
+      local.rotary_dim = plan.rotary_dim;
+      local.theta = rope->local_theta();  // the loader checked it is > 1
+      float* local_freq = activations.At<float>(plan.rope_local_inv_freq);
+      rope_inv_freq(local, local_freq);
+      f.rope_local_inv_freq = local_freq;
+    }
     f.rotary_dim = plan.rotary_dim;
   }
   if (a.position() == fb::PositionKind::Alibi) {

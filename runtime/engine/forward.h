@@ -189,6 +189,7 @@ struct ForwardPlan {
   size_t layer_weights = 0;  // LayerWeights [num_layers + num_decoder_layers]
   size_t model_weights = 0;  // ModelWeights
   size_t rope_inv_freq = 0;  // f32 [rotary_dim / 2] (Rope)
+  size_t rope_local_inv_freq = 0;  // f32 [rotary_dim / 2] (Rope with rope.local_theta)
   size_t alibi_slopes = 0;   // f32 [heads] (Alibi)
   size_t x = 0;              // f32 [rows, hidden]: the residual stream (decoder's in enc-dec)
   size_t encoder_out = 0;    // f32 [rows, hidden]: encoder-decoder only
@@ -280,6 +281,9 @@ struct Forward {
   mutable uint32_t observed_layer = 0;
   AttentionCapture* capture = nullptr;  // optional: set for one run by the Session
   const float* rope_inv_freq = nullptr;  // [rotary_dim / 2] or null
+  // [rotary_dim / 2]: sliding-window layers' frequencies (rope.local_theta,
+  // unscaled), or null: every layer uses rope_inv_freq
+  const float* rope_local_inv_freq = nullptr;
   const float* alibi_slopes = nullptr;   // [heads] or null
   uint32_t rotary_dim = 0;
   float rope_attention_factor = 1.0f;  // LongRope's, else 1

@@ -151,6 +151,12 @@ Status ResolveLayer(Resolver& r, const fb::Architecture& a, LayerStack stack, ui
   const bool ffn_bias = FamilyHasFfnBias(a.family());
   OCTET_RETURN_IF_ERROR(r.Norm(Name(name, stack, layer, "attn_norm"), a, true, &out->attn_norm));
   OCTET_RETURN_IF_ERROR(ResolveAttention(r, a, stack, layer, "attn", &out->attn));
+  if (a.sandwich_norms()) {
+    OCTET_RETURN_IF_ERROR(
+        r.Norm(Name(name, stack, layer, "post_attn_norm"), a, true, &out->post_attn_norm));
+    OCTET_RETURN_IF_ERROR(
+        r.Norm(Name(name, stack, layer, "post_ffn_norm"), a, true, &out->post_ffn_norm));
+  }
   if (cross) {
     OCTET_RETURN_IF_ERROR(
         r.Norm(Name(name, stack, layer, "cross_attn_norm"), a, true, &out->cross_attn_norm));
@@ -199,41 +205,8 @@ bool UsesInt8Attention(const Model& model) {
   return false;
 }
 
-namespace {
-
-// What the file may say (format 1.4) that this engine does not compute yet: refused by name
-// rather than ignored. (Each feature leaves this list when the engine implements it.)
-Status CheckImplemented(const fb::Architecture& a) {
-  const fb::Family family = a.family();
-  switch (family) {
-    case fb::Family::Gemma:
-    case fb::Family::Gemma2:
-    case fb::Family::Gemma3:
-      return Status::Error(StatusCode::kUnsupported, "family %s is not implemented by this engine",
-                           fb::EnumNameFamily(family));
-    default:
-      break;
-  }
-  const fb::Attention& att = *a.attention();
-  const fb::Rope* rope = a.rope();
-  const char* what = att.logit_softcap() != 0.0f                       ? "attention.logit_softcap"
-                     : att.sliding_layers() && att.sliding_layers()->size() ? "attention.sliding_layers"
-                     : a.final_logit_softcap() != 0.0f                   ? "final_logit_softcap"
-                     : a.sandwich_norms()                                ? "sandwich_norms"
-                     : rope && rope->local_theta() != 0.0f               ? "rope.local_theta"
-                                                                         : nullptr;
-  if (what != nullptr) {
-    return Status::Error(StatusCode::kUnsupported, "architecture: %s is not implemented by this "
-                         "engine", what);
-  }
-  return Status::Ok();
-}
-
-}  // namespace
-
 Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* out) {
   const fb::Architecture& a = model.architecture();
-  OCTET_RETURN_IF_ERROR(CheckImplemented(a));
   const fb::Attention& att = *a.attention();
   const uint32_t h = a.hidden_size(), vocab = a.vocab_size();
   const bool pre = a.norm_placement() == fb::NormPlacement::Pre;

@@ -64,9 +64,11 @@ struct AttentionWeights {
 struct LayerWeights {
   NormWeights attn_norm;
   AttentionWeights attn;
+  NormWeights post_attn_norm;   // sandwich_norms: the attention's output, before its residual
   NormWeights cross_attn_norm;  // encoder-decoder decoder layers only
   AttentionWeights cross_attn;  // k, v read the encoder output
   NormWeights ffn_norm;
+  NormWeights post_ffn_norm;    // sandwich_norms: the feed-forward's output, before its residual
   LinearWeights gate;  // [intermediate, hidden]; gated_ffn only
   LinearWeights up;    // [intermediate, hidden]
   LinearWeights down;  // [hidden, intermediate]

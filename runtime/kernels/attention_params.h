@@ -4,7 +4,9 @@
 //
 // One call covers one sequence and all its heads:
 //   out[i, h, :] = sum_j softmax_j(logit(i, h, j)) v[j, g],  g = h / (num_heads / num_kv_heads)
-//   logit(i, h, j) = scale * q[i, h] . k[j, g] + bias(h, p, j)   for visible keys j
+//   logit(i, h, j) = cap(scale * q[i, h] . k[j, g]) + bias(h, p, j)   for visible keys j
+// cap(s) = s, or softcap * tanh(s / softcap) when softcap > 0 (Gemma 2's soft-capping,
+// SoftCap below).
 // Query i sits at absolute position p = q_pos0 + i; key j at absolute position j.
 // GQA/MQA: query heads g * group .. g * group + group - 1 read kv head g in place.
 //
@@ -38,6 +40,7 @@
 #include <stdint.h>
 
 #include "kernels/position.h"
+#include "kernels/scalar_math.h"
 
 namespace octet {
 
@@ -56,6 +59,7 @@ struct AttentionParams {
   size_t q_pos0 = 0;        // absolute position of query 0 (decoding with a cache:
                             // q_len = 1, q_pos0 = kv_len - 1)
   float scale = 1.0f;       // logit scale (1 / sqrt(head_dim); T5: 1)
+  float softcap = 0.0f;     // > 0: scaled logits become softcap * tanh(logit / softcap)
   bool causal = false;      // keys after the query are masked
   size_t window = 0;        // sliding window in positions; 0 = none
   size_t kv_valid = static_cast<size_t>(-1);  // keys j >= kv_valid are padding
@@ -115,6 +119,16 @@ inline void AttentionKeyRange(const AttentionParams& p, size_t i, size_t* lo, si
   if (p.window != 0 && pos + 1 > p.window) begin = pos + 1 - p.window;
   *lo = begin;
   *hi = end;
+}
+
+// cap * tanh(s / cap) for cap > 0, in double (tanh from ScalarExp, so every
+// kernel and ISA gets the same float). Gemma 2's soft-capping of attention
+// logits (AttentionParams::softcap) and of the final logits.
+inline float SoftCap(float s, float cap) {
+  const double x = static_cast<double>(s) / cap;
+  const double e = ScalarExp(-2.0 * (x < 0.0 ? -x : x));  // in [0, 1]
+  const double t = (1.0 - e) / (1.0 + e);                 // tanh |x|
+  return static_cast<float>(cap * (x < 0.0 ? -t : t));
 }
 
 // bias(h, pos, j) of the header comment; 0 when neither ALiBi nor T5 is on.

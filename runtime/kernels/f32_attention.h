@@ -88,7 +88,8 @@ inline float F32AttentionLogit(const AttentionParams& p, const float* qh, const 
                                size_t pos, size_t j) {
   float dot = 0.0f;
   for (size_t d = 0; d < p.head_dim; ++d) dot += qh[d] * kj[d];
-  return dot * p.scale + AttentionBias(p, h, pos, j);
+  const float s = dot * p.scale;
+  return (p.softcap > 0.0f ? SoftCap(s, p.softcap) : s) + AttentionBias(p, h, pos, j);
 }
 
 inline float F32AttentionExp(float x) { return static_cast<float>(ScalarExp(x)); }

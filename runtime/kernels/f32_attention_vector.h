@@ -213,6 +213,9 @@ OCTET_KERNEL_INLINE void AttentionRows(const AttentionParams& p, const float* q,
         } else {
           AttentionScoresTile<V, R, kKeys, 1>(head_dim, qt, ka, ldk, n, p.scale, st);
         }
+        if (p.softcap > 0.0f) {  // before the bias and the masks, as the reference
+          for (size_t e = 0; e < n * R; ++e) st[e] = SoftCap(st[e], p.softcap);
+        }
         for (size_t r = 0; r < vecs * L; ++r) {
           if (!bias && lo[r] <= a && b <= hi[r]) continue;  // sees the whole tile
           for (size_t t = 0; t < n; ++t) {

@@ -122,7 +122,20 @@ void qs8_attention(const Qs8AttentionKernels& kernels, const AttentionParams& p,
           sp.q_scale = q_scale[r];
           sp.k_scales = tile_k_scales;
           sp.v_scales = tile_v_scales;
-          if (has_bias) {
+          if (p.softcap > 0.0f) {
+            // The softmax kernel's logit is qk * q_scale * k_scale + bias. Capped
+            // logits go whole through its bias, with q_scale 0 (the product is
+            // then exactly 0): one formula for every ISA's kernel.
+            const size_t pos = p.q_pos0 + i0 + r;
+            const int32_t* row_qk = qk + r * tile;
+            for (size_t t = sp.lo; t < sp.hi; ++t) {
+              const float s = static_cast<float>(row_qk[t]) * (q_scale[r] * tile_k_scales[t]);
+              tile_bias[t] = SoftCap(s, p.softcap);
+              if (has_bias) tile_bias[t] += AttentionBias(p, h, pos, t0 + t);
+            }
+            sp.q_scale = 0.0f;
+            sp.bias = tile_bias;
+          } else if (has_bias) {
             const size_t pos = p.q_pos0 + i0 + r;
             for (size_t t = sp.lo; t < sp.hi; ++t) tile_bias[t] = AttentionBias(p, h, pos, t0 + t);
             sp.bias = tile_bias;

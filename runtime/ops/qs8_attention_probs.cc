@@ -30,6 +30,7 @@ void qs8_attention_probs(const AttentionParams& p, size_t head, const int8_t* q,
       int32_t dot = 0;
       for (size_t d = 0; d < p.head_dim; ++d) dot += int32_t{qh[d]} * int32_t{kj[d]};
       float s = static_cast<float>(dot) * (q_scale * k_scales[j * p.num_kv_heads + kv_head]);
+      if (p.softcap > 0.0f) s = SoftCap(s, p.softcap);
       if (p.alibi_slopes != nullptr || p.t5_bias != nullptr) s += AttentionBias(p, head, pos, j);
       row[j] = s;
       max = s > max ? s : max;

@@ -116,7 +116,8 @@ TEST_CASE("config.json: bad JSON, missing or unknown model_type, missing and inv
   CHECK(Has(error_with_config("{}"), "config.json has no model_type"));
   CHECK(error_with_config("{\"model_type\": \"bart\"}") ==
         "config.json: model_type 'bart' is not supported (supported: bert, distilbert, roberta, "
-        "xlm-roberta, gpt2, llama, qwen2, qwen3, mistral, phi3, marian, t5)");
+        "xlm-roberta, gpt2, llama, qwen2, qwen3, mistral, phi3, gemma, gemma2, gemma3_text, "
+        "marian, t5)");
   HfCheckpoint c = Llama();
   c.config.erase("hidden_size");
   CHECK(ConvertError(c) == "config.json: hidden_size is missing (a positive integer)");
@@ -208,6 +209,49 @@ TEST_CASE("unsupported config values name the field and the value") {
   q3 = MakeHfCheckpoint("qwen3", HfOptions());
   q3.Remove("model.layers.1.self_attn.k_norm.weight");
   CHECK(Has(ConvertError(q3), "model.layers.1.self_attn.k_norm.weight"));
+}
+
+TEST_CASE("gemma, gemma2, gemma3_text: unsupported config values name the field and the value") {
+  HfCheckpoint g = MakeHfCheckpoint("gemma", HfOptions());
+  g.config["hidden_activation"] = "quick_gelu";
+  CHECK(Has(ConvertError(g), "config.json: hidden_activation = \"quick_gelu\" is not supported"));
+  g = MakeHfCheckpoint("gemma", HfOptions());
+  g.config.erase("hidden_activation");
+  g.config["hidden_act"] = "gelu_10";
+  CHECK(Has(ConvertError(g), "config.json: hidden_act = \"gelu_10\" is not supported"));
+  g = MakeHfCheckpoint("gemma", HfOptions());
+  g.config["use_bidirectional_attention"] = true;
+  CHECK(Has(ConvertError(g), "config.json: use_bidirectional_attention = true is not supported"));
+  g = MakeHfCheckpoint("gemma", HfOptions());
+  g.config["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+  CHECK(Has(ConvertError(g), "rope_type = \"yarn\" is not supported"));
+
+  HfCheckpoint g2 = MakeHfCheckpoint("gemma2", HfOptions());
+  g2.config["layer_types"] = {"sliding_attention", "chunked_attention"};
+  CHECK(Has(ConvertError(g2), "config.json: layer_types = "));
+  CHECK(Has(ConvertError(g2), "is not supported (supported: full_attention, sliding_attention)"));
+  g2.config["layer_types"] = {"sliding_attention"};
+  CHECK(Has(ConvertError(g2), "layer_types = [\"sliding_attention\"] must be a list of 2"));
+  g2 = MakeHfCheckpoint("gemma2", HfOptions());
+  g2.config["attn_logit_softcapping"] = -1.0;
+  CHECK(Has(ConvertError(g2), "attn_logit_softcapping = -1"));
+  HfCheckpoint g3 = MakeHfCheckpoint("gemma3_text", HfOptions());
+  g3.config["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
+  CHECK(ConvertError(g3) == "config.json: rope_scaling: rope_type = \"llama3\" is not supported "
+                            "(supported for gemma3_text: default, linear)");
+  g3 = MakeHfCheckpoint("gemma3_text", HfOptions());
+  g3.config["rope_parameters"] = {{"full_attention", {{"rope_type", "default"}}}};
+  CHECK(Has(ConvertError(g3), "config.json: rope_parameters = "));
+  g3 = MakeHfCheckpoint("gemma3_text", HfOptions());
+  g3.config["use_bidirectional_attention"] = true;
+  CHECK(Has(ConvertError(g3), "use_bidirectional_attention = true is not supported"));
+  g3 = MakeHfCheckpoint("gemma3_text", HfOptions());
+  g3.Remove("model.layers.0.self_attn.k_norm.weight");
+  CHECK(Has(ConvertError(g3), "missing tensor model.layers.0.self_attn.k_norm.weight"));
+
+  g2 = MakeHfCheckpoint("gemma2", HfOptions());
+  g2.Remove("model.layers.1.post_feedforward_layernorm.weight");
+  CHECK(Has(ConvertError(g2), "missing tensor model.layers.1.post_feedforward_layernorm.weight"));
 }
 
 TEST_CASE("token ids outside the vocabulary are dropped with a warning") {

@@ -468,6 +468,57 @@ HfCheckpoint MakeHfCheckpoint(const std::string& type, const HfOptions& o) {
     }
     c.Add("model.norm.weight", {H});
     if (!o.tied) c.Add("lm_head.weight", {V, H});
+  } else if (type == "gemma" || type == "gemma2" || type == "gemma3_text") {
+    const bool sandwich = type != "gemma";
+    const uint64_t hd = H / o.heads;
+    c.config = {{"model_type", type},
+                {"vocab_size", V},
+                {"hidden_size", H},
+                {"intermediate_size", I},
+                {"num_hidden_layers", L},
+                {"num_attention_heads", o.heads},
+                {"num_key_value_heads", o.kv_heads},
+                {"head_dim", hd},
+                {"max_position_embeddings", P},
+                {"rms_norm_eps", 1e-6},
+                {"rope_theta", 10000.0},
+                {"hidden_activation", "gelu_pytorch_tanh"},
+                {"tie_word_embeddings", o.tied},
+                {"bos_token_id", 2},
+                {"eos_token_id", 1}};
+    if (sandwich) {
+      c.config["query_pre_attn_scalar"] = hd;
+      c.config["sliding_window"] = 8;
+    }
+    if (type == "gemma3_text") {
+      c.config["sliding_window_pattern"] = 2;
+      c.config["rope_local_base_freq"] = 10000.0;
+      c.config["rope_theta"] = 1000000.0;
+    }
+    const std::string p = o.prefix ? "model." : "";
+    c.Add(p + "embed_tokens.weight", {V, H});
+    for (uint64_t i = 0; i < L; ++i) {
+      const std::string l = p + "layers." + std::to_string(i) + ".";
+      c.Add(l + "input_layernorm.weight", {H});
+      c.Add(l + "self_attn.q_proj.weight", {o.heads * hd, H});
+      c.Add(l + "self_attn.k_proj.weight", {o.kv_heads * hd, H});
+      c.Add(l + "self_attn.v_proj.weight", {o.kv_heads * hd, H});
+      c.Add(l + "self_attn.o_proj.weight", {H, o.heads * hd});
+      if (type == "gemma3_text") {
+        c.Add(l + "self_attn.q_norm.weight", {hd});
+        c.Add(l + "self_attn.k_norm.weight", {hd});
+      }
+      c.Add(l + "post_attention_layernorm.weight", {H});
+      if (sandwich) {
+        c.Add(l + "pre_feedforward_layernorm.weight", {H});
+        c.Add(l + "post_feedforward_layernorm.weight", {H});
+      }
+      c.Add(l + "mlp.gate_proj.weight", {I, H});
+      c.Add(l + "mlp.up_proj.weight", {I, H});
+      c.Add(l + "mlp.down_proj.weight", {H, I});
+    }
+    c.Add(p + "norm.weight", {H});
+    if (!o.tied) c.Add("lm_head.weight", {V, H});
   } else if (type == "marian") {
     c.config = {{"model_type", "marian"},
                 {"vocab_size", V},

@@ -496,6 +496,141 @@ TEST_CASE("qwen2: Q/K/V biases and no output bias, mistral: sliding window") {
   CHECK(Convert(m)->model.architecture().attention()->sliding_window() == 0);
 }
 
+// The canonical norm holds 1 + the source's values (Gemma's RMSNorm scales by 1 + w).
+void CheckPlusOne(const Model& m, const std::string& name, const HfCheckpoint& c,
+                  const std::string& source) {
+  CAPTURE(name);
+  const std::vector<float> got = Values(m, name);
+  const std::vector<float>& want = c.Get(source).values;
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == 1.0f + want[i]);
+}
+
+TEST_CASE("gemma: (1 + w) norms folded, sqrt(hidden) embedding scale, GeGLU, tied head") {
+  HfOptions o;
+  o.kv_heads = 1;
+  o.tied = true;
+  HfCheckpoint g = MakeHfCheckpoint("gemma", o);
+  g.config["hidden_act"] = "gelu";  // Gemma 1.0's configs: hidden_activation wins
+  g.AddCopy("lm_head.weight", "model.embed_tokens.weight");
+  for (const char* dtype : {"F32", "BF16"}) {
+    CAPTURE(dtype);
+    const auto conv = Convert(g, dtype);
+    const Model& m = conv->model;
+    const fb::Architecture& a = m.architecture();
+    CHECK(a.family() == fb::Family::Gemma);
+    CHECK(a.activation() == fb::Activation::GeluTanh);
+    CHECK(a.gated_ffn());
+    CHECK(a.tied_embeddings());
+    CHECK(a.embedding_scale() == static_cast<float>(std::sqrt(32.0)));
+    CHECK_FALSE(a.sandwich_norms());
+    CHECK(a.attention()->num_kv_heads() == 1);
+    CHECK(a.attention()->scale() == 0.0f);  // 1 / sqrt(head_dim)
+    CHECK(m.Find("lm_head") == nullptr);
+    if (std::string(dtype) == "F32") {
+      CheckPlusOne(m, "layers.1.attn_norm.weight", g, "model.layers.1.input_layernorm.weight");
+      CheckPlusOne(m, "layers.0.ffn_norm.weight", g,
+                   "model.layers.0.post_attention_layernorm.weight");
+      CheckPlusOne(m, "final_norm.weight", g, "model.norm.weight");
+      CheckCopied(m, "token_embedding", g, "model.embed_tokens.weight");
+    }
+  }
+  g.config.erase("hidden_activation");
+  CHECK(Convert(g)->model.architecture().activation() == fb::Activation::GeluErf);
+  g.config.erase("hidden_act");
+  CHECK(Convert(g)->model.architecture().activation() == fb::Activation::GeluTanh);
+}
+
+TEST_CASE("gemma2: sandwich norms, softcaps, query_pre_attn_scalar, sliding layers") {
+  HfOptions o;
+  o.layers = 3;
+  o.kv_heads = 2;
+  HfCheckpoint g = MakeHfCheckpoint("gemma2", o);
+  {
+    const auto conv = Convert(g);
+    const Model& m = conv->model;
+    const fb::Architecture& a = m.architecture();
+    CHECK(a.family() == fb::Family::Gemma2);
+    CHECK(a.sandwich_norms());
+    CHECK(a.final_logit_softcap() == 30.0f);  // Gemma2Config's defaults
+    CHECK(a.attention()->logit_softcap() == 50.0f);
+    CHECK(a.attention()->scale() == static_cast<float>(1.0 / std::sqrt(8.0)));
+    CHECK(a.attention()->sliding_window() == 8);
+    const auto* sliding = a.attention()->sliding_layers();
+    REQUIRE(sliding != nullptr);
+    REQUIRE(sliding->size() == 3);
+    CHECK(sliding->Get(0));  // the published default: even layers slide
+    CHECK_FALSE(sliding->Get(1));
+    CHECK(sliding->Get(2));
+    CheckPlusOne(m, "layers.2.post_attn_norm.weight", g,
+                 "model.layers.2.post_attention_layernorm.weight");
+    CheckPlusOne(m, "layers.2.ffn_norm.weight", g,
+                 "model.layers.2.pre_feedforward_layernorm.weight");
+    CheckPlusOne(m, "layers.2.post_ffn_norm.weight", g,
+                 "model.layers.2.post_feedforward_layernorm.weight");
+    CheckCopied(m, "lm_head", g, "lm_head.weight");
+  }
+  g.config["attn_logit_softcapping"] = nullptr;
+  g.config["final_logit_softcapping"] = nullptr;
+  g.config["layer_types"] = {"full_attention", "sliding_attention", "full_attention"};
+  {
+    const auto conv = Convert(g);
+    const fb::Architecture& a = conv->model.architecture();
+    CHECK(a.final_logit_softcap() == 0.0f);
+    CHECK(a.attention()->logit_softcap() == 0.0f);
+    const auto* sliding = a.attention()->sliding_layers();
+    REQUIRE(sliding != nullptr);
+    CHECK_FALSE(sliding->Get(0));
+    CHECK(sliding->Get(1));
+  }
+  g.config["layer_types"] = {"full_attention", "full_attention", "full_attention"};
+  CHECK(Convert(g)->model.architecture().attention()->sliding_window() == 0);
+  g.config.erase("layer_types");
+  g.config["sliding_window"] = nullptr;
+  CHECK(Convert(g)->model.architecture().attention()->sliding_window() == 0);
+}
+
+TEST_CASE("gemma3_text: Q/K norms (1 + w), sliding_window_pattern, local RoPE base, no softcaps") {
+  HfOptions o;
+  o.layers = 4;
+  o.kv_heads = 2;
+  HfCheckpoint g = MakeHfCheckpoint("gemma3_text", o);
+  g.config["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 8.0}};
+  {
+    const auto conv = Convert(g);
+    const Model& m = conv->model;
+    const fb::Architecture& a = m.architecture();
+    CHECK(a.family() == fb::Family::Gemma3);
+    CHECK(a.sandwich_norms());
+    CHECK(a.attention()->qk_norm());
+    CHECK(a.final_logit_softcap() == 0.0f);  // Gemma3TextConfig's defaults: none
+    CHECK(a.attention()->logit_softcap() == 0.0f);
+    CHECK(a.attention()->sliding_window() == 8);
+    const auto* sliding = a.attention()->sliding_layers();
+    REQUIRE(sliding != nullptr);
+    REQUIRE(sliding->size() == 4);
+    CHECK(sliding->Get(0));  // pattern 2: (i + 1) % 2 != 0 slides
+    CHECK_FALSE(sliding->Get(1));
+    CHECK(sliding->Get(2));
+    CHECK_FALSE(sliding->Get(3));
+    CHECK(a.rope()->theta() == 1000000.0f);
+    CHECK(a.rope()->local_theta() == 10000.0f);
+    CHECK(a.rope()->scaling() == fb::RopeScaling::Linear);
+    CHECK(a.rope()->factor() == 8.0f);
+    CheckPlusOne(m, "layers.3.attn.q_norm.weight", g, "model.layers.3.self_attn.q_norm.weight");
+    CheckPlusOne(m, "layers.0.attn.k_norm.weight", g, "model.layers.0.self_attn.k_norm.weight");
+  }
+  g.config.erase("sliding_window_pattern");  // Gemma3TextConfig's 6: only layer 5 would be global
+  g.config.erase("rope_theta");
+  {
+    const auto conv = Convert(g);
+    const auto* sliding = conv->model.architecture().attention()->sliding_layers();
+    REQUIRE(sliding != nullptr);
+    for (uint32_t i = 0; i < 4; ++i) CHECK(sliding->Get(i));
+    CHECK(conv->model.architecture().rope()->theta() == 1000000.0f);
+  }
+}
+
 TEST_CASE("qwen3: Q/K norms per head, explicit head_dim, attention_bias, tied or not") {
   HfOptions o;
   o.kv_heads = 2;

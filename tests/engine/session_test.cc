@@ -379,7 +379,7 @@ std::vector<float> RunAny(Session& session, bool enc_dec, const std::vector<int3
 TEST_CASE("models with layers run, and padding does not change the real positions") {
   for (bool int8 : {false, true})
   for (fb::Family family : {fb::Family::Llama, fb::Family::Gpt2, fb::Family::Bert, fb::Family::T5,
-                            fb::Family::Marian}) {
+                            fb::Family::Marian, fb::Family::Gemma2}) {
     CAPTURE(int8);
     CAPTURE(static_cast<int>(family));
     Loaded m(Layered(family, 2, int8));
@@ -413,9 +413,12 @@ void MaxErrors(const float* got, const float* expected, size_t n, double* max_er
 // fp32: within 1e-5 (in practice 0); int8: exactly, since every row is quantized
 // on its own and int8 attention aligns its key tiles to absolute positions.
 TEST_CASE("decoding step by step reproduces the full-sequence logits") {
+  // Gemma2: sliding and global layers, soft-capped attention and logits, sandwich norms.
+  for (fb::Family family : {fb::Family::Llama, fb::Family::Gemma2})
   for (bool int8 : {false, true}) {
+  CAPTURE(static_cast<int>(family));
   CAPTURE(int8);
-  Loaded m(Layered(fb::Family::Llama, 2, int8));
+  Loaded m(Layered(family, 2, int8));
   const uint32_t vocab = m.model.architecture().vocab_size();
   // Full sequences of 9 tokens; prompts of 3 and 5 tokens, then steps.
   const std::vector<std::vector<int32_t>> full = {{4, 17, 9, 25, 3, 11, 30, 2, 7},

@@ -31,6 +31,7 @@ from ref_models import crosscheck, safetensors_io  # noqa: E402
 from ref_models.bert import BertModel  # noqa: E402
 from ref_models.common import Conv1D, RMSNorm  # noqa: E402
 from ref_models.distilbert import DistilBertModel, sinusoidal_table  # noqa: E402
+from ref_models.gemma import GemmaForCausalLM, GemmaRMSNorm  # noqa: E402
 from ref_models.gpt2 import GPT2LMHeadModel  # noqa: E402
 from ref_models.llama import LlamaForCausalLM  # noqa: E402
 from ref_models.marian import MarianMTModel, MarianSinusoidalPositionalEmbedding  # noqa: E402
@@ -50,6 +51,9 @@ MODELS = {
     "mistral": LlamaForCausalLM,
     "qwen3": Qwen3ForCausalLM,
     "phi3": Phi3ForCausalLM,
+    "gemma": GemmaForCausalLM,
+    "gemma2": GemmaForCausalLM,
+    "gemma3_text": GemmaForCausalLM,
     "marian": MarianMTModel,
     "t5": T5ForConditionalGeneration,
     "distilbert": DistilBertModel,
@@ -193,6 +197,62 @@ CASES = [
             "rms_norm_eps": 1e-5, "rope_theta": 1000000.0, "sliding_window": 40,
             "tie_word_embeddings": False, "bos_token_id": 1, "eos_token_id": 2,
             "initializer_range": 0.02, "torch_dtype": "float32",
+        }),
+    dict(
+        name="gemma_mqa_f16",
+        covers="Gemma: MQA (4 heads, 1 KV head), head_dim 16 != hidden/heads, (1 + w) norms, "
+               "embeddings x sqrt(32), tied head on the unscaled table, hidden_act gelu with "
+               "hidden_activation gelu_pytorch_tanh (the latter wins), F16, padded batch",
+        layout="as_is", dtype="F16", lengths=[14, 9],
+        config={
+            "architectures": ["GemmaForCausalLM"], "model_type": "gemma",
+            "vocab_size": 128, "hidden_size": 32, "intermediate_size": 64,
+            "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 1,
+            "head_dim": 16, "hidden_act": "gelu", "hidden_activation": "gelu_pytorch_tanh",
+            "max_position_embeddings": 256, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
+            "attention_bias": False, "attention_dropout": 0.0, "pad_token_id": 0,
+            "bos_token_id": 2, "eos_token_id": 1, "initializer_range": 0.02,
+            "tie_word_embeddings": True, "use_cache": True, "torch_dtype": "float16",
+        }),
+    dict(
+        name="gemma2_window",
+        covers="Gemma 2: sandwich norms, 3 layers (sliding, global, sliding by the default rule) "
+               "with sliding_window 6 on 20 and 13 tokens, query_pre_attn_scalar 2, attention "
+               "soft-cap 5 and final soft-cap 3 on logits large enough that tanh bends, GQA, "
+               "untied lm_head, BF16",
+        layout="as_is", dtype="BF16", lengths=[20, 13],
+        config={
+            "architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2",
+            "vocab_size": 128, "hidden_size": 32, "intermediate_size": 64,
+            "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "head_dim": 8, "hidden_activation": "gelu_pytorch_tanh",
+            "max_position_embeddings": 256, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
+            "query_pre_attn_scalar": 2, "attn_logit_softcapping": 5.0,
+            "final_logit_softcapping": 3.0, "sliding_window": 6, "cache_implementation": "hybrid",
+            "attention_bias": False, "attention_dropout": 0.0, "pad_token_id": 0,
+            "bos_token_id": 2, "eos_token_id": 1, "initializer_range": 0.02,
+            "tie_word_embeddings": False, "use_cache": True, "torch_dtype": "bfloat16",
+        }),
+    dict(
+        name="gemma3_pattern",
+        covers="Gemma 3 text: Q/K norms, sliding_window_pattern 3 over 3 layers (sliding, "
+               "sliding, global) with sliding_window 5 on 18 and 11 tokens, rope_local_base_freq "
+               "10000 on sliding layers and rope_theta 1e6 with linear rope_scaling (factor 4) "
+               "on the global one, no soft-capping (the defaults), query_pre_attn_scalar 16, "
+               "GQA, tied, BF16",
+        layout="as_is", dtype="BF16", lengths=[18, 11],
+        config={
+            "architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text",
+            "vocab_size": 128, "hidden_size": 32, "intermediate_size": 64,
+            "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "head_dim": 16, "hidden_activation": "gelu_pytorch_tanh",
+            "max_position_embeddings": 1024, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+            "rope_local_base_freq": 10000.0,
+            "rope_scaling": {"rope_type": "linear", "factor": 4.0},
+            "query_pre_attn_scalar": 16, "sliding_window": 5, "sliding_window_pattern": 3,
+            "attention_bias": False, "attention_dropout": 0.0, "pad_token_id": 0,
+            "bos_token_id": 2, "eos_token_id": 1, "initializer_range": 0.02,
+            "tie_word_embeddings": True, "use_cache": True, "torch_dtype": "bfloat16",
         }),
     dict(
         name="qwen3_gqa_tied",
@@ -418,7 +478,7 @@ CASES = [
 # Standard deviation of the random embeddings per family (other weights: see init_weights).
 EMBED_STD = {"bert": 1.0, "gpt2": 0.5, "llama": 1.0, "qwen2": 1.0, "mistral": 1.0,
              "qwen3": 1.0, "phi3": 1.0, "marian": 32 ** -0.5, "t5": 1.0, "distilbert": 1.0,
-             "roberta": 1.0, "xlm-roberta": 1.0}
+             "roberta": 1.0, "xlm-roberta": 1.0, "gemma": 1.0, "gemma2": 1.0, "gemma3_text": 1.0}
 
 
 def family(case):
@@ -434,7 +494,8 @@ def case_seed(seed, name):
 def init_weights(model, gen, embed_std, query_std_factor=1.0):
     """Deterministic random weights that keep activations O(1): linear N(0, 1/fan_in), biases
     N(0, 0.1^2), norm weights 1 + N(0, 0.1^2), embeddings N(0, embed_std^2), T5's relative bias and
-    Marian's final_logits_bias N(0, 0.5^2). Marian's sinusoids stay as computed.
+    Marian's final_logits_bias N(0, 0.5^2). Marian's sinusoids stay as computed. Gemma's norms,
+    which scale by 1 + weight: weight N(0, 0.1^2).
     query_std_factor multiplies the std of attention query projections (modules named "q"): T5
     does not scale its logits by 1/sqrt(d_kv) and its published initialisation puts that factor
     into the query weights instead (std (d_model * d_kv)^-0.5), which keeps the logits O(1)."""
@@ -453,6 +514,8 @@ def init_weights(model, gen, embed_std, query_std_factor=1.0):
             elif isinstance(m, Conv1D):
                 m.weight.copy_(randn(*m.weight.shape, std=m.weight.shape[0] ** -0.5))
                 m.bias.copy_(randn(*m.bias.shape, std=0.1))
+            elif isinstance(m, GemmaRMSNorm):  # scales by 1 + weight
+                m.weight.copy_(randn(*m.weight.shape, std=0.1))
             elif isinstance(m, (nn.LayerNorm, RMSNorm)):
                 m.weight.copy_(1.0 + randn(*m.weight.shape, std=0.1))
                 if getattr(m, "bias", None) is not None:
@@ -835,8 +898,10 @@ def debug_tables(model, case):
     """Intermediate values that help debug an implementation (not compared by the tests)."""
     fam = family(case)
     out = {}
-    if fam in ("llama", "qwen2", "mistral", "qwen3"):
+    if fam in ("llama", "qwen2", "mistral", "qwen3", "gemma", "gemma2", "gemma3_text"):
         out["rope_inv_freq"] = [float(x) for x in model.inv_freq]
+    if fam == "gemma3_text":
+        out["rope_local_inv_freq"] = [float(x) for x in model.local_inv_freq]
     if fam == "phi3":
         out["rope_inv_freq_short"] = [float(x) for x in model.rope.short]
         out["rope_inv_freq_long"] = [float(x) for x in model.rope.long]

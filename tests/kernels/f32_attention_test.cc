@@ -123,7 +123,9 @@ std::vector<double> ReferenceProbs(const AttentionParams& p, size_t h, const flo
         dot +=
             static_cast<double>(q[i * ldq + h * p.head_dim + d]) * k[j * ldk + g * p.head_dim + d];
       }
-      row[j] = static_cast<double>(p.scale) * dot + ReferenceBias(p, h, i, j);
+      double logit = static_cast<double>(p.scale) * dot;
+      if (p.softcap > 0.0f) logit = p.softcap * std::tanh(logit / p.softcap);
+      row[j] = logit + ReferenceBias(p, h, i, j);
       max = std::max(max, row[j]);
     }
     if (max == -std::numeric_limits<double>::infinity()) continue;
@@ -534,6 +536,36 @@ TEST_CASE("f32_attention ALiBi and T5 relative biases") {
             RunAndCompare(q_short, MakeData(q_short, rng, 0.7f, true));
           }
         }
+      }
+    }
+  }
+  g_kernel = f32_attention__ref;
+}
+
+TEST_CASE("f32_attention soft-capped logits (Gemma 2), with windows, biases and decode steps") {
+  for (const KernelVariant<F32AttentionFn>& kernel : Variants()) {
+    g_kernel = kernel.fn;
+    INFO(std::string(kernel.name));
+    std::mt19937 rng(23);
+    std::vector<float> slopes(4);
+    alibi_slopes(4, slopes.data());
+    for (float cap : {0.5f, 3.0f}) {
+      for (size_t tile : {16, 64}) {
+        AttentionParams p = Shape(4, 2, 16, 90, 90);
+        p.causal = true;
+        p.tile = tile;
+        p.softcap = cap;
+        RunAndCompare(p, MakeData(p, rng, 1.5f, false));
+        p.window = 7;
+        RunAndCompare(p, MakeData(p, rng, 1.5f, tile == 16));
+        p.window = 0;
+        p.alibi_slopes = slopes.data();
+        RunAndCompare(p, MakeData(p, rng, 1.5f, false));
+        AttentionParams step = Shape(4, 2, 16, 1, 200);
+        step.causal = true;
+        step.tile = tile;
+        step.softcap = cap;
+        RunAndCompare(step, MakeData(step, rng, 1.5f, false));
       }
     }
   }

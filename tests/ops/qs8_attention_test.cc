@@ -49,6 +49,7 @@ struct Case {
   size_t kv_valid = static_cast<size_t>(-1);
   bool key_mask = false, alibi = false, t5 = false;
   size_t tile = 0;
+  float softcap = 0.0f;  // Gemma 2's logit soft-capping
   uint32_t seed = 1;
 };
 
@@ -57,7 +58,7 @@ std::string Describe(const Case& c) {
   s << "heads=" << c.heads << "/" << c.kv_heads << " hd=" << c.head_dim << " q_len=" << c.q_len
     << " kv_len=" << c.kv_len << " pos0=" << c.q_pos0 << " causal=" << c.causal
     << " window=" << c.window << " kv_valid=" << static_cast<long long>(c.kv_valid)
-    << " mask=" << c.key_mask << " alibi=" << c.alibi << " t5=" << c.t5 << " tile=" << c.tile;
+    << " mask=" << c.key_mask << " alibi=" << c.alibi << " t5=" << c.t5 << " tile=" << c.tile << " softcap=" << c.softcap;
   return s.str();
 }
 
@@ -99,6 +100,7 @@ Data Make(const Case& c) {
   p.window = c.window;
   p.kv_valid = c.kv_valid;
   p.tile = c.tile;
+  p.softcap = c.softcap;
   auto fill = [&](std::vector<float>* x, size_t rows, size_t heads, float gain) {
     x->resize(rows * heads * c.head_dim);
     for (float& f : *x) f = gain * normal(rng);
@@ -259,6 +261,28 @@ std::vector<Case> Cases() {
     c.t5 = true;
     add(c);
     c.causal = false;
+    add(c);
+  }
+  {
+    Case c;  // soft-capped logits (caps below the logits' range), with a window and a bias
+    c.heads = 4;
+    c.kv_heads = 2;
+    c.head_dim = 32;
+    c.q_len = 40;
+    c.kv_len = 40;
+    c.causal = true;
+    c.softcap = 2.0f;
+    c.tile = 16;
+    add(c);
+    c.window = 6;
+    add(c);
+    c.alibi = true;
+    c.softcap = 0.5f;
+    add(c);
+    c.alibi = false;
+    c.q_len = 1;  // a decode step
+    c.kv_len = 40;
+    c.q_pos0 = 39;
     add(c);
   }
   {
@@ -446,8 +470,9 @@ std::vector<double> NaiveQs8Probs(const Data& d) {
           dot += d.q8[i * qd + h * p.head_dim + e] * d.k8[j * kvd + g * p.head_dim + e];
         }
         logit[j] = static_cast<double>(dot) * d.q_scales[i * p.num_heads + h] * p.scale *
-                       d.k_scales[j * p.num_kv_heads + g] +
-                   AttentionBias(p, h, pos, j);
+                   d.k_scales[j * p.num_kv_heads + g];
+        if (p.softcap > 0.0f) logit[j] = p.softcap * std::tanh(logit[j] / p.softcap);
+        logit[j] += AttentionBias(p, h, pos, j);
         max = std::max(max, logit[j]);
       }
       if (max == -INFINITY) continue;

@@ -101,6 +101,28 @@ fb::ArchitectureT TinyArchitecture(const TinyModelOptions& o) {
       a.eos_token_id = 1;
       a.decoder_start_token_id = 0;
       break;
+    case fb::Family::Gemma2:
+      // Llama's decoder with Gemma 2's extras: sandwich norms, soft-capped
+      // attention and final logits (caps small enough to bend this model's
+      // logits), sliding layers alternating with global ones.
+      a.structure = fb::Structure::DecoderOnly;
+      a.num_layers = o.layers;
+      a.norm = fb::NormKind::RmsNorm;
+      a.norm_eps = 1e-6f;
+      a.activation = fb::Activation::GeluTanh;
+      a.gated_ffn = true;
+      a.position = fb::PositionKind::Rope;
+      a.rope = std::make_unique<fb::RopeT>();
+      a.max_positions = 2048;
+      a.embedding_scale = 4.0f;
+      a.sandwich_norms = true;
+      a.final_logit_softcap = 0.05f;
+      a.attention->logit_softcap = 0.02f;
+      a.attention->sliding_window = 3;
+      for (uint32_t i = 0; i < o.layers; ++i) a.attention->sliding_layers.push_back(i % 2 == 0);
+      a.bos_token_id = 2;
+      a.eos_token_id = 1;
+      break;
     default:
       a.structure = fb::Structure::DecoderOnly;
       a.num_layers = o.layers;
@@ -176,7 +198,9 @@ ModelWriter MakeTinyModelWriter(const TinyModelOptions& o) {
         add_norm(p + "cross_attn_norm");
         add_attention(p + "cross_attn");
       }
+      if (arch.sandwich_norms) add_norm(p + "post_attn_norm");
       add_norm(p + "ffn_norm");
+      if (arch.sandwich_norms) add_norm(p + "post_ffn_norm");
       if (arch.gated_ffn) add_linear(p + "ffn.gate", inter, h, false);
       add_linear(p + "ffn.up", inter, h, ffn_bias);
       add_linear(p + "ffn.down", h, inter, ffn_bias);

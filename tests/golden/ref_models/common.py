@@ -82,12 +82,13 @@ def merge_heads(x):
     return x.transpose(1, 2).reshape(b, s, h * d)
 
 
-def attention(q, k, v, allowed, scale=None, bias=None):
+def attention(q, k, v, allowed, scale=None, bias=None, softcap=None):
     """Softmax attention with grouped K/V heads.
 
     q: [B, H, Sq, D]; k, v: [B, Hkv, Sk, D] with H a multiple of Hkv (query head h reads K/V head
     h // (H / Hkv), as Hugging Face's repeat_kv does); allowed: bool, broadcastable to
-    [B, H, Sq, Sk]; bias: additive, broadcastable to [B, H, Sq, Sk] (T5's position bias).
+    [B, H, Sq, Sk]; bias: additive, broadcastable to [B, H, Sq, Sk] (T5's position bias);
+    softcap (Gemma 2): scaled scores become softcap * tanh(scores / softcap), before bias and mask.
     Masked scores are set to the most negative float (as Hugging Face does), so a row with no
     visible key stays finite (uniform) instead of NaN.
     Returns [B, H, Sq, D].
@@ -99,6 +100,8 @@ def attention(q, k, v, allowed, scale=None, bias=None):
     scores = torch.matmul(q, k.transpose(-1, -2))  # [B, H, Sq, Sk]
     if scale is not None:
         scores = scores * scale
+    if softcap is not None:
+        scores = torch.tanh(scores / softcap) * softcap
     if bias is not None:
         scores = scores + bias
     scores = scores.masked_fill(~allowed, torch.finfo(scores.dtype).min)
