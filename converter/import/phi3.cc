@@ -96,8 +96,9 @@ std::unique_ptr<fb::RopeT> ReadRope(const ConfigView& config, const fb::Architec
   } else {
     // modeling_rope_utils' longrope default, from the ratio of the two lengths.
     const double factor = static_cast<double>(a.max_positions) / original;
-    rope->attention_factor = static_cast<float>(
-        factor <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(factor) / std::log(static_cast<double>(original))));
+    const double log_original = std::log(static_cast<double>(original));
+    rope->attention_factor =
+        static_cast<float>(factor <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(factor) / log_original));
   }
   spec.provenance.push_back({"rope attention_factor", Cat(rope->attention_factor)});
   return rope;
