@@ -2,11 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 
 #include "format/model.h"
@@ -125,6 +127,74 @@ class RemoveOnExit {
  private:
   std::filesystem::path path_;
 };
+
+// Writes `writer` to `path` (replacing it); the writer's own failures as Error.
+void WriteModel(const ModelWriter& writer, const std::filesystem::path& path,
+                const ModelWriter::Progress& progress) {
+  try {
+    writer.Write(path.string(), progress);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    Fail(e.what());
+  }
+}
+
+// The fp32 model of a spec for the converter's own runs (the generated
+// calibration, the report): written to a temporary file next to the output
+// (removed with the twin) and mapped, so that sessions with
+// SessionLimits::stream_weights hold one layer of it at a time instead of all
+// of it. A billion-parameter twin needs its 4 GB on disk, not in memory.
+struct Fp32Twin {
+  Fp32Twin(const ModelSpec& spec, const Checkpoint& checkpoint,
+           const std::filesystem::path& output)
+      : path(TwinPath(output)), cleanup(path) {
+    ModelWriter writer;
+    writer.SetArchitecture(spec.architecture);
+    spec.Emit(checkpoint, writer, false);
+    WriteModel(writer, path, nullptr);
+    Result<Model> loaded = Model::Load(path.string().c_str());
+    if (!loaded.ok()) {
+      Fail("internal: the fp32 twin does not load: ", loaded.status().message());
+    }
+    model = std::move(loaded).value();
+  }
+  static std::filesystem::path TwinPath(const std::filesystem::path& output) {
+    std::filesystem::path p = output;
+    p += ".fp32-twin-" + std::to_string(static_cast<long>(getpid()));
+    return p;
+  }
+  std::filesystem::path path;
+  RemoveOnExit cleanup;
+  Model model;  // declared last: unmapped before the file is removed
+};
+
+// Bytes of the fp32 twin's weights its streamed sessions keep packed
+// (SessionLimits::stream_keep_bytes): what the converter's memory bound (the
+// int8 file + 2 x the largest fp32 tensor + 512 MiB) leaves after the report's
+// fp32 streams, the largest layer (streamed) and 256 MiB for the rest. A model
+// whose fp32 weights fit runs as fast as unstreamed.
+uint64_t TwinKeepBytes(const ModelSpec& spec, size_t calibration_tokens) {
+  const fb::ArchitectureT& a = spec.architecture;
+  uint64_t largest = 0;
+  std::map<std::string, uint64_t> layers;  // "layers.3" -> fp32 bytes
+  for (const TensorMapping& m : spec.tensors) {
+    uint64_t bytes = sizeof(float);
+    for (uint32_t d : m.shape) bytes *= d;
+    largest = std::max(largest, bytes);
+    const size_t at = m.name.find("layers.");
+    if (at == std::string::npos) continue;
+    const size_t dot = m.name.find('.', at + 7);
+    layers[m.name.substr(0, dot)] += bytes;
+  }
+  uint64_t largest_layer = 0;
+  for (const auto& [name, bytes] : layers) largest_layer = std::max(largest_layer, bytes);
+  const uint64_t streams = uint64_t{calibration_tokens} * a.hidden_size * sizeof(float) *
+                           (uint64_t{a.num_layers} + a.num_decoder_layers);
+  const uint64_t room = 2 * largest + (uint64_t{256} << 20);
+  const uint64_t used = streams + largest_layer;
+  return room > used ? room - used : 0;
+}
 
 std::string Db(double db) {
   if (std::isinf(db)) return "inf";
@@ -247,8 +317,8 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
   const Checkpoint checkpoint = Checkpoint::Open(source_dir);
   const ModelSpec spec = ImportDirectory(config, checkpoint);
 
-  ModelWriter writer;
-  writer.SetArchitecture(spec.architecture);
+  ModelWriter writer_setup;
+  writer_setup.SetArchitecture(spec.architecture);
   fb::ProvenanceT provenance;
   provenance.source = SourceName(source_dir);
   provenance.converter = std::string("octet-convert ") + OCTET_CONVERTER_VERSION;
@@ -270,66 +340,94 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
     kv->value = value;
     provenance.extra.push_back(std::move(kv));
   }
-  writer.SetProvenance(provenance);
+  writer_setup.SetProvenance(provenance);
   ConvertResult result;
   Calibration calibration;  // int8: what the tuner and the report ran on
+  // Written next to the output, checked, then renamed: no half-written model.
+  std::filesystem::path partial = output;
+  partial += ".partial-" + std::to_string(static_cast<long>(getpid()));
+  RemoveOnExit cleanup(partial);
+  // int8: the fp32 twin that generates the calibration and that the report
+  // compares against, made when first needed (a temporary file, mapped).
+  std::unique_ptr<Fp32Twin> twin;
+  auto fp32_twin = [&]() -> const Model& {
+    if (!twin) twin = std::make_unique<Fp32Twin>(spec, checkpoint, output);
+    return twin->model;
+  };
   if (int8) {
     // Calibration and evaluation sequences, then the tuner's choices.
     const uint32_t vocab = spec.architecture.vocab_size;
     const uint32_t positions = spec.architecture.max_positions;
     const bool decoder = spec.architecture.structure == fb::Structure::DecoderOnly;
     const bool tune = options.tune.enabled;
-    std::unique_ptr<InMemoryModel> fp32_model;
-    if (decoder && (options.calibration.empty() || (tune && options.heldout.empty()))) {
-      ModelWriter fp32_writer;
-      fp32_writer.SetArchitecture(spec.architecture);
-      spec.Emit(checkpoint, fp32_writer, false);
-      fp32_model = LoadInMemory(fp32_writer);
-    }
     if (!options.calibration.empty()) {
       calibration = ReadCalibration(options.calibration, vocab, positions, source_dir);
     } else if (decoder) {
-      calibration = GeneratedCalibration(fp32_model->model, 16, 128, 1);
+      calibration = GeneratedCalibration(fp32_twin(), 16, 128, 1, /*stream=*/true,
+                                         TwinKeepBytes(spec, 16 * 128));
       calibration.description += ", as no --calibration was given";
     } else {
       calibration = DefaultCalibration(vocab, positions);
     }
+    // Whether the tuner will run (it skips models whose tuning would not fit
+    // its memory limit): no evaluation sample is made for nothing.
+    size_t tokens = 0;
+    for (const std::vector<int32_t>& seq : calibration.sequences) tokens += seq.size();
+    const bool tuner_runs =
+        tune && TuneMemoryBytes(spec, tokens, options.tune) <= options.tune.max_memory_bytes;
     std::vector<std::vector<int32_t>> evaluation;
     if (!tune) {
       result.tuning.evaluation = "nothing (--no-tune)";
+    } else if (!tuner_runs) {
+      result.tuning.evaluation = "nothing (tuning skipped)";
     } else if (!options.heldout.empty()) {
       const Calibration held = ReadCalibration(options.heldout, vocab, positions, source_dir);
       evaluation = held.sequences;
       result.tuning.evaluation = held.description;
     } else if (decoder) {
-      const Calibration held = GeneratedCalibration(fp32_model->model, 8, 128, 2);
+      const Calibration held = GeneratedCalibration(fp32_twin(), 8, 128, 2, /*stream=*/true,
+                                                    TwinKeepBytes(spec, 16 * 128));
       evaluation = held.sequences;
       result.tuning.evaluation = held.description;
     } else {
       evaluation = calibration.sequences;
       result.tuning.evaluation = "the calibration";
     }
-    fp32_model.reset();
     const std::string evaluated_on = result.tuning.evaluation;
     result.tuning = TuneQuantization(spec, checkpoint, calibration, evaluation, options.tune);
     result.tuning.evaluation = evaluated_on;
     result.calibration = calibration.description;
   }
-  result.tensor_errors = spec.Emit(checkpoint, writer, int8, int8 ? &result.tuning.overrides
-                                                                  : nullptr);
+  // The int8 matrices stay in the writer's memory until the file is written (a
+  // quarter of the fp32 size); everything else is made as the writer reaches it.
+  auto writer = std::make_unique<ModelWriter>(std::move(writer_setup));
+  result.tensor_errors = spec.Emit(checkpoint, *writer, int8, int8 ? &result.tuning.overrides
+                                                                   : nullptr);
   result.model_type = spec.model_type;
   result.num_tensors = spec.tensors.size();
-  result.num_tokenizer_files = AddTokenizer(source_dir, writer);
+  result.num_tokenizer_files = AddTokenizer(source_dir, *writer);
   result.warnings = spec.warnings;
-  AddCompiledTokenizer(source_dir, config, writer, result.warnings);
+  AddCompiledTokenizer(source_dir, config, *writer, result.warnings);
   if (int8) {
-    // The report: the int8 model and its fp32 twin on the calibration.
-    ModelWriter fp32_writer;
-    fp32_writer.SetArchitecture(spec.architecture);
-    spec.Emit(checkpoint, fp32_writer, false);
-    const std::unique_ptr<InMemoryModel> fp32_model = LoadInMemory(fp32_writer);
-    const std::unique_ptr<InMemoryModel> int8_model = LoadInMemory(writer);
-    result.layer_errors = MeasureLayers(fp32_model->model, int8_model->model, calibration);
+    // The report: the int8 model, written without it first and mapped, against
+    // its fp32 twin on the calibration; both sessions hold one layer's weights
+    // at a time. Then the file again, with the report in its provenance.
+    WriteModel(*writer, partial, nullptr);
+    {
+      Result<Model> written = Model::Load(partial.c_str());
+      if (!written.ok()) {
+        Fail("internal: the converted model does not load: ", written.status().message());
+      }
+      const Model& int8_model = written.value();
+      // Loading checked every packed tile: those pages go until a layer needs them.
+      int8_model.ReleasePages(int8_model.file_data() + int8_model.data_offset(),
+                              static_cast<size_t>(int8_model.data_size()));
+      size_t tokens = 0;
+      for (const std::vector<int32_t>& seq : calibration.sequences) tokens += seq.size();
+      result.layer_errors = MeasureLayers(fp32_twin(), int8_model, calibration, /*stream=*/true,
+                                          TwinKeepBytes(spec, tokens));
+    }
+    twin.reset();
     double gain = 0;
     for (const ModelSpec::TensorError& t : result.tensor_errors) {
       gain += t.sqnr_block32_db - t.sqnr_db;
@@ -337,20 +435,11 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
     if (!result.tensor_errors.empty()) gain /= static_cast<double>(result.tensor_errors.size());
     result.block32_gain_db = gain;
     AddReport(result, &provenance);
-    writer.SetProvenance(provenance);
+    writer->SetProvenance(provenance);
   }
+  WriteModel(*writer, partial, options.progress);
+  writer.reset();  // the int8 matrices' memory, before the file is mapped to check it
 
-  // Write next to the output, check, then rename: no half-written model.
-  std::filesystem::path partial = output;
-  partial += ".partial-" + std::to_string(static_cast<long>(getpid()));
-  RemoveOnExit cleanup(partial);
-  try {
-    writer.Write(partial.string(), options.progress);
-  } catch (const Error&) {
-    throw;
-  } catch (const std::runtime_error& e) {
-    Fail(e.what());
-  }
   Result<Model> loaded = Model::Load(partial.c_str());
   if (!loaded.ok()) {
     Fail("internal: the converted model does not load: ", loaded.status().message());

@@ -1,5 +1,8 @@
 #include "import/checkpoint.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <set>
 #include <utility>
@@ -124,6 +127,14 @@ void Checkpoint::ReadF32(const Tensor& t, uint64_t first, uint64_t count, float*
   } else {
     Fail("tensor '", t.name, "' in ", t.file, " is ", t.dtype,
          "; octet-convert reads F32, F16 and BF16 tensors");
+  }
+  if (t.mapped) {  // whole pages only: the neighbours' bytes stay
+    const long page_size = sysconf(_SC_PAGESIZE);
+    const uintptr_t page = page_size > 0 ? static_cast<uintptr_t>(page_size) : 4096;
+    const uintptr_t p = reinterpret_cast<uintptr_t>(src);
+    const uintptr_t begin = (p + page - 1) / page * page;
+    const uintptr_t end = (p + count * t.element_size) / page * page;
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
   }
 }
 

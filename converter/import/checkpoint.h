@@ -35,7 +35,10 @@ class Checkpoint {
   std::string DTypeSummary() const;
 
   // Elements [first, first + count) of a float tensor, as float32. Throws for
-  // non-float dtypes, naming the tensor.
+  // non-float dtypes, naming the tensor. The whole pages of the mapping that
+  // held them are released after reading (a read-only file mapping: a later
+  // read faults them in again, unchanged), so a conversion that reads every
+  // tensor once never has the checkpoint in its resident set.
   static void ReadF32(const Tensor& t, uint64_t first, uint64_t count, float* out);
   // The whole tensor as float32.
   static std::vector<float> ReadAllF32(const Tensor& t);

@@ -155,6 +155,7 @@ SafetensorsFile SafetensorsFile::Open(const std::filesystem::path& path,
                            static_cast<size_t>(header_size));
   ParseSafetensorsHeader(header, bytes + 8 + header_size, size - 8 - header_size, display_name,
                          &file.tensors_, &file.metadata_);
+  for (Tensor& t : file.tensors_) t.mapped = file.map_.is_mapped();
   return file;
 }
 

@@ -32,6 +32,8 @@ struct Tensor {
   const uint8_t* data = nullptr;  // inside the mapping; any alignment
   uint64_t size = 0;              // bytes
   std::string file;               // file name of the shard that holds it (for messages)
+  bool mapped = false;            // data is in a read-only file mapping (SafetensorsFile::Open):
+                                  // Checkpoint::ReadF32 releases its pages after reading
 
   bool IsFloat() const { return dtype == "F32" || dtype == "F16" || dtype == "BF16"; }
 };

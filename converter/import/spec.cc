@@ -350,11 +350,8 @@ std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint
       writer.AddTensor(m.name, fb::DType::F32, m.shape, m.values.data());
       continue;
     }
-    const Tensor& t = *checkpoint.Find(m.source);
-    if (!m.transpose && m.add == 0.0f && t.dtype == "F32") {  // streams from the checkpoint
-      writer.AddTensor(m.name, fb::DType::F32, m.shape, t.data + FirstValue(m) * sizeof(float));
-      continue;
-    }
+    // Read as the writer reaches it (Checkpoint::ReadF32 releases the pages it
+    // read), so neither the checkpoint nor the converted tensors pile up.
     writer.AddTensorProducer(m.name, fb::DType::F32, m.shape, [&m, &checkpoint](void* out) {
       const std::vector<float> values = ReadValues(m, checkpoint);
       std::copy(values.begin(), values.end(), static_cast<float*>(out));

@@ -12,9 +12,9 @@
 //     shape the mapping expects;
 //   - every checkpoint tensor is used, verified (ExtraCheck) or a known extra
 //     the importer ignores on purpose: nothing is dropped silently.
-// Emit() then hands the tensors to the writer: F32 tensors that need no
-// transform stream from the checkpoint's mapping; the others are made at
-// write time, one at a time. With int8 weights, the matrices of
+// Emit() then hands the tensors to the writer, each made at write time, one at
+// a time (read, widened, transposed as mapped; the checkpoint's pages released
+// after each read). With int8 weights, the matrices of
 // quantize/quantize.h are quantized here (held in memory as int8, a quarter
 // of their F32 size) and each one's error is returned.
 #pragma once

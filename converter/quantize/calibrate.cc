@@ -173,7 +173,8 @@ OutputMetrics OutputReference::Compare(const Model& int8) const {
   return m;
 }
 
-Calibration GeneratedCalibration(const Model& fp32, size_t count, size_t length, uint64_t seed) {
+Calibration GeneratedCalibration(const Model& fp32, size_t count, size_t length, uint64_t seed,
+                                 bool stream, uint64_t keep_bytes) {
   const fb::Architecture& a = fp32.architecture();
   if (a.structure() != fb::Structure::DecoderOnly) {
     Fail("internal: generated calibration is for decoder-only models");
@@ -186,6 +187,8 @@ Calibration GeneratedCalibration(const Model& fp32, size_t count, size_t length,
   limits.max_seq = 1;
   limits.max_new_tokens = static_cast<uint32_t>(length - 1);
   limits.last_logits_only = true;
+  limits.stream_weights = stream;
+  limits.stream_keep_bytes = keep_bytes;
   Result<Session> created = Session::Create(fp32, limits);
   if (!created.ok()) Fail("calibration: ", created.status().message());
   Session& session = created.value();

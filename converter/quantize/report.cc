@@ -36,12 +36,15 @@ void Observe(void* ctx, LayerStack stack, uint32_t layer, const float* x, size_t
 }
 
 // One sequence through a model: every layer's stream, then the output.
-Capture Run(const Model& model, const std::vector<int32_t>& ids) {
+Capture Run(const Model& model, const std::vector<int32_t>& ids, bool stream,
+            uint64_t keep_bytes) {
   const fb::Architecture& a = model.architecture();
   const auto len = static_cast<uint32_t>(ids.size());
   SessionLimits limits;
   limits.max_batch = 1;
   limits.max_seq = len;
+  limits.stream_weights = stream;
+  limits.stream_keep_bytes = keep_bytes;
   Result<Session> session = Session::Create(model, limits);
   if (!session.ok()) Fail("quantization report: ", session.status().message());
   Capture capture;
@@ -168,13 +171,14 @@ Calibration DefaultCalibration(uint32_t vocab, uint32_t max_positions) {
 }
 
 std::vector<LayerReport> MeasureLayers(const Model& fp32, const Model& int8,
-                                       const Calibration& calibration) {
+                                       const Calibration& calibration, bool stream,
+                                       uint64_t keep_bytes) {
   std::vector<std::string> order;
   std::map<std::string, Accumulator> acc;
   const size_t hidden = fp32.architecture().hidden_size();
   for (const std::vector<int32_t>& ids : calibration.sequences) {
-    const Capture want = Run(fp32, ids);
-    const Capture got = Run(int8, ids);
+    const Capture want = Run(fp32, ids, stream, keep_bytes);
+    const Capture got = Run(int8, ids, stream, 0);
     if (want.names != got.names) Fail("internal: the int8 and fp32 models differ in layers");
     if (order.empty()) order = want.names;
     for (size_t i = 0; i < want.names.size(); ++i) {
@@ -201,7 +205,10 @@ std::vector<LayerReport> MeasureLayers(const Model& fp32, const Model& int8,
           a.dyn_noise += e * e;
           a.max_abs = std::fmax(a.max_abs, std::fabs(x[r * dim + d]));
         }
-        a.fp32_rows.emplace_back(x.begin() + r * dim, x.begin() + (r + 1) * dim);
+        // The output (logits) is no product's input: no static figure, nor its rows.
+        if (want.names[i] != "output") {
+          a.fp32_rows.emplace_back(x.begin() + r * dim, x.begin() + (r + 1) * dim);
+        }
       }
     }
   }
@@ -211,7 +218,7 @@ std::vector<LayerReport> MeasureLayers(const Model& fp32, const Model& int8,
     // One static scale per tensor: the calibration's maximum, clipped by the
     // factor (1, 0.9, ..., 0.3) that gives the least error.
     a.static_noise = -1;
-    for (int step = 0; step < 8; ++step) {
+    for (int step = 0; step < 8 && !a.fp32_rows.empty(); ++step) {
       const float clip = 1.0f - 0.1f * static_cast<float>(step);
       const float scale = a.max_abs > 0 ? clip * a.max_abs / 127.0f : 1.0f;
       double noise = 0;
@@ -230,7 +237,7 @@ std::vector<LayerReport> MeasureLayers(const Model& fp32, const Model& int8,
     r.sqnr_db = SqnrDb(a.signal, a.noise);
     r.min_cosine = a.min_cosine;
     r.act_dynamic_db = SqnrDb(a.signal, a.dyn_noise);
-    r.act_static_db = SqnrDb(a.signal, a.static_noise);
+    r.act_static_db = a.fp32_rows.empty() ? std::nan("") : SqnrDb(a.signal, a.static_noise);
     report.push_back(r);
   }
   return report;

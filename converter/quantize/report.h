@@ -45,9 +45,15 @@ struct LayerReport {
 };
 
 // Runs both models on the calibration; one entry per layer in execution order,
-// then "output" (logits, or the last hidden state of encoders).
+// then "output" (logits, or the last hidden state of encoders; its static
+// activation figure is not measured: NaN). stream: the sessions hold one
+// layer's weights at a time (SessionLimits::stream_weights; the same results),
+// for models mapped from files larger than memory, the fp32 model's keeping
+// keep_bytes of them packed (stream_keep_bytes); the report itself holds the
+// layers' fp32 streams ([tokens, hidden] floats per layer).
 std::vector<LayerReport> MeasureLayers(const Model& fp32, const Model& int8,
-                                       const Calibration& calibration);
+                                       const Calibration& calibration, bool stream = false,
+                                       uint64_t keep_bytes = 0);
 
 }  // namespace convert
 }  // namespace octet

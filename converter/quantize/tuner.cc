@@ -197,6 +197,26 @@ std::string Count(size_t n, size_t of, const char* what) {
 
 }  // namespace
 
+uint64_t TuneMemoryBytes(const ModelSpec& spec, size_t calibration_tokens,
+                         const TuneOptions& options) {
+  // The F32 weights, the input rows, the Hessians.
+  const fb::ArchitectureT& a = spec.architecture;
+  uint64_t weights = 0;
+  for (const TensorMapping& m : spec.tensors) {
+    uint64_t n = 1;
+    for (uint32_t d : m.shape) n *= d;
+    weights += n;
+  }
+  const uint64_t rows = std::min<uint64_t>(calibration_tokens, options.max_rows);
+  const uint64_t h = a.hidden_size, inter = a.intermediate_size,
+                 qd = a.attention ? uint64_t{a.attention->num_heads} * a.attention->head_dim : 0;
+  const uint64_t layers = uint64_t{a.num_layers} + a.num_decoder_layers;
+  const uint64_t cross = a.structure == fb::Structure::EncoderDecoder ? 3 : 1;
+  const uint64_t widths = layers * (cross * (h + qd) + h + inter) + h;
+  const uint64_t squares = layers * (cross * (h * h + qd * qd) + h * h + inter * inter) + h * h;
+  return 4 * weights + 4 * rows * widths + 8 * squares;
+}
+
 bool GlobMatch(const std::string& pattern, const std::string& name) {
   // Iterative matcher with one backtrack point for the last '*'.
   size_t p = 0, n = 0, star = std::string::npos, mark = 0;
@@ -240,25 +260,9 @@ TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
   }
 
   {
-    // What the tuner would hold: the F32 weights, the input rows, the Hessians.
-    const fb::ArchitectureT& a = spec.architecture;
-    uint64_t weights = 0;
-    for (const TensorMapping& m : spec.tensors) {
-      uint64_t n = 1;
-      for (uint32_t d : m.shape) n *= d;
-      weights += n;
-    }
     size_t tokens = 0;
     for (const std::vector<int32_t>& s : calibration.sequences) tokens += s.size();
-    const uint64_t rows = std::min<uint64_t>(tokens, options.max_rows);
-    const uint64_t h = a.hidden_size, inter = a.intermediate_size,
-                   qd = a.attention ? uint64_t{a.attention->num_heads} * a.attention->head_dim
-                                    : 0;
-    const uint64_t layers = uint64_t{a.num_layers} + a.num_decoder_layers;
-    const uint64_t cross = a.structure == fb::Structure::EncoderDecoder ? 3 : 1;
-    const uint64_t widths = layers * (cross * (h + qd) + h + inter) + h;
-    const uint64_t squares = layers * (cross * (h * h + qd * qd) + h * h + inter * inter) + h * h;
-    const uint64_t bytes = 4 * weights + 4 * rows * widths + 8 * squares;
+    const uint64_t bytes = TuneMemoryBytes(spec, tokens, options);
     if (!options.enabled || bytes > options.max_memory_bytes) {
       char detail[200];
       if (!options.enabled) {

@@ -82,6 +82,11 @@ struct TuneResult {
   bool skipped = false;       // off or too large: round to nearest, not measured
 };
 
+// What the tuner would hold for `spec` calibrated on that many tokens (it runs
+// only when this is at most options.max_memory_bytes).
+uint64_t TuneMemoryBytes(const ModelSpec& spec, size_t calibration_tokens,
+                         const TuneOptions& options);
+
 // True when `name` matches the glob `pattern` (* any run, ? one character).
 bool GlobMatch(const std::string& pattern, const std::string& name);
 

@@ -834,6 +834,7 @@ void ProjectCrossKv(const Forward& f, const float* encoder_out, uint32_t enc_seq
   const StackWeights& stack = f.weights->decoder;
   for (uint32_t l = 0; l < stack.num_layers; ++l) {
     const AttentionWeights& w = stack.layers[l].cross_attn;
+    if (f.weight_stream != nullptr) f.weight_stream->BeginLayer(stack.layers[l]);
     const KvRows kv = CrossKv(f, l);
     f.observed_stack = LayerStack::kDecoder;
     f.observed_layer = l;
@@ -848,6 +849,7 @@ void ProjectCrossKv(const Forward& f, const float* encoder_out, uint32_t enc_seq
       Linear(f, w.v, eb, h, enc_seq, vb, kvd);
       f.attention_backend->store(f, kv, b, 0, enc_seq, kb, vb);
     }
+    if (f.weight_stream != nullptr) f.weight_stream->EndLayer(stack.layers[l]);
   }
 }
 
@@ -864,6 +866,7 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
                                   : LayerStack::kEncoder;
   for (uint32_t l = 0; l < stack.num_layers; ++l) {
     const LayerWeights& w = stack.layers[l];
+    if (f.weight_stream != nullptr) f.weight_stream->BeginLayer(w);
     f.observed_stack = id;
     f.observed_layer = l;
     const AttentionCapture* capture =
@@ -894,6 +897,7 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
     Residual(
         f, w.ffn_norm, rows, x, [&](const float* in) { FeedForward(f, w, in, rows, f.delta); },
         w.post_ffn_norm);
+    if (f.weight_stream != nullptr) f.weight_stream->EndLayer(w);
     if (f.observer != nullptr) {
       f.observer(f.observer_ctx, id, l, x, rows, f.arch->hidden_size());
     }
@@ -912,7 +916,9 @@ void HeadInto(const Forward& f, const float* x, size_t rows, float* logits) {
                                                                     : LayerStack::kSingle;
   f.observed_layer = 0;
   ObserveInput(f, ProductInput::kHead, x, rows, h, h);
+  if (f.weight_stream != nullptr) f.weight_stream->BeginHead();
   MatMul(f, f.weights->head, f.weights->head_fc, vocab, h, x, h, rows, logits, vocab);
+  if (f.weight_stream != nullptr) f.weight_stream->EndHead();
   if (a.logits_scale() != 1.0f) {
     for (size_t i = 0; i < rows * vocab; ++i) logits[i] *= a.logits_scale();
   }
@@ -1181,7 +1187,8 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLim
 
 Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool* pool,
                       const ForwardPlan& plan, const Arena& activations, const Arena& scratch,
-                      const Arena& kv_cache, F32FullyConnectedSet* f32_products, Forward* out) {
+                      const Arena& kv_cache, F32FullyConnectedSet* f32_products,
+                      WeightStream* stream, Forward* out) {
   const fb::Architecture& a = model.architecture();
   Forward f;
   f.arch = &a;
@@ -1192,7 +1199,11 @@ Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool
   LayerWeights* layers = activations.At<LayerWeights>(plan.layer_weights);
   ModelWeights* weights = activations.At<ModelWeights>(plan.model_weights);
   OCTET_RETURN_IF_ERROR(ResolveWeights(model, layers, weights));
-  if (f32_products != nullptr) {
+  if (stream != nullptr) {
+    OCTET_RETURN_IF_ERROR(
+        stream->Init(model, pool != nullptr ? pool->threads() : 1, layers, weights));
+    f.weight_stream = stream;
+  } else if (f32_products != nullptr) {
     OCTET_RETURN_IF_ERROR(PrepareF32Products(model, pool != nullptr ? pool->threads() : 1, layers,
                                              weights, f32_products));
   }

@@ -280,6 +280,9 @@ struct Forward {
   mutable LayerStack observed_stack = LayerStack::kSingle;
   mutable uint32_t observed_layer = 0;
   AttentionCapture* capture = nullptr;  // optional: set for one run by the Session
+  // SessionLimits::stream_weights: told as a pass enters and leaves each layer
+  // and the head (engine/weights.h); null otherwise.
+  WeightStream* weight_stream = nullptr;
   const float* rope_inv_freq = nullptr;  // [rotary_dim / 2] or null
   // [rotary_dim / 2]: sliding-window layers' frequencies (rope.local_theta,
   // unscaled), or null: every layer uses rope_inv_freq
@@ -335,9 +338,13 @@ struct Forward {
 // computed by the same kernel calls whatever the split. F32 products run on
 // XNNPACK operators created in *f32_products (PrepareF32Products), which must
 // outlive the Forward too; null, or the op unavailable: on f32_gemm__ref.
+// `stream` (SessionLimits::stream_weights), when not null, is initialized
+// instead and makes the operators one layer at a time (engine/weights.h
+// WeightStream); it must outlive the Forward.
 Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool* pool,
                       const ForwardPlan& plan, const Arena& activations, const Arena& scratch,
-                      const Arena& kv_cache, F32FullyConnectedSet* f32_products, Forward* out);
+                      const Arena& kv_cache, F32FullyConnectedSet* f32_products,
+                      WeightStream* stream, Forward* out);
 
 // Encoder-only: the last hidden state [batch * seq, hidden].
 const float* RunEncoder(const Forward& f, const int32_t* ids, const uint32_t* lengths,

@@ -41,6 +41,18 @@ struct SessionLimits {
   // Results are the same bit for bit. 0 = kDefaultPrefillChunk when
   // last_logits_only, else one pass.
   uint32_t prefill_chunk = 0;
+  // Weights one layer at a time, for a model larger than memory (the
+  // converter's fp32 twin and report of a billion-parameter checkpoint): a
+  // pass packs each layer's F32 matrices as it reaches the layer and frees
+  // them after, and releases the layer's pages of the file mapping once it has
+  // run (engine/weights.h WeightStream), so it holds about one layer of
+  // weights plus the head. Results are bit-identical; but runs then allocate
+  // and read every weight again on each pass. Not for applications.
+  bool stream_weights = false;
+  // With stream_weights: the head, then the first layers, whose weights fit
+  // this many bytes are packed once and kept (as without streaming); the
+  // others stream. A model that fits runs as fast as unstreamed.
+  uint64_t stream_keep_bytes = 0;
 };
 
 constexpr uint32_t kDefaultPrefillChunk = 512;
@@ -208,6 +220,8 @@ class Session {
   // the matrices), created with the session, deleted with it; the Forward's
   // weights point at them.
   std::unique_ptr<F32FullyConnectedSet> f32_products_;
+  // SessionLimits::stream_weights: the operators of one layer at a time instead.
+  std::unique_ptr<WeightStream> weight_stream_;
   uint32_t threads_ = 1;
   SessionLimits limits_;
   SessionPlan plan_;

@@ -275,20 +275,31 @@ Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* ou
   return Status::Ok();
 }
 
+namespace {
+
+// Calls fn(weight, bias, n, k, &fc) for every F32 product of one layer (absent
+// linear layers have no weight).
+template <typename Fn>
+Status ForEachLayerProduct(LayerWeights& w, Fn&& fn) {
+  for (LinearWeights* lw : {&w.attn.q, &w.attn.k, &w.attn.v, &w.attn.o, &w.cross_attn.q,
+                            &w.cross_attn.k, &w.cross_attn.v, &w.cross_attn.o, &w.gate, &w.up,
+                            &w.down}) {
+    if (lw->weight.f32 == nullptr || lw->out == 0 || lw->in == 0) continue;
+    OCTET_RETURN_IF_ERROR(fn(lw->weight.f32, lw->bias, lw->out, lw->in, &lw->fc));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status PrepareF32Products(const Model& model, size_t threads, LayerWeights* layers,
                           ModelWeights* weights, F32FullyConnectedSet* set) {
   const fb::Architecture& a = model.architecture();
-  // Calls fn(weight, bias, n, k, &fc) for every F32 product: each linear layer
-  // (absent ones have no weight), then the head.
+  // Calls fn(weight, bias, n, k, &fc) for every F32 product: each linear layer,
+  // then the head.
   auto for_each_product = [&](auto&& fn) -> Status {
     for (size_t l = 0; l < LayerWeightsCount(a); ++l) {
-      LayerWeights& w = layers[l];
-      for (LinearWeights* lw : {&w.attn.q, &w.attn.k, &w.attn.v, &w.attn.o, &w.cross_attn.q,
-                                &w.cross_attn.k, &w.cross_attn.v, &w.cross_attn.o, &w.gate,
-                                &w.up, &w.down}) {
-        if (lw->weight.f32 == nullptr || lw->out == 0 || lw->in == 0) continue;
-        OCTET_RETURN_IF_ERROR(fn(lw->weight.f32, lw->bias, lw->out, lw->in, &lw->fc));
-      }
+      OCTET_RETURN_IF_ERROR(ForEachLayerProduct(layers[l], fn));
     }
     if (weights->head.f32 != nullptr && a.vocab_size() > 0 && a.hidden_size() > 0) {
       return fn(weights->head.f32, nullptr, a.vocab_size(), a.hidden_size(), &weights->head_fc);
@@ -310,6 +321,182 @@ Status PrepareF32Products(const Model& model, size_t threads, LayerWeights* laye
     model.ReleasePages(weight, n * k * sizeof(float));
     return Status::Ok();
   });
+}
+
+void WeightStream::Range::Cover(const TensorView& t) {
+  const uint8_t* b = static_cast<const uint8_t*>(t.data);
+  if (b == nullptr || t.size == 0) return;
+  if (begin == nullptr || b < begin) begin = b;
+  if (end == nullptr || b + t.size > end) end = b + t.size;
+}
+
+WeightStream::~WeightStream() {
+  Drop();
+  for (size_t i = 0; i < count_; ++i) delete layers_state_[i].kept;
+  delete head_state_.kept;
+  delete[] layers_state_;
+}
+
+Status WeightStream::Init(const Model& model, size_t threads, LayerWeights* layers,
+                          ModelWeights* weights) {
+  const fb::Architecture& a = model.architecture();
+  model_ = &model;
+  threads_ = threads;
+  layers_ = layers;
+  weights_ = weights;
+  count_ = LayerWeightsCount(a);
+  layers_state_ = new (std::nothrow) State[count_ > 0 ? count_ : 1];
+  if (layers_state_ == nullptr) {
+    return Status(StatusCode::kOutOfMemory, "no memory for the weight stream");
+  }
+  // Each layer's tensors by name ("layers.3.", "decoder.layers.0.", ...): the
+  // file keeps a layer's tensors together, so one range per layer covers them.
+  const bool enc_dec = a.structure() == fb::Structure::EncoderDecoder;
+  for (size_t i = 0; i < count_; ++i) {
+    const bool decoder_part = enc_dec && i >= a.num_layers();
+    const LayerStack stack = !enc_dec ? LayerStack::kSingle
+                             : decoder_part ? LayerStack::kDecoder
+                                            : LayerStack::kEncoder;
+    const auto layer = static_cast<unsigned>(decoder_part ? i - a.num_layers() : i);
+    char prefix[kMaxTensorNameLength];
+    if (!LayerTensorName(prefix, sizeof(prefix), stack, layer, "")) {
+      return Status(StatusCode::kInternal, "weight stream: layer name too long");
+    }
+    const size_t length = std::strlen(prefix);
+    for (size_t t = 0; t < model.num_tensors(); ++t) {
+      const TensorView& v = model.tensor(t);
+      if (std::strncmp(v.name, prefix, length) == 0) layers_state_[i].range.Cover(v);
+    }
+  }
+  for (size_t t = 0; t < model.num_tensors(); ++t) {
+    const TensorView& v = model.tensor(t);
+    if (std::strcmp(v.name, "lm_head") == 0) head_state_.range.Cover(v);
+    if (std::strcmp(v.name, "token_embedding") == 0) embedding_range_.Cover(v);
+  }
+  if (head_state_.range.begin == nullptr) head_state_.range = embedding_range_;  // tied
+  // What stays: the head (read on every pass), then the first layers, while
+  // their bytes fit keep_bytes.
+  uint64_t left = keep_bytes_;
+  auto keep = [&left](State& s) {
+    const uint64_t bytes = static_cast<uint64_t>(s.range.end - s.range.begin);
+    s.keep = bytes <= left;
+    if (s.keep) left -= bytes;
+  };
+  keep(head_state_);
+  for (size_t i = 0; i < count_; ++i) keep(layers_state_[i]);
+  return Status::Ok();
+}
+
+void WeightStream::Release(const Range& r) const {
+  if (r.begin != nullptr) model_->ReleasePages(r.begin, static_cast<size_t>(r.end - r.begin));
+}
+
+// Packs every F32 product of `w` into a new set and points w's fc at it; null
+// (w's fc cleared: its products run on f32_gemm__ref) when packing fails or
+// there is nothing to pack.
+F32FullyConnectedSet* WeightStream::PackLayer(LayerWeights& w) const {
+  size_t count = 0;
+  const Status counted = ForEachLayerProduct(
+      w, [&](const float*, const float*, size_t, size_t, const F32FullyConnected**) {
+        ++count;
+        return Status::Ok();
+      });
+  (void)counted;  // the callback cannot fail
+  if (count == 0 || F32FullyConnectedUnavailable() != nullptr) return nullptr;
+  F32FullyConnectedSet* set = new (std::nothrow) F32FullyConnectedSet();
+  Status s = set == nullptr ? Status(StatusCode::kOutOfMemory, "") : set->Reserve(count);
+  if (s.ok()) {
+    s = ForEachLayerProduct(w, [&](const float* weight, const float* bias, size_t n, size_t k,
+                                   const F32FullyConnected** out) {
+      OCTET_ASSIGN_OR_RETURN(*out, set->Add(n, k, weight, bias, threads_));
+      model_->ReleasePages(weight, n * k * sizeof(float));
+      return Status::Ok();
+    });
+  }
+  if (!s.ok()) {
+    ClearLayer(w);
+    delete set;
+    return nullptr;
+  }
+  return set;
+}
+
+void WeightStream::ClearLayer(LayerWeights& w) {
+  const Status cleared = ForEachLayerProduct(
+      w, [](const float*, const float*, size_t, size_t, const F32FullyConnected** fc) {
+        *fc = nullptr;
+        return Status::Ok();
+      });
+  (void)cleared;  // the callback cannot fail
+}
+
+F32FullyConnectedSet* WeightStream::PackHead() const {
+  const fb::Architecture& a = model_->architecture();
+  if (weights_->head.f32 == nullptr || F32FullyConnectedUnavailable() != nullptr) return nullptr;
+  F32FullyConnectedSet* set = new (std::nothrow) F32FullyConnectedSet();
+  if (set == nullptr || !set->Reserve(1).ok()) {
+    delete set;
+    return nullptr;
+  }
+  Result<const F32FullyConnected*> fc =
+      set->Add(a.vocab_size(), a.hidden_size(), weights_->head.f32, nullptr, threads_);
+  if (!fc.ok()) {
+    delete set;
+    return nullptr;
+  }
+  weights_->head_fc = fc.value();
+  model_->ReleasePages(weights_->head.f32,
+                       static_cast<size_t>(a.vocab_size()) * a.hidden_size() * sizeof(float));
+  return set;
+}
+
+void WeightStream::Drop() {
+  if (current_ != nullptr) {
+    ClearLayer(*current_);
+    current_ = nullptr;
+  }
+  if (head_packed_) {
+    weights_->head_fc = nullptr;
+    head_packed_ = false;
+  }
+  delete set_;
+  set_ = nullptr;
+}
+
+void WeightStream::BeginLayer(const LayerWeights& layer) {
+  Drop();
+  const size_t index = static_cast<size_t>(&layer - layers_);
+  if (index >= count_) return;
+  State& state = layers_state_[index];
+  if (state.keep) {
+    if (state.kept == nullptr) state.kept = PackLayer(layers_[index]);
+    return;
+  }
+  set_ = PackLayer(layers_[index]);
+  if (set_ != nullptr) current_ = &layers_[index];
+}
+
+void WeightStream::EndLayer(const LayerWeights& layer) {
+  Drop();
+  const size_t index = static_cast<size_t>(&layer - layers_);
+  if (index < count_ && !layers_state_[index].keep) Release(layers_state_[index].range);
+}
+
+void WeightStream::BeginHead() {
+  Drop();
+  if (head_state_.keep) {
+    if (head_state_.kept == nullptr) head_state_.kept = PackHead();
+    return;
+  }
+  set_ = PackHead();
+  head_packed_ = set_ != nullptr;
+}
+
+void WeightStream::EndHead() {
+  Drop();
+  if (head_state_.keep) return;
+  Release(head_state_.range);
+  Release(embedding_range_);
 }
 
 }  // namespace octet

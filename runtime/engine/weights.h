@@ -126,4 +126,67 @@ Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* ou
 Status PrepareF32Products(const Model& model, size_t threads, LayerWeights* layers,
                           ModelWeights* weights, F32FullyConnectedSet* set);
 
+// SessionLimits::stream_weights: a pass holds about one layer's weights at a
+// time, for models larger than memory (the converter's fp32 twin of a
+// billion-parameter checkpoint). Instead of PrepareF32Products at creation:
+//   - BeginLayer, as a pass reaches a layer: its F32 matrices get their XNNPACK
+//     operators (packed copies; each matrix's file pages released once packed);
+//   - EndLayer, once the layer has run: the operators are deleted and every
+//     page of the file mapping that holds the layer's tensors is released
+//     (Model::ReleasePages), F32 or int8;
+//   - BeginHead / EndHead: the same for the LM head, and EndHead releases the
+//     token embedding's pages too.
+// The operators are the ones PrepareF32Products makes (same pieces for the same
+// threads), so results are bit-identical with an unstreamed session. Packing
+// allocates: a streamed session's runs allocate and read the weights from the
+// file (or the page cache) on every pass. When packing fails (out of memory),
+// that layer's products run on f32_gemm__ref.
+class WeightStream {
+ public:
+  // keep_bytes (SessionLimits::stream_keep_bytes): the head, then the first
+  // layers, whose file bytes fit this budget are packed once and kept, their
+  // pages never released, as an unstreamed session would; the rest stream.
+  explicit WeightStream(uint64_t keep_bytes) : keep_bytes_(keep_bytes) {}
+  ~WeightStream();
+  WeightStream(const WeightStream&) = delete;
+  WeightStream& operator=(const WeightStream&) = delete;
+
+  // After ResolveWeights, with the same layers and weights (the session's).
+  Status Init(const Model& model, size_t threads, LayerWeights* layers, ModelWeights* weights);
+  void BeginLayer(const LayerWeights& layer);
+  void EndLayer(const LayerWeights& layer);
+  void BeginHead();
+  void EndHead();
+
+ private:
+  struct Range {
+    const uint8_t* begin = nullptr;
+    const uint8_t* end = nullptr;
+    void Cover(const TensorView& t);
+  };
+  struct State {
+    Range range;                              // the file bytes of its tensors
+    bool keep = false;                        // within keep_bytes
+    F32FullyConnectedSet* kept = nullptr;     // keep: its operators, once packed
+  };
+  void Release(const Range& r) const;
+  F32FullyConnectedSet* PackLayer(LayerWeights& w) const;
+  F32FullyConnectedSet* PackHead() const;
+  static void ClearLayer(LayerWeights& w);
+  void Drop();  // deletes the streamed operators and clears the pointers into them
+
+  uint64_t keep_bytes_ = 0;
+  const Model* model_ = nullptr;
+  size_t threads_ = 1;
+  LayerWeights* layers_ = nullptr;  // [count_]
+  size_t count_ = 0;
+  ModelWeights* weights_ = nullptr;
+  State* layers_state_ = nullptr;   // [count_]
+  State head_state_;                // lm_head, or the tied token embedding
+  Range embedding_range_;
+  LayerWeights* current_ = nullptr;  // the streamed layer whose operators exist, or null
+  bool head_packed_ = false;         // the head's streamed operators exist
+  F32FullyConnectedSet* set_ = nullptr;  // the streamed operators
+};
+
 }  // namespace octet

@@ -32,7 +32,8 @@ Converts a Hugging Face checkpoint directory into one .octet model file.
 
 SRC_DIR holds:
   config.json        "model_type": bert, distilbert, roberta, xlm-roberta, gpt2, llama,
-                     qwen2, qwen3, mistral, phi3, marian or t5
+                     qwen2, qwen3, mistral, phi3, gemma, gemma2, gemma3_text, marian
+                     or t5
   model.safetensors  the weights in F32, F16 or BF16; or, for sharded checkpoints,
                      model.safetensors.index.json and the shards it lists
   tokenizer files    when present (tokenizer.json, tokenizer_config.json,
@@ -214,6 +215,7 @@ class ProgressBar {
 
 std::string Db(double db) {
   if (std::isinf(db)) return "exact";
+  if (std::isnan(db)) return "-";  // not measured
   char text[32];
   std::snprintf(text, sizeof(text), "%.1f", db);
   return text;

@@ -6,6 +6,7 @@
 // preset runs this suite under ThreadSanitizer.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -27,8 +28,11 @@ constexpr uint32_t kSteps = 6;
 
 // Everything a session outputs over one prefill (or teacher-forced pass) and
 // kSteps decode steps, concatenated.
-std::vector<float> RunAll(const Model& model, uint32_t threads) {
+std::vector<float> RunAll(const Model& model, uint32_t threads, bool stream = false,
+                          uint64_t keep_bytes = 0) {
   SessionLimits limits;
+  limits.stream_weights = stream;
+  limits.stream_keep_bytes = keep_bytes;
   limits.max_batch = kBatch;
   limits.max_seq = kSeq;
   limits.max_new_tokens = kSteps;
@@ -97,6 +101,50 @@ TEST_CASE("results are bit-identical for 1, 2, 3 and 4 threads") {
       CHECK(std::memcmp(many.data(), one.data(), one.size() * sizeof(float)) == 0);
     }
   }
+}
+
+// SessionLimits::stream_weights (the converter's twin of a model larger than
+// memory): a layer's F32 products packed as a pass reaches it, the layer's file
+// pages released after it, some layers kept within stream_keep_bytes. The
+// results must be those of an unstreamed session, byte for byte, for a model
+// mapped from a file (so the pages really go) and one in memory.
+TEST_CASE("streamed weights give bit-identical results") {
+  const std::string path = "threads_test_stream.octet";
+  for (const bool int8 : {false, true})
+  for (fb::Family family : {fb::Family::Llama, fb::Family::Bert, fb::Family::T5}) {
+    CAPTURE(int8);
+    CAPTURE(static_cast<int>(family));
+    TinyModelOptions options;
+    options.packed = int8;
+    options.family = family;
+    options.vocab = 600;
+    options.hidden = 128;
+    options.layers = 3;
+    options.int8 = int8;
+    options.max_positions = 64;
+    testing::MakeTinyModelWriter(options).Write(path);
+    Result<Model> mapped = Model::Load(path.c_str());
+    REQUIRE_MESSAGE(mapped.ok(), std::string(mapped.status().message()));
+    REQUIRE(mapped->is_mapped());
+    LoadedModel in_memory(options);
+    const std::vector<float> want = RunAll(mapped.value(), 1);
+    REQUIRE(!want.empty());
+    // Nothing kept, about one layer kept, everything kept.
+    const uint64_t layer = mapped->file_size() / (options.layers + 2);
+    for (const uint64_t keep : {uint64_t{0}, layer, uint64_t{1} << 40})
+    for (uint32_t threads : {1u, 2u}) {
+      CAPTURE(keep);
+      CAPTURE(threads);
+      for (const Model* model : {&mapped.value(), &in_memory.model}) {
+        const std::vector<float> got = RunAll(*model, threads, true, keep);
+        REQUIRE(got.size() == want.size());
+        CHECK(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) == 0);
+      }
+      // The same session's passes again, after its layers were streamed out.
+      CHECK(RunAll(mapped.value(), threads, true, keep) == want);
+    }
+  }
+  std::remove(path.c_str());
 }
 
 TEST_CASE("the thread pool runs every task once, on every thread count") {
