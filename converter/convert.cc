@@ -1,6 +1,9 @@
 #include "convert.h"
 
 #include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -16,6 +19,7 @@
 #include "import/importer.h"
 #include "import/json_util.h"
 #include "quantize/calibrate.h"
+#include "quantize/quantize.h"
 #include "quantize/report.h"
 #include "tokenize/compile_tokenizer.h"
 #include "tokenize/legacy.h"
@@ -172,16 +176,18 @@ struct Fp32Twin {
 // Bytes of the fp32 twin's weights its streamed sessions keep packed
 // (SessionLimits::stream_keep_bytes): what the converter's memory bound (the
 // int8 file + 2 x the largest fp32 tensor + 512 MiB) leaves after the report's
-// fp32 streams, the largest layer (streamed) and 256 MiB for the rest. A model
-// whose fp32 weights fit runs as fast as unstreamed.
-uint64_t TwinKeepBytes(const ModelSpec& spec, size_t calibration_tokens) {
+// fp32 streams, the largest layer or head (streamed), 256 MiB for the rest and, once
+// they are made (int8_made), the int8 matrices. A model whose fp32 weights fit
+// runs as fast as unstreamed.
+uint64_t TwinKeepBytes(const ModelSpec& spec, size_t calibration_tokens, bool int8_made) {
   const fb::ArchitectureT& a = spec.architecture;
-  uint64_t largest = 0;
+  uint64_t largest = 0, int8_file = 0;
   std::map<std::string, uint64_t> layers;  // "layers.3" -> fp32 bytes
   for (const TensorMapping& m : spec.tensors) {
     uint64_t bytes = sizeof(float);
     for (uint32_t d : m.shape) bytes *= d;
     largest = std::max(largest, bytes);
+    int8_file += QuantizedAsInt8(m.name, m.shape) ? bytes / sizeof(float) : bytes;
     const size_t at = m.name.find("layers.");
     if (at == std::string::npos) continue;
     const size_t dot = m.name.find('.', at + 7);
@@ -191,9 +197,22 @@ uint64_t TwinKeepBytes(const ModelSpec& spec, size_t calibration_tokens) {
   for (const auto& [name, bytes] : layers) largest_layer = std::max(largest_layer, bytes);
   const uint64_t streams = uint64_t{calibration_tokens} * a.hidden_size * sizeof(float) *
                            (uint64_t{a.num_layers} + a.num_decoder_layers);
-  const uint64_t room = 2 * largest + (uint64_t{256} << 20);
-  const uint64_t used = streams + largest_layer;
+  const uint64_t room = 2 * largest + (uint64_t{256} << 20) + (int8_made ? 0 : int8_file);
+  // The largest unit a pass packs on its own: a layer, or the head (at most the
+  // largest tensor).
+  const uint64_t used = streams + std::max(largest_layer, largest);
   return room > used ? room - used : 0;
+}
+
+// Gives the heap's free pages back to the system between phases: glibc keeps
+// freed blocks below its mmap threshold (which grows to 32 MiB as large blocks
+// are freed) for reuse, and a phase that allocates differently from the last
+// one would add to them instead (the report's rows after the generation's
+// packed weights, the final check's mapping after the int8 matrices).
+void ReturnFreedMemory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
 }
 
 std::string Db(double db) {
@@ -364,8 +383,9 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
       calibration = ReadCalibration(options.calibration, vocab, positions, source_dir);
     } else if (decoder) {
       calibration = GeneratedCalibration(fp32_twin(), 16, 128, 1, /*stream=*/true,
-                                         TwinKeepBytes(spec, 16 * 128));
+                                         TwinKeepBytes(spec, 16 * 128, false));
       calibration.description += ", as no --calibration was given";
+      ReturnFreedMemory();
     } else {
       calibration = DefaultCalibration(vocab, positions);
     }
@@ -386,9 +406,10 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
       result.tuning.evaluation = held.description;
     } else if (decoder) {
       const Calibration held = GeneratedCalibration(fp32_twin(), 8, 128, 2, /*stream=*/true,
-                                                    TwinKeepBytes(spec, 16 * 128));
+                                                    TwinKeepBytes(spec, 16 * 128, false));
       evaluation = held.sequences;
       result.tuning.evaluation = held.description;
+      ReturnFreedMemory();
     } else {
       evaluation = calibration.sequences;
       result.tuning.evaluation = "the calibration";
@@ -397,6 +418,7 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
     result.tuning = TuneQuantization(spec, checkpoint, calibration, evaluation, options.tune);
     result.tuning.evaluation = evaluated_on;
     result.calibration = calibration.description;
+    ReturnFreedMemory();
   }
   // The int8 matrices stay in the writer's memory until the file is written (a
   // quarter of the fp32 size); everything else is made as the writer reaches it.
@@ -425,9 +447,10 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
       size_t tokens = 0;
       for (const std::vector<int32_t>& seq : calibration.sequences) tokens += seq.size();
       result.layer_errors = MeasureLayers(fp32_twin(), int8_model, calibration, /*stream=*/true,
-                                          TwinKeepBytes(spec, tokens));
+                                          TwinKeepBytes(spec, tokens, true));
     }
     twin.reset();
+    ReturnFreedMemory();
     double gain = 0;
     for (const ModelSpec::TensorError& t : result.tensor_errors) {
       gain += t.sqnr_block32_db - t.sqnr_db;
@@ -439,6 +462,7 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
   }
   WriteModel(*writer, partial, options.progress);
   writer.reset();  // the int8 matrices' memory, before the file is mapped to check it
+  ReturnFreedMemory();
 
   Result<Model> loaded = Model::Load(partial.c_str());
   if (!loaded.ok()) {

@@ -189,6 +189,7 @@ Calibration GeneratedCalibration(const Model& fp32, size_t count, size_t length,
   limits.last_logits_only = true;
   limits.stream_weights = stream;
   limits.stream_keep_bytes = keep_bytes;
+  limits.threads = 0;  // the machine's fast cores: the same results on any count
   Result<Session> created = Session::Create(fp32, limits);
   if (!created.ok()) Fail("calibration: ", created.status().message());
   Session& session = created.value();

@@ -45,6 +45,7 @@ Capture Run(const Model& model, const std::vector<int32_t>& ids, bool stream,
   limits.max_seq = len;
   limits.stream_weights = stream;
   limits.stream_keep_bytes = keep_bytes;
+  limits.threads = 0;  // the machine's fast cores: the same results on any count
   Result<Session> session = Session::Create(model, limits);
   if (!session.ok()) Fail("quantization report: ", session.status().message());
   Capture capture;
