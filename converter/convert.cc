@@ -19,7 +19,6 @@
 #include "import/importer.h"
 #include "import/json_util.h"
 #include "quantize/calibrate.h"
-#include "quantize/quantize.h"
 #include "quantize/report.h"
 #include "tokenize/compile_tokenizer.h"
 #include "tokenize/legacy.h"
@@ -176,18 +175,16 @@ struct Fp32Twin {
 // Bytes of the fp32 twin's weights its streamed sessions keep packed
 // (SessionLimits::stream_keep_bytes): what the converter's memory bound (the
 // int8 file + 2 x the largest fp32 tensor + 512 MiB) leaves after the report's
-// fp32 streams, the largest layer or head (streamed), 256 MiB for the rest and, once
-// they are made (int8_made), the int8 matrices. A model whose fp32 weights fit
-// runs as fast as unstreamed.
-uint64_t TwinKeepBytes(const ModelSpec& spec, size_t calibration_tokens, bool int8_made) {
+// fp32 streams, the largest layer or head (streamed) and 256 MiB for the rest.
+// A model whose fp32 weights fit runs as fast as unstreamed.
+uint64_t TwinKeepBytes(const ModelSpec& spec, size_t calibration_tokens) {
   const fb::ArchitectureT& a = spec.architecture;
-  uint64_t largest = 0, int8_file = 0;
+  uint64_t largest = 0;
   std::map<std::string, uint64_t> layers;  // "layers.3" -> fp32 bytes
   for (const TensorMapping& m : spec.tensors) {
     uint64_t bytes = sizeof(float);
     for (uint32_t d : m.shape) bytes *= d;
     largest = std::max(largest, bytes);
-    int8_file += QuantizedAsInt8(m.name, m.shape) ? bytes / sizeof(float) : bytes;
     const size_t at = m.name.find("layers.");
     if (at == std::string::npos) continue;
     const size_t dot = m.name.find('.', at + 7);
@@ -197,7 +194,7 @@ uint64_t TwinKeepBytes(const ModelSpec& spec, size_t calibration_tokens, bool in
   for (const auto& [name, bytes] : layers) largest_layer = std::max(largest_layer, bytes);
   const uint64_t streams = uint64_t{calibration_tokens} * a.hidden_size * sizeof(float) *
                            (uint64_t{a.num_layers} + a.num_decoder_layers);
-  const uint64_t room = 2 * largest + (uint64_t{256} << 20) + (int8_made ? 0 : int8_file);
+  const uint64_t room = 2 * largest + (uint64_t{256} << 20);
   // The largest unit a pass packs on its own: a layer, or the head (at most the
   // largest tensor).
   const uint64_t used = streams + std::max(largest_layer, largest);
@@ -383,7 +380,7 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
       calibration = ReadCalibration(options.calibration, vocab, positions, source_dir);
     } else if (decoder) {
       calibration = GeneratedCalibration(fp32_twin(), 16, 128, 1, /*stream=*/true,
-                                         TwinKeepBytes(spec, 16 * 128, false));
+                                         TwinKeepBytes(spec, 16 * 128));
       calibration.description += ", as no --calibration was given";
       ReturnFreedMemory();
     } else {
@@ -406,7 +403,7 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
       result.tuning.evaluation = held.description;
     } else if (decoder) {
       const Calibration held = GeneratedCalibration(fp32_twin(), 8, 128, 2, /*stream=*/true,
-                                                    TwinKeepBytes(spec, 16 * 128, false));
+                                                    TwinKeepBytes(spec, 16 * 128));
       evaluation = held.sequences;
       result.tuning.evaluation = held.description;
       ReturnFreedMemory();
@@ -447,7 +444,7 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
       size_t tokens = 0;
       for (const std::vector<int32_t>& seq : calibration.sequences) tokens += seq.size();
       result.layer_errors = MeasureLayers(fp32_twin(), int8_model, calibration, /*stream=*/true,
-                                          TwinKeepBytes(spec, tokens, true));
+                                          TwinKeepBytes(spec, tokens));
     }
     twin.reset();
     ReturnFreedMemory();
