@@ -420,6 +420,8 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
   // The int8 matrices stay in the writer's memory until the file is written (a
   // quarter of the fp32 size); everything else is made as the writer reaches it.
   auto writer = std::make_unique<ModelWriter>(std::move(writer_setup));
+  std::filesystem::path first;  // int8: the file without the report
+  std::unique_ptr<RemoveOnExit> first_cleanup;
   result.tensor_errors = spec.Emit(checkpoint, *writer, int8, int8 ? &result.tuning.overrides
                                                                    : nullptr);
   result.model_type = spec.model_type;
@@ -430,10 +432,21 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
   if (int8) {
     // The report: the int8 model, written without it first and mapped, against
     // its fp32 twin on the calibration; both sessions hold one layer's weights
-    // at a time. Then the file again, with the report in its provenance.
-    WriteModel(*writer, partial, nullptr);
+    // at a time. Then the file again, with the report in its provenance, its
+    // tensors read back from the first file: the writer's int8 matrices are
+    // freed before the report runs.
+    first = output;
+    first += ".unreported-" + std::to_string(static_cast<long>(getpid()));
+    first_cleanup = std::make_unique<RemoveOnExit>(first);
+    WriteModel(*writer, first, nullptr);
+    try {
+      writer->RereadHeldBytesFrom(first.string());
+    } catch (const std::runtime_error& e) {
+      Fail(e.what());
+    }
+    ReturnFreedMemory();
     {
-      Result<Model> written = Model::Load(partial.c_str());
+      Result<Model> written = Model::Load(first.c_str());
       if (!written.ok()) {
         Fail("internal: the converted model does not load: ", written.status().message());
       }
@@ -443,8 +456,10 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
                               static_cast<size_t>(int8_model.data_size()));
       size_t tokens = 0;
       for (const std::vector<int32_t>& seq : calibration.sequences) tokens += seq.size();
+      std::filesystem::path rows = output;
+      rows += ".rows-" + std::to_string(static_cast<long>(getpid()));
       result.layer_errors = MeasureLayers(fp32_twin(), int8_model, calibration, /*stream=*/true,
-                                          TwinKeepBytes(spec, tokens));
+                                          TwinKeepBytes(spec, tokens), rows);
     }
     twin.reset();
     ReturnFreedMemory();
@@ -459,6 +474,7 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
   }
   WriteModel(*writer, partial, options.progress);
   writer.reset();  // the int8 matrices' memory, before the file is mapped to check it
+  first_cleanup.reset();
   ReturnFreedMemory();
 
   Result<Model> loaded = Model::Load(partial.c_str());

@@ -1,6 +1,11 @@
 #include "quantize/report.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -71,7 +76,76 @@ struct Accumulator {
   double signal = 0, noise = 0, min_cosine = 1;
   double dyn_noise = 0, static_noise = 0;
   float max_abs = 0;
-  std::vector<std::vector<float>> fp32_rows;  // for the static-scale pass
+  // For the static-scale pass (its scale is the maximum over all of them):
+  // the fp32 rows, in memory or in the spill file as (offset, floats) chunks.
+  std::vector<float> rows;
+  std::vector<std::pair<uint64_t, uint64_t>> spilled;
+  bool has_rows() const { return !rows.empty() || !spilled.empty(); }
+};
+
+// The layers' fp32 rows waiting for the static-scale pass, in a temporary
+// file (removed with this) when one is named, else in memory.
+class RowStore {
+ public:
+  explicit RowStore(std::filesystem::path path) : path_(std::move(path)) {
+    if (path_.empty()) return;
+    fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd_ < 0) Fail("cannot create ", path_.string(), ": ", std::strerror(errno));
+  }
+  ~RowStore() {
+    if (fd_ < 0) return;
+    close(fd_);
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+  }
+  RowStore(const RowStore&) = delete;
+  RowStore& operator=(const RowStore&) = delete;
+
+  void Append(Accumulator& a, const float* x, size_t n) {
+    if (fd_ < 0) {
+      a.rows.insert(a.rows.end(), x, x + n);
+      return;
+    }
+    Io(pwrite, const_cast<float*>(x), n, end_);
+    a.spilled.emplace_back(end_, n);
+    end_ += n * sizeof(float);
+  }
+
+  // Calls fn(rows, n) over the rows of `a` in the order they came.
+  template <typename Fn>
+  void ForEach(const Accumulator& a, Fn fn) {
+    if (fd_ < 0) {
+      fn(a.rows.data(), a.rows.size());
+      return;
+    }
+    for (const auto& [offset, n] : a.spilled) {
+      buffer_.resize(n);
+      Io(pread, buffer_.data(), n, offset);
+      fn(buffer_.data(), n);
+    }
+  }
+
+ private:
+  template <typename Op>
+  void Io(Op op, float* data, size_t n, uint64_t offset) {
+    auto* p = reinterpret_cast<uint8_t*>(data);
+    size_t left = n * sizeof(float);
+    while (left > 0) {
+      const ssize_t done = op(fd_, p, left, static_cast<off_t>(offset));
+      if (done <= 0) {
+        Fail("quantization report: cannot use ", path_.string(), ": ",
+             done < 0 ? std::strerror(errno) : "short read");
+      }
+      p += done;
+      left -= static_cast<size_t>(done);
+      offset += static_cast<uint64_t>(done);
+    }
+  }
+
+  std::filesystem::path path_;
+  int fd_ = -1;
+  uint64_t end_ = 0;
+  std::vector<float> buffer_;
 };
 
 }  // namespace
@@ -173,7 +247,9 @@ Calibration DefaultCalibration(uint32_t vocab, uint32_t max_positions) {
 
 std::vector<LayerReport> MeasureLayers(const Model& fp32, const Model& int8,
                                        const Calibration& calibration, bool stream,
-                                       uint64_t keep_bytes) {
+                                       uint64_t keep_bytes,
+                                       const std::filesystem::path& rows_file) {
+  RowStore rows(rows_file);
   std::vector<std::string> order;
   std::map<std::string, Accumulator> acc;
   const size_t hidden = fp32.architecture().hidden_size();
@@ -206,11 +282,9 @@ std::vector<LayerReport> MeasureLayers(const Model& fp32, const Model& int8,
           a.dyn_noise += e * e;
           a.max_abs = std::fmax(a.max_abs, std::fabs(x[r * dim + d]));
         }
-        // The output (logits) is no product's input: no static figure, nor its rows.
-        if (want.names[i] != "output") {
-          a.fp32_rows.emplace_back(x.begin() + r * dim, x.begin() + (r + 1) * dim);
-        }
       }
+      // The output (logits) is no product's input: no static figure, nor its rows.
+      if (want.names[i] != "output") rows.Append(a, x.data(), x.size());
     }
   }
   std::vector<LayerReport> report;
@@ -218,27 +292,37 @@ std::vector<LayerReport> MeasureLayers(const Model& fp32, const Model& int8,
     Accumulator& a = acc[name];
     // One static scale per tensor: the calibration's maximum, clipped by the
     // factor (1, 0.9, ..., 0.3) that gives the least error.
-    a.static_noise = -1;
-    for (int step = 0; step < 8 && !a.fp32_rows.empty(); ++step) {
+    constexpr int kSteps = 8;
+    float scales[kSteps];
+    double noise[kSteps] = {};
+    for (int step = 0; step < kSteps; ++step) {
       const float clip = 1.0f - 0.1f * static_cast<float>(step);
-      const float scale = a.max_abs > 0 ? clip * a.max_abs / 127.0f : 1.0f;
-      double noise = 0;
-      for (const std::vector<float>& row : a.fp32_rows) {
-        for (float v : row) {
+      scales[step] = a.max_abs > 0 ? clip * a.max_abs / 127.0f : 1.0f;
+    }
+    rows.ForEach(a, [&](const float* x, size_t n) {
+      for (int step = 0; step < kSteps; ++step) {
+        const float scale = scales[step];
+        double sum = noise[step];
+        for (size_t k = 0; k < n; ++k) {
+          const float v = x[k];
           float t = v / scale;
           t = t > 127.0f ? 127.0f : (t < -127.0f ? -127.0f : t);
           const double e = v - static_cast<double>(RoundHalfEven(t)) * scale;
-          noise += e * e;
+          sum += e * e;
         }
+        noise[step] = sum;
       }
-      if (a.static_noise < 0 || noise < a.static_noise) a.static_noise = noise;
+    });
+    a.static_noise = -1;
+    for (int step = 0; step < kSteps && a.has_rows(); ++step) {
+      if (a.static_noise < 0 || noise[step] < a.static_noise) a.static_noise = noise[step];
     }
     LayerReport r;
     r.name = name;
     r.sqnr_db = SqnrDb(a.signal, a.noise);
     r.min_cosine = a.min_cosine;
     r.act_dynamic_db = SqnrDb(a.signal, a.dyn_noise);
-    r.act_static_db = a.fp32_rows.empty() ? std::nan("") : SqnrDb(a.signal, a.static_noise);
+    r.act_static_db = a.has_rows() ? SqnrDb(a.signal, a.static_noise) : std::nan("");
     report.push_back(r);
   }
   return report;

@@ -49,11 +49,13 @@ struct LayerReport {
 // activation figure is not measured: NaN). stream: the sessions hold one
 // layer's weights at a time (SessionLimits::stream_weights; the same results),
 // for models mapped from files larger than memory, the fp32 model's keeping
-// keep_bytes of them packed (stream_keep_bytes); the report itself holds the
-// layers' fp32 streams ([tokens, hidden] floats per layer).
+// keep_bytes of them packed (stream_keep_bytes). The layers' fp32 streams
+// ([tokens, hidden] floats per layer) wait for the static figure in rows_file
+// (a temporary file, removed on return) when it is named, else in memory.
 std::vector<LayerReport> MeasureLayers(const Model& fp32, const Model& int8,
                                        const Calibration& calibration, bool stream = false,
-                                       uint64_t keep_bytes = 0);
+                                       uint64_t keep_bytes = 0,
+                                       const std::filesystem::path& rows_file = {});
 
 }  // namespace convert
 }  // namespace octet

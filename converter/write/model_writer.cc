@@ -1,6 +1,7 @@
 #include "write/model_writer.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -259,6 +260,53 @@ void ModelWriter::Write(const std::string& path, const Progress& progress) const
   // Padding and sparse tensors are holes: the file reads zeros there.
   if (ftruncate(fd, static_cast<off_t>(layout.file_size)) != 0 || close(fd) != 0) {
     Fail("cannot finish '" + path + "': " + std::strerror(errno));
+  }
+}
+
+namespace {
+
+// Reads `size` bytes at `offset` of `path` into `out`.
+void ReadAt(const std::string& path, uint64_t offset, uint64_t size, void* out) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) Fail("cannot read '" + path + "': " + std::strerror(errno));
+  uint8_t* p = static_cast<uint8_t*>(out);
+  uint64_t done = 0;
+  while (done < size) {
+    const size_t chunk = static_cast<size_t>(std::min<uint64_t>(size - done, 1u << 30));
+    const ssize_t n = pread(fd, p + done, chunk, static_cast<off_t>(offset + done));
+    if (n <= 0) {
+      const std::string reason = n < 0 ? std::strerror(errno) : "the file is shorter";
+      close(fd);
+      Fail("cannot read '" + path + "': " + reason);
+    }
+    done += static_cast<uint64_t>(n);
+  }
+  close(fd);
+}
+
+}  // namespace
+
+void ModelWriter::RereadHeldBytesFrom(const std::string& path) {
+  const Layout layout = Plan();
+  // The file must be what this writer writes now: its size and its header.
+  struct stat st;
+  std::vector<uint8_t> header(layout.fbb.GetSize());
+  if (stat(path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) != layout.file_size) {
+    Fail("'" + path + "' is not the file this writer wrote");
+  }
+  ReadAt(path, 0, header.size(), header.data());
+  if (std::memcmp(header.data(), layout.fbb.GetBufferPointer(), header.size()) != 0) {
+    Fail("'" + path + "' is not the file this writer wrote");
+  }
+  // layout.items: tensors_ then blobs_, in order.
+  for (size_t i = 0; i < layout.items.size(); ++i) {
+    Item& item = i < tensors_.size() ? tensors_[i] : blobs_[i - tensors_.size()];
+    if (item.owned.empty()) continue;
+    const uint64_t offset = layout.data_offset + layout.offsets[i];
+    const uint64_t size = item.size;
+    item.produce = [path, offset, size](void* out) { ReadAt(path, offset, size, out); };
+    item.data = nullptr;
+    std::vector<uint8_t>().swap(item.owned);
   }
 }
 

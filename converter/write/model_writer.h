@@ -71,6 +71,12 @@ class ModelWriter {
 
   // Writes the file (replacing it). Throws on any failure.
   void Write(const std::string& path, const Progress& progress = nullptr) const;
+  // Frees the bytes the writer holds (its copies: AddTensorCopy, AddPackedQs8Copy,
+  // tokenizer files): later writes read them back from `path`, a file this
+  // writer has just written (Write) and that stays unchanged until the last of
+  // them. A converter writes a file twice, the second time with a report
+  // measured on the first, without holding the int8 matrices meanwhile.
+  void RereadHeldBytesFrom(const std::string& path);
   // The whole file in memory (tests, fuzz seeds). Sparse tensors become zeros.
   std::vector<uint8_t> WriteToBuffer() const;
 

@@ -12,6 +12,7 @@
 #include "converter/hf_fixtures.h"
 #include "converter/test_util.h"
 #include "format/model.h"
+#include "quantize/report.h"
 
 namespace octet {
 namespace {
@@ -1116,6 +1117,55 @@ TEST_CASE("convert: int8 quantizes every matrix per output channel and stores th
     // channels, 4 k, 64 bytes of row sums per tile) weigh more than in real
     // models (W2: int8 / fp32 = 0.25)
     CHECK(ratio < 0.45);
+  }
+}
+
+// The report's static-scale figure needs every layer's rows (its scale is
+// their maximum): the converter spills them to a file instead of holding them.
+// Spilled or in memory, the report is the same to the bit, and the file goes.
+TEST_CASE("convert: the report's rows spilled to a file give the in-memory report exactly") {
+  for (const char* family : {"llama", "t5"}) {
+    CAPTURE(family);
+    const HfCheckpoint c = MakeHfCheckpoint(family, HfOptions());
+    TempDir dir;
+    c.Write(dir.path(), "F32");
+    convert::ConvertOptions int8;
+    int8.weights = convert::WeightType::kInt8;
+    int8.tune.enabled = false;
+    convert::ConvertCheckpoint(dir.path(), dir.path() / "int8.octet", int8);
+    convert::ConvertCheckpoint(dir.path(), dir.path() / "fp32.octet", testing::Fp32Options());
+    Result<Model> q = Model::Load((dir.path() / "int8.octet").c_str());
+    Result<Model> f = Model::Load((dir.path() / "fp32.octet").c_str());
+    REQUIRE(q.ok());
+    REQUIRE(f.ok());
+    convert::Calibration calibration = convert::DefaultCalibration(
+        f->architecture().vocab_size(), f->architecture().max_positions());
+    calibration.sequences.pop_back();  // sequences of different lengths
+    calibration.sequences.back().resize(calibration.sequences.back().size() / 2);
+    const auto memory = convert::MeasureLayers(*f, *q, calibration);
+    const std::filesystem::path rows = dir.path() / "rows.tmp";
+    const auto spilled = convert::MeasureLayers(*f, *q, calibration, true, 0, rows);
+    CHECK_FALSE(std::filesystem::exists(rows));
+    REQUIRE(memory.size() == spilled.size());
+    REQUIRE(memory.size() > 2);
+    for (size_t i = 0; i < memory.size(); ++i) {
+      CAPTURE(memory[i].name);
+      CHECK(memory[i].name == spilled[i].name);
+      CHECK(memory[i].sqnr_db == spilled[i].sqnr_db);
+      CHECK(memory[i].min_cosine == spilled[i].min_cosine);
+      CHECK(memory[i].act_dynamic_db == spilled[i].act_dynamic_db);
+      if (memory[i].name == "output") {
+        CHECK(std::isnan(memory[i].act_static_db));
+        CHECK(std::isnan(spilled[i].act_static_db));
+      } else {
+        CHECK(std::isfinite(memory[i].act_static_db));
+        CHECK(memory[i].act_static_db == spilled[i].act_static_db);
+      }
+    }
+    // A spill file that cannot be made: one clear error.
+    CHECK_THROWS_WITH(
+        convert::MeasureLayers(*f, *q, calibration, true, 0, dir.path() / "no" / "rows.tmp"),
+        doctest::Contains("cannot create"));
   }
 }
 
