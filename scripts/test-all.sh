@@ -21,7 +21,9 @@
 #       scripts/fuzz.sh: a bounded libFuzzer run of the loader
 #       (OCTET_FUZZ_SECONDS, default 20 per target, is exported for it)
 #
-# Setup first: scripts/setup.sh (packages + .deps/ target libraries).
+# It first runs scripts/setup.sh (the Debian packages and the .deps/ target libraries;
+# idempotent, about a second when everything is present), so on a fresh machine this
+# one command is enough. A failing setup fails the run before any suite.
 # Jobs: OCTET_JOBS (default: every core) for the build, CTEST_PARALLEL_LEVEL for ctest.
 # Logs: build/test-all/<suite>.log. Prints a summary table at the end; the exit
 # status is non-zero when anything failed.
@@ -118,6 +120,11 @@ run_helper() {  # suite-name script [args...]
 }
 
 T0=$SECONDS
+banner "setup: scripts/setup.sh"
+if ! bash "$ROOT/scripts/setup.sh" 2>&1 | tee "$LOGS/setup.log"; then
+  echo "test-all: scripts/setup.sh failed (log: build/test-all/setup.log); no suite ran" >&2
+  exit 1
+fi
 for s in "${SUITES[@]}"; do
   case "$s" in
     packages) run_helper packages scripts/test-packages.sh ;;
