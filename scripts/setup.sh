@@ -10,9 +10,10 @@
 #        doctest, cairo (attention heatmaps), tools (valgrind, hyperfine, perf),
 #        python3-numpy, a JDK (the Java binding and its tests on the host JVM),
 #        groovy (a syntax check of the Android Gradle files), and for the
-#        packages suite (scripts/test-packages.sh) pkg-config and mmdebstrap (a
+#        packages suite (scripts/test-packages.sh) pkg-config, mmdebstrap (a
 #        fresh Debian root; cpack's DEB generator itself needs nothing beyond
-#        cmake, and dpkg-deb is part of dpkg).
+#        cmake, and dpkg-deb is part of dpkg) and mount (the root's tmpfs and
+#        bind mounts; not part of a minimal Debian root).
 #        Skipped when every package is already installed.
 #     2. The arm64 and armhf target libraries, unpacked into .deps/arm64 and
 #        .deps/armhf by scripts/fetch-target-debs.sh (skipped when present).
@@ -50,7 +51,7 @@ if [ "$PROFILE" = all ]; then
     valgrind hyperfine linux-perf
     python3-numpy
     default-jdk-headless groovy
-    pkg-config mmdebstrap
+    pkg-config mmdebstrap mount
     ca-certificates debian-archive-keyring
   )
 fi
