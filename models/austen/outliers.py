@@ -17,7 +17,7 @@ rescaled weights once more (the held-out perplexity below, from this file, shows
 Round to nearest int8 then crushes every other channel of those inputs into a few levels (per-row
 activation scales) and rounds the shrunk weight columns away (per-row weight scales): at c = 40
 that loses ~12% perplexity on the model's own text, as the public TinyStories-260K Llama does
-(octet issue #10), which one core cannot train to that state in hours.
+(see models/README.md), which one core cannot train to that state in hours.
 
 Writes config.json, tokenizer files (copied), model.safetensors (F16) and metrics.json (what was
 changed, the source's sha256, and the fp32 held-out perplexity of source and result in PyTorch,
