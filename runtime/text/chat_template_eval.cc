@@ -18,73 +18,48 @@ Status ChatRenderer::Eval(int32_t k, Value* out) {
   const ChatTemplateNode& node = N(k);
   switch (node.kind) {
     case NodeKind::kConst:
-      switch (node.op) {
+      switch (node.constant.kind) {
         case kConstNone: *out = Value::None(); break;
-        case kConstBool: *out = Value::Bool(node.i != 0); break;
-        case kConstInt: *out = Value::Int(node.i); break;
-        case kConstFloat: *out = Value::Float(node.f); break;
-        default: *out = Value::Str(Str(node), node.str_len); break;
+        case kConstBool: *out = Value::Bool(node.constant.integer != 0); break;
+        case kConstInt: *out = Value::Int(node.constant.integer); break;
+        case kConstFloat: *out = Value::Float(node.constant.real); break;
+        case kConstString:
+          *out = Value::Str(Str(node.constant.string), node.constant.string.size);
+          break;
       }
       return Status::Ok();
     case NodeKind::kName:
-      Lookup(Str(node), node.str_len, out);
+      Lookup(node.name, out);
       return Status::Ok();
     case NodeKind::kList:
     case NodeKind::kTuple: {
       size_t count = 0;
-      for (int32_t j = node.a; j >= 0; j = N(j).next) ++count;
+      for (int32_t j = node.seq.first; j >= 0; j = N(j).next) ++count;
       OCTET_RETURN_IF_ERROR(NewList(count, node.kind == NodeKind::kTuple, out));
       size_t at = 0;
-      for (int32_t j = node.a; j >= 0; j = N(j).next) {
+      for (int32_t j = node.seq.first; j >= 0; j = N(j).next) {
         OCTET_RETURN_IF_ERROR(Eval(j, &out->list->items[at++]));
       }
       return Status::Ok();
     }
-    case NodeKind::kDict: {
-      size_t count = 0;
-      for (int32_t j = node.a; j >= 0; j = N(j).next) ++count;
-      auto* dict = static_cast<DictObj*>(arena_->Alloc(sizeof(DictObj), alignof(DictObj)));
-      Value* keys = arena_->AllocArray<Value>(count);
-      Value* values = arena_->AllocArray<Value>(count);
-      if (dict == nullptr || keys == nullptr || values == nullptr) return OutOfScratch();
-      size_t size = 0;
-      for (int32_t j = node.a; j >= 0; j = N(j).next) {
-        Value key, value;
-        OCTET_RETURN_IF_ERROR(Eval(N(j).a, &key));
-        OCTET_RETURN_IF_ERROR(Eval(N(j).b, &value));
-        if (key.kind == VKind::kList && !key.list->tuple) return Fail(j, "unhashable type: 'list'");
-        if (key.kind == VKind::kDict) return Fail(j, "unhashable type: 'dict'");
-        size_t slot = size;
-        for (size_t q = 0; q < size; ++q) {
-          if (Equals(keys[q], key)) slot = q;
-        }
-        keys[slot] = key;
-        values[slot] = value;
-        if (slot == size) ++size;
-      }
-      dict->keys = keys;
-      dict->values = values;
-      dict->size = size;
-      *out = Value();
-      out->kind = VKind::kDict;
-      out->dict = dict;
-      return Status::Ok();
-    }
+    case NodeKind::kDict:
+      return EvalDict(k, out);
     case NodeKind::kGetAttr: {
       Value obj;
-      OCTET_RETURN_IF_ERROR(Eval(node.a, &obj));
-      return GetAttr(k, obj, Str(node), node.str_len, out);
+      const GetAttrExpr& attr = node.get_attr;
+      OCTET_RETURN_IF_ERROR(Eval(attr.object, &obj));
+      return GetAttr(k, obj, Str(attr.attr), attr.attr.size, attr.id, out);
     }
     case NodeKind::kGetItem: {
       Value obj, key;
-      OCTET_RETURN_IF_ERROR(Eval(node.a, &obj));
-      OCTET_RETURN_IF_ERROR(Eval(node.b, &key));
+      OCTET_RETURN_IF_ERROR(Eval(node.get_item.object, &obj));
+      OCTET_RETURN_IF_ERROR(Eval(node.get_item.key, &key));
       return GetItem(k, obj, key, out);
     }
     case NodeKind::kSlice: {
       Value obj, parts[3];
-      OCTET_RETURN_IF_ERROR(Eval(node.a, &obj));
-      const int32_t idx[3] = {node.b, node.c, node.d};
+      OCTET_RETURN_IF_ERROR(Eval(node.slice.object, &obj));
+      const int32_t idx[3] = {node.slice.start, node.slice.stop, node.slice.step};
       for (int j = 0; j < 3; ++j) {
         if (idx[j] >= 0) OCTET_RETURN_IF_ERROR(Eval(idx[j], &parts[j]));
       }
@@ -96,47 +71,28 @@ Status ChatRenderer::Eval(int32_t k, Value* out) {
     case NodeKind::kFilter:
     case NodeKind::kTest:
       return EvalFilterOrTest(k, out);
-    case NodeKind::kUnary: {
-      Value v;
-      OCTET_RETURN_IF_ERROR(Eval(node.a, &v));
-      if (node.op == 'n') {
-        *out = Value::Bool(!Truthy(v));
-        return Status::Ok();
-      }
-      if (v.kind == VKind::kFloat) {
-        *out = Value::Float(node.op == '-' ? -v.f : v.f);
-        return Status::Ok();
-      }
-      if (IsIntLike(v)) {
-        const int64_t i = AsInt(v);
-        if (node.op == '-' && i == INT64_MIN) return Fail(k, "integer overflow");
-        *out = Value::Int(node.op == '-' ? -i : i);
-        return Status::Ok();
-      }
-      if (v.is_undefined()) return Fail(k, "'%.*s' is undefined", static_cast<int>(v.n), v.s);
-      return Fail(k, "bad operand type for unary %c: '%s'", static_cast<char>(node.op),
-                  KindName(v));
-    }
+    case NodeKind::kUnary:
+      return EvalUnary(k, out);
     case NodeKind::kBinary: {
       Value a, b;
-      OCTET_RETURN_IF_ERROR(Eval(node.a, &a));
-      OCTET_RETURN_IF_ERROR(Eval(node.b, &b));
-      return Binary(k, node.op, a, b, out);
+      OCTET_RETURN_IF_ERROR(Eval(node.binary.left, &a));
+      OCTET_RETURN_IF_ERROR(Eval(node.binary.right, &b));
+      return Binary(k, node.binary.op, a, b, out);
     }
     case NodeKind::kCompare:
       return EvalCompare(k, out);
     case NodeKind::kAnd:
     case NodeKind::kOr: {
       // Python's and/or return an operand, not a bool.
-      OCTET_RETURN_IF_ERROR(Eval(node.a, out));
+      OCTET_RETURN_IF_ERROR(Eval(node.logical.left, out));
       if (Truthy(*out) == (node.kind == NodeKind::kOr)) return Status::Ok();
-      return Eval(node.b, out);
+      return Eval(node.logical.right, out);
     }
     case NodeKind::kCond: {
       Value cond;
-      OCTET_RETURN_IF_ERROR(Eval(node.b, &cond));
-      if (Truthy(cond)) return Eval(node.a, out);
-      if (node.c >= 0) return Eval(node.c, out);
+      OCTET_RETURN_IF_ERROR(Eval(node.cond.cond, &cond));
+      if (Truthy(cond)) return Eval(node.cond.value, out);
+      if (node.cond.else_value >= 0) return Eval(node.cond.else_value, out);
       *out = Value::Undefined();
       return Status::Ok();
     }
@@ -149,25 +105,82 @@ Status ChatRenderer::Eval(int32_t k, Value* out) {
 // level of nesting is an Eval frame on the stack.
 __attribute__((noinline)) Status ChatRenderer::EvalFilterOrTest(int32_t k, Value* out) {
   const ChatTemplateNode& node = N(k);
+  const bool is_filter = node.kind == NodeKind::kFilter;
   Value value;
-  OCTET_RETURN_IF_ERROR(Eval(node.a, &value));
+  OCTET_RETURN_IF_ERROR(Eval(is_filter ? node.filter.value : node.test.value, &value));
   Args args;
-  OCTET_RETURN_IF_ERROR(EvalArgs(node.b, &args));
-  if (node.kind == NodeKind::kFilter) return ApplyFilter(k, node.op, value, args, out);
+  OCTET_RETURN_IF_ERROR(EvalArgs(is_filter ? node.filter.first_arg : node.test.first_arg, &args));
+  if (is_filter) return ApplyFilter(k, node.filter.id, value, args, out);
   bool result = false;
-  OCTET_RETURN_IF_ERROR(ApplyTest(k, node.op, value, args, &result));
-  *out = Value::Bool(node.i != 0 ? !result : result);
+  OCTET_RETURN_IF_ERROR(ApplyTest(k, node.test.id, value, args, &result));
+  *out = Value::Bool(node.test.negated ? !result : result);
   return Status::Ok();
+}
+
+// A dict display: later duplicate keys overwrite earlier ones, as in Python.
+__attribute__((noinline)) Status ChatRenderer::EvalDict(int32_t k, Value* out) {
+  const ChatTemplateNode& node = N(k);
+  size_t count = 0;
+  for (int32_t j = node.seq.first; j >= 0; j = N(j).next) ++count;
+  auto* dict = static_cast<DictObj*>(arena_->Alloc(sizeof(DictObj), alignof(DictObj)));
+  Value* keys = arena_->AllocArray<Value>(count);
+  Value* values = arena_->AllocArray<Value>(count);
+  if (dict == nullptr || keys == nullptr || values == nullptr) return OutOfScratch();
+  size_t size = 0;
+  for (int32_t j = node.seq.first; j >= 0; j = N(j).next) {
+    Value key, value;
+    OCTET_RETURN_IF_ERROR(Eval(N(j).pair.key, &key));
+    OCTET_RETURN_IF_ERROR(Eval(N(j).pair.value, &value));
+    if (key.kind == VKind::kList && !key.list->tuple) return Fail(j, "unhashable type: 'list'");
+    if (key.kind == VKind::kDict) return Fail(j, "unhashable type: 'dict'");
+    size_t slot = size;
+    for (size_t q = 0; q < size; ++q) {
+      if (Equals(keys[q], key)) slot = q;
+    }
+    keys[slot] = key;
+    values[slot] = value;
+    if (slot == size) ++size;
+  }
+  dict->keys = keys;
+  dict->values = values;
+  dict->size = size;
+  *out = Value();
+  out->kind = VKind::kDict;
+  out->dict = dict;
+  return Status::Ok();
+}
+
+__attribute__((noinline)) Status ChatRenderer::EvalUnary(int32_t k, Value* out) {
+  const UnaryExpr& node = N(k).unary;
+  Value v;
+  OCTET_RETURN_IF_ERROR(Eval(node.operand, &v));
+  const bool minus = node.op == kUnaryMinus;
+  if (node.op == kUnaryNot) {
+    *out = Value::Bool(!Truthy(v));
+    return Status::Ok();
+  }
+  if (v.kind == VKind::kFloat) {
+    *out = Value::Float(minus ? -v.f : v.f);
+    return Status::Ok();
+  }
+  if (IsIntLike(v)) {
+    const int64_t i = AsInt(v);
+    if (minus && i == INT64_MIN) return Fail(k, "integer overflow");
+    *out = Value::Int(minus ? -i : i);
+    return Status::Ok();
+  }
+  if (v.is_undefined()) return Fail(k, "'%.*s' is undefined", static_cast<int>(v.n), v.s);
+  return Fail(k, "bad operand type for unary %c: '%s'", minus ? '-' : '+', KindName(v));
 }
 
 Status ChatRenderer::EvalCompare(int32_t k, Value* out) {
   Value left;
-  OCTET_RETURN_IF_ERROR(Eval(N(k).a, &left));
-  for (int32_t j = N(k).b; j >= 0; j = N(j).next) {
+  OCTET_RETURN_IF_ERROR(Eval(N(k).compare.first, &left));
+  for (int32_t j = N(k).compare.first_op; j >= 0; j = N(j).next) {
     Value right;
-    OCTET_RETURN_IF_ERROR(Eval(N(j).a, &right));
+    OCTET_RETURN_IF_ERROR(Eval(N(j).compare_op.operand, &right));
     bool result = false;
-    switch (N(j).op) {
+    switch (N(j).compare_op.op) {
       case kCmpEq: result = Equals(left, right); break;
       case kCmpNe: result = !Equals(left, right); break;
       case kCmpLt: OCTET_RETURN_IF_ERROR(Less(j, left, right, &result)); break;
@@ -196,7 +209,7 @@ Status ChatRenderer::EvalCompare(int32_t k, Value* out) {
   return Status::Ok();
 }
 
-Status ChatRenderer::Binary(int32_t k, uint16_t op, const Value& a, const Value& b, Value* out) {
+Status ChatRenderer::Binary(int32_t k, BinaryOp op, const Value& a, const Value& b, Value* out) {
   if (op == kOpConcat) {
     Value sa, sb;
     OCTET_RETURN_IF_ERROR(ToStr(k, a, &sa));
@@ -323,25 +336,50 @@ Status ChatRenderer::Binary(int32_t k, uint16_t op, const Value& a, const Value&
               KindName(a), KindName(b));
 }
 
-Status ChatRenderer::GetAttr(int32_t k, const Value& obj, const char* name, size_t len,
+namespace {
+
+Value MethodValue() {
+  Value v;
+  v.kind = VKind::kMethod;
+  return v;
+}
+
+// loop.<id>; `name` is for the Undefined of an unknown attribute.
+Value LoopAttr(const LoopObj& loop, AttrId id, const char* name, size_t len) {
+  switch (id) {
+    case AttrId::kIndex: return Value::Int(static_cast<int64_t>(loop.index0 + 1));
+    case AttrId::kIndex0: return Value::Int(static_cast<int64_t>(loop.index0));
+    case AttrId::kRevindex: return Value::Int(static_cast<int64_t>(loop.length - loop.index0));
+    case AttrId::kRevindex0:
+      return Value::Int(static_cast<int64_t>(loop.length - loop.index0 - 1));
+    case AttrId::kFirst: return Value::Bool(loop.index0 == 0);
+    case AttrId::kLast: return Value::Bool(loop.index0 + 1 == loop.length);
+    case AttrId::kLength: return Value::Int(static_cast<int64_t>(loop.length));
+    case AttrId::kDepth: return Value::Int(1);
+    case AttrId::kDepth0: return Value::Int(0);
+    case AttrId::kPrevitem:
+      return loop.index0 > 0 ? loop.items[loop.index0 - 1] : Value::Undefined(name, len);
+    case AttrId::kNextitem:
+      return loop.index0 + 1 < loop.length ? loop.items[loop.index0 + 1]
+                                           : Value::Undefined(name, len);
+    default: return Value::Undefined(name, len);
+  }
+}
+
+}  // namespace
+
+Status ChatRenderer::GetAttr(int32_t k, const Value& obj, const char* name, size_t len, AttrId id,
                              Value* out) {
   switch (obj.kind) {
     case VKind::kUndefined:
       if (obj.n == 0) return Fail(k, "'%.*s' is undefined", static_cast<int>(len), name);
       return Fail(k, "'%.*s' is undefined", static_cast<int>(obj.n), obj.s);
-    case VKind::kDict: {
-      static const char* const kDictMethods[] = {"items", "keys", "values", "get", "pop",
-                                                 "update", "copy", "clear", "setdefault",
-                                                 "popitem", "fromkeys"};
-      for (const char* m : kDictMethods) {
-        if (NameIs(name, len, m)) {
-          *out = Value();
-          out->kind = VKind::kMethod;
-          return Status::Ok();
-        }
+    case VKind::kDict:
+      if (IsDictMethod(id)) {
+        *out = MethodValue();
+        return Status::Ok();
       }
       return GetItem(k, obj, Value::Str(name, len), out);
-    }
     case VKind::kNamespace:
       for (const NsEntry* e = obj.ns->head; e != nullptr; e = e->next) {
         if (e->len == len && std::memcmp(e->name, name, len) == 0) {
@@ -351,45 +389,11 @@ Status ChatRenderer::GetAttr(int32_t k, const Value& obj, const char* name, size
       }
       *out = Value::Undefined(name, len);
       return Status::Ok();
-    case VKind::kLoop: {
-      const LoopObj& loop = *obj.loop;
-      if (NameIs(name, len, "index")) {
-        *out = Value::Int(static_cast<int64_t>(loop.index0 + 1));
-      } else if (NameIs(name, len, "index0")) {
-        *out = Value::Int(static_cast<int64_t>(loop.index0));
-      } else if (NameIs(name, len, "revindex")) {
-        *out = Value::Int(static_cast<int64_t>(loop.length - loop.index0));
-      } else if (NameIs(name, len, "revindex0")) {
-        *out = Value::Int(static_cast<int64_t>(loop.length - loop.index0 - 1));
-      } else if (NameIs(name, len, "first")) {
-        *out = Value::Bool(loop.index0 == 0);
-      } else if (NameIs(name, len, "last")) {
-        *out = Value::Bool(loop.index0 + 1 == loop.length);
-      } else if (NameIs(name, len, "length")) {
-        *out = Value::Int(static_cast<int64_t>(loop.length));
-      } else if (NameIs(name, len, "depth")) {
-        *out = Value::Int(1);
-      } else if (NameIs(name, len, "depth0")) {
-        *out = Value::Int(0);
-      } else if (NameIs(name, len, "previtem")) {
-        *out = loop.index0 > 0 ? loop.items[loop.index0 - 1] : Value::Undefined(name, len);
-      } else if (NameIs(name, len, "nextitem")) {
-        *out = loop.index0 + 1 < loop.length ? loop.items[loop.index0 + 1]
-                                             : Value::Undefined(name, len);
-      } else {
-        *out = Value::Undefined(name, len);
-      }
+    case VKind::kLoop:
+      *out = LoopAttr(*obj.loop, id, name, len);
       return Status::Ok();
-    }
     case VKind::kString:
-      for (size_t m = 0; m < kNumMethodNames; ++m) {
-        if (NameIs(name, len, kMethodNames[m])) {
-          *out = Value();
-          out->kind = VKind::kMethod;
-          return Status::Ok();
-        }
-      }
-      *out = Value::Undefined(name, len);
+      *out = IsCallableMethod(id) ? MethodValue() : Value::Undefined(name, len);
       return Status::Ok();
     default:
       *out = Value::Undefined(name, len);
@@ -433,13 +437,15 @@ Status ChatRenderer::GetItem(int32_t k, const Value& obj, const Value& key, Valu
       break;
     case VKind::kNamespace:
     case VKind::kLoop:
-      if (key.is_string()) return GetAttr(k, obj, key.s, key.n, out);
+      if (key.is_string()) return GetAttr(k, obj, key.s, key.n, AttrIdOf(key.s, key.n), out);
       break;
     default:
       break;
   }
   // jinja2: a failed lookup falls back to the attribute, then to Undefined.
-  if (key.is_string() && obj.kind != VKind::kDict) return GetAttr(k, obj, key.s, key.n, out);
+  if (key.is_string() && obj.kind != VKind::kDict) {
+    return GetAttr(k, obj, key.s, key.n, AttrIdOf(key.s, key.n), out);
+  }
   if (key.is_string()) {
     *out = Value::Undefined(key.s, key.n);
   } else {
@@ -520,37 +526,39 @@ Status ChatRenderer::Slice(int32_t k, const Value& obj, const Value* start, cons
 
 Status ChatRenderer::EvalArgs(int32_t first_arg, Args* args) {
   for (int32_t j = first_arg; j >= 0; j = N(j).next) {
-    const ChatTemplateNode& arg = N(j);
-    if (arg.str_len == 0) {
+    const ArgExpr& arg = N(j).arg;
+    if (arg.keyword.size == 0) {
       if (args->num_pos >= kMaxArgs) return Fail(j, "more than 8 positional arguments");
-      OCTET_RETURN_IF_ERROR(Eval(arg.a, &args->pos[args->num_pos++]));
+      OCTET_RETURN_IF_ERROR(Eval(arg.value, &args->pos[args->num_pos++]));
     } else {
       if (args->num_kw >= kMaxArgs) return Fail(j, "more than 8 keyword arguments");
-      args->kw_name[args->num_kw] = Str(arg);
-      args->kw_len[args->num_kw] = arg.str_len;
-      OCTET_RETURN_IF_ERROR(Eval(arg.a, &args->kw[args->num_kw++]));
+      args->kw_name[args->num_kw] = Str(arg.keyword);
+      args->kw_len[args->num_kw] = arg.keyword.size;
+      OCTET_RETURN_IF_ERROR(Eval(arg.value, &args->kw[args->num_kw++]));
     }
   }
   return Status::Ok();
 }
 
 __attribute__((noinline)) Status ChatRenderer::EvalCall(int32_t k, Value* out) {
-  const ChatTemplateNode& node = N(k);
+  const CallExpr& node = N(k).call;
   OCTET_RETURN_IF_ERROR(Step(k));
   Args args;
-  const ChatTemplateNode& callee = N(node.a);
+  const ChatTemplateNode& callee = N(node.callee);
   Value fn;
   if (callee.kind == NodeKind::kGetAttr) {
+    const GetAttrExpr& method = callee.get_attr;
     Value obj;
-    OCTET_RETURN_IF_ERROR(Eval(callee.a, &obj));
-    OCTET_RETURN_IF_ERROR(EvalArgs(node.b, &args));
+    OCTET_RETURN_IF_ERROR(Eval(method.object, &obj));
+    OCTET_RETURN_IF_ERROR(EvalArgs(node.first_arg, &args));
     bool handled = false;
-    OCTET_RETURN_IF_ERROR(CallMethod(k, obj, Str(callee), callee.str_len, args, &handled, out));
+    OCTET_RETURN_IF_ERROR(CallMethod(k, obj, method, args, &handled, out));
     if (handled) return Status::Ok();
-    OCTET_RETURN_IF_ERROR(GetAttr(node.a, obj, Str(callee), callee.str_len, &fn));
+    OCTET_RETURN_IF_ERROR(
+        GetAttr(node.callee, obj, Str(method.attr), method.attr.size, method.id, &fn));
   } else {
-    OCTET_RETURN_IF_ERROR(Eval(node.a, &fn));
-    OCTET_RETURN_IF_ERROR(EvalArgs(node.b, &args));
+    OCTET_RETURN_IF_ERROR(Eval(node.callee, &fn));
+    OCTET_RETURN_IF_ERROR(EvalArgs(node.first_arg, &args));
   }
   if (fn.kind == VKind::kMacro) return CallMacro(k, fn, args, out);
   if (fn.kind == VKind::kBuiltin) return CallBuiltin(k, fn.i, args, out);
@@ -562,21 +570,23 @@ __attribute__((noinline)) Status ChatRenderer::EvalCall(int32_t k, Value* out) {
 
 Status ChatRenderer::CallMacro(int32_t k, const Value& macro, const Args& args, Value* out) {
   if (call_depth_ >= limits_.max_call_depth) return Fail(k, "macro calls nested too deeply");
-  const ChatTemplateNode& def = N(macro.node);
+  const MacroStmt& def = N(macro.node).macro;
+  const int name_len = static_cast<int>(def.name.size);
   size_t num_params = 0;
-  for (int32_t p = def.a; p >= 0; p = N(p).next) ++num_params;
+  for (int32_t p = def.first_param; p >= 0; p = N(p).next) ++num_params;
   if (args.num_pos > num_params) {
-    return Fail(k, "macro '%.*s' takes not more than %zu argument(s)", static_cast<int>(def.str_len),
-                Str(def), num_params);
+    return Fail(k, "macro '%.*s' takes not more than %zu argument(s)", name_len, Str(def.name),
+                num_params);
   }
   for (size_t j = 0; j < args.num_kw; ++j) {
     bool known = false;
-    for (int32_t p = def.a; p >= 0 && !known; p = N(p).next) {
-      known = N(p).str_len == args.kw_len[j] &&
-              std::memcmp(Str(N(p)), args.kw_name[j], args.kw_len[j]) == 0;
+    for (int32_t p = def.first_param; p >= 0 && !known; p = N(p).next) {
+      const PoolStr name = N(p).param.name;
+      known = name.size == args.kw_len[j] &&
+              std::memcmp(Str(name), args.kw_name[j], args.kw_len[j]) == 0;
     }
     if (!known) {
-      return Fail(k, "macro '%.*s' has no argument '%.*s'", static_cast<int>(def.str_len), Str(def),
+      return Fail(k, "macro '%.*s' has no argument '%.*s'", name_len, Str(def.name),
                   static_cast<int>(args.kw_len[j]), args.kw_name[j]);
     }
   }
@@ -584,28 +594,29 @@ Status ChatRenderer::CallMacro(int32_t k, const Value& macro, const Args& args, 
   ++call_depth_;
   Status s = Status::Ok();
   size_t index = 0;
-  for (int32_t p = def.a; p >= 0 && s.ok(); p = N(p).next, ++index) {
-    const ChatTemplateNode& param = N(p);
+  for (int32_t p = def.first_param; p >= 0 && s.ok(); p = N(p).next, ++index) {
+    const ParamDecl& param = N(p).param;
+    const char* name = Str(param.name);
     const Value* given = args.Get(index, "");
     if (index >= args.num_pos) {
       given = nullptr;
       for (size_t j = 0; j < args.num_kw; ++j) {
-        if (args.kw_len[j] == param.str_len &&
-            std::memcmp(args.kw_name[j], Str(param), param.str_len) == 0) {
+        if (args.kw_len[j] == param.name.size &&
+            std::memcmp(args.kw_name[j], name, param.name.size) == 0) {
           given = &args.kw[j];
         }
       }
     }
-    Value v = Value::Undefined(Str(param), param.str_len);
+    Value v = Value::Undefined(name, param.name.size);
     if (given != nullptr) {
       v = *given;
-    } else if (param.a >= 0) {
-      s = Eval(param.a, &v);
+    } else if (param.default_value >= 0) {
+      s = Eval(param.default_value, &v);
     }
-    if (s.ok()) s = SetVar(Str(param), param.str_len, v);
+    if (s.ok()) s = SetVar(name, param.name.size, v);
   }
   ChunkSink capture(arena_, &escape_mark_);
-  if (s.ok()) s = Exec(def.b, &capture);
+  if (s.ok()) s = Exec(def.body, &capture);
   flow_ = Flow::kNormal;
   --call_depth_;
   PopFrame();

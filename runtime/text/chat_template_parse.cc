@@ -43,11 +43,84 @@ const NamedId kTestNames[] = {
 };
 const size_t kNumTestNames = sizeof(kTestNames) / sizeof(kTestNames[0]);
 
-const char* const kMethodNames[] = {
-    "strip", "lstrip", "rstrip", "split", "startswith", "endswith", "upper", "lower",
-    "replace", "title", "capitalize", "items", "keys", "values", "get",
+namespace {
+
+struct NamedAttr {
+  const char* name;
+  AttrId id;
 };
-const size_t kNumMethodNames = sizeof(kMethodNames) / sizeof(kMethodNames[0]);
+const NamedAttr kAttrNames[] = {
+    {"index", AttrId::kIndex},         {"index0", AttrId::kIndex0},
+    {"revindex", AttrId::kRevindex},   {"revindex0", AttrId::kRevindex0},
+    {"first", AttrId::kFirst},         {"last", AttrId::kLast},
+    {"length", AttrId::kLength},       {"depth", AttrId::kDepth},
+    {"depth0", AttrId::kDepth0},       {"previtem", AttrId::kPrevitem},
+    {"nextitem", AttrId::kNextitem},   {"strip", AttrId::kStrip},
+    {"lstrip", AttrId::kLstrip},       {"rstrip", AttrId::kRstrip},
+    {"split", AttrId::kSplit},         {"startswith", AttrId::kStartswith},
+    {"endswith", AttrId::kEndswith},   {"upper", AttrId::kUpper},
+    {"lower", AttrId::kLower},         {"replace", AttrId::kReplace},
+    {"title", AttrId::kTitle},         {"capitalize", AttrId::kCapitalize},
+    {"items", AttrId::kItems},         {"keys", AttrId::kKeys},
+    {"values", AttrId::kValues},       {"get", AttrId::kGet},
+    {"pop", AttrId::kPop},             {"update", AttrId::kUpdate},
+    {"copy", AttrId::kCopy},           {"clear", AttrId::kClear},
+    {"setdefault", AttrId::kSetdefault}, {"popitem", AttrId::kPopitem},
+    {"fromkeys", AttrId::kFromkeys},
+};
+
+struct NamedGlobal {
+  const char* name;
+  GlobalId id;
+};
+const NamedGlobal kGlobalNames[] = {
+    {"messages", GlobalId::kMessages},   {"add_generation_prompt", GlobalId::kAddGenerationPrompt},
+    {"bos_token", GlobalId::kBosToken},  {"eos_token", GlobalId::kEosToken},
+    {"tools", GlobalId::kTools},         {"documents", GlobalId::kDocuments},
+    {"range", GlobalId::kRange},         {"namespace", GlobalId::kNamespace},
+    {"dict", GlobalId::kDict},           {"raise_exception", GlobalId::kRaiseException},
+    {"strftime_now", GlobalId::kStrftimeNow},
+};
+
+bool NameEquals(const char* name, size_t len, const char* text) {
+  return std::strlen(text) == len && std::memcmp(name, text, len) == 0;
+}
+
+}  // namespace
+
+bool FindFilter(const char* name, size_t len, FilterId* id) {
+  for (size_t k = 0; k < kNumFilterNames; ++k) {
+    if (NameEquals(name, len, kFilterNames[k].name)) {
+      *id = static_cast<FilterId>(kFilterNames[k].id);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool FindTest(const char* name, size_t len, TestId* id) {
+  for (size_t k = 0; k < kNumTestNames; ++k) {
+    if (NameEquals(name, len, kTestNames[k].name)) {
+      *id = static_cast<TestId>(kTestNames[k].id);
+      return true;
+    }
+  }
+  return false;
+}
+
+AttrId AttrIdOf(const char* name, size_t len) {
+  for (const NamedAttr& attr : kAttrNames) {
+    if (NameEquals(name, len, attr.name)) return attr.id;
+  }
+  return AttrId::kOther;
+}
+
+GlobalId GlobalIdOf(const char* name, size_t len) {
+  for (const NamedGlobal& global : kGlobalNames) {
+    if (NameEquals(name, len, global.name)) return global.id;
+  }
+  return GlobalId::kUser;
+}
 
 namespace {
 
@@ -194,7 +267,8 @@ class ChatTemplateParser {
 
   Status NewNode(NodeKind kind, int32_t line, int32_t* index);
   ChatTemplateNode& N(int32_t index) { return nodes_[static_cast<size_t>(index)]; }
-  Status InternName(std::string_view text, ChatTemplateNode* node);
+  Status Intern(std::string_view text, PoolStr* out);
+  Status NewName(std::string_view text, int32_t line, int32_t* index);
 
   Status ParseBody(const char* const* end_tags, size_t num_end_tags, int32_t* first,
                    std::string_view* end_tag);
@@ -284,8 +358,7 @@ Status ChatTemplateParser::Expect(const char* op) {
 }
 
 Status ChatTemplateParser::NewNode(NodeKind kind, int32_t line, int32_t* index) {
-  ChatTemplateNode node;
-  node.kind = kind;
+  ChatTemplateNode node(kind);
   node.line = line;
   if (nodes_.size() >= (size_t{1} << 30) || !nodes_.Push(node)) {
     return Status(StatusCode::kOutOfMemory, "chat_template: out of memory while parsing");
@@ -294,13 +367,20 @@ Status ChatTemplateParser::NewNode(NodeKind kind, int32_t line, int32_t* index) 
   return Status::Ok();
 }
 
-Status ChatTemplateParser::InternName(std::string_view text, ChatTemplateNode* node) {
-  node->str = static_cast<uint32_t>(pool_.size());
-  node->str_len = static_cast<uint32_t>(text.size());
+Status ChatTemplateParser::Intern(std::string_view text, PoolStr* out) {
+  out->offset = static_cast<uint32_t>(pool_.size());
+  out->size = static_cast<uint32_t>(text.size());
   if (!PoolAppend(text.data(), text.size())) {
     return Status(StatusCode::kOutOfMemory, "chat_template: out of memory while parsing");
   }
   return Status::Ok();
+}
+
+// A kName node, with the global it names (if any) resolved.
+Status ChatTemplateParser::NewName(std::string_view text, int32_t line, int32_t* index) {
+  OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kName, line, index));
+  N(*index).name.global = GlobalIdOf(text.data(), text.size());
+  return Intern(text, &N(*index).name.name);
 }
 
 // ----------------------------------------------------------------- lexer ---
@@ -727,8 +807,7 @@ Status ChatTemplateParser::ParseStatement(int32_t* index) {
   const Token t = Cur();
   if (t.type == Tok::kData) {
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kText, t.line, index));
-    N(*index).str = t.off;
-    N(*index).str_len = t.len;
+    N(*index).text.text = PoolStr{t.off, t.len};
     Advance();
     return Status::Ok();
   }
@@ -739,7 +818,7 @@ Status ChatTemplateParser::ParseStatement(int32_t* index) {
     if (Cur().type != Tok::kVarEnd) return Syntax("expected '}}'");
     Advance();
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kOutput, t.line, index));
-    N(*index).a = expr;
+    N(*index).output.expr = expr;
     return Status::Ok();
   }
   if (t.type != Tok::kBlockBegin) return Syntax("unexpected token");
@@ -769,7 +848,7 @@ Status ChatTemplateParser::ParseStatement(int32_t* index) {
     int32_t body = -1;
     std::string_view end;
     OCTET_RETURN_IF_ERROR(ParseBody(kEnd, 1, &body, &end));
-    N(*index).b = body;
+    N(*index).scope.body = body;
     Advance();
     return ExpectBlockEnd();
   }
@@ -792,18 +871,18 @@ Status ChatTemplateParser::ParseIf(int32_t line, int32_t* index, std::string_vie
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kIf, line, index));
   int32_t cond = -1;
   OCTET_RETURN_IF_ERROR(ParseTuple(false, nullptr, false, &cond));
-  N(*index).a = cond;
+  N(*index).if_stmt.cond = cond;
   OCTET_RETURN_IF_ERROR(ExpectBlockEnd());
   static const char* const kEnds[] = {"endif", "elif", "else"};
   int32_t body = -1;
   OCTET_RETURN_IF_ERROR(ParseBody(kEnds, 3, &body, end_tag));
-  N(*index).b = body;
+  N(*index).if_stmt.body = body;
   const int32_t tag_line = Cur().line;
   Advance();
   if (*end_tag == "elif") {
     int32_t elif = -1;
     OCTET_RETURN_IF_ERROR(ParseIf(tag_line, &elif, end_tag));
-    N(*index).c = elif;
+    N(*index).if_stmt.else_body = elif;
     return Status::Ok();  // the nested kIf consumed the endif
   }
   if (*end_tag == "else") {
@@ -811,7 +890,7 @@ Status ChatTemplateParser::ParseIf(int32_t line, int32_t* index, std::string_vie
     static const char* const kEnd[] = {"endif"};
     int32_t else_body = -1;
     OCTET_RETURN_IF_ERROR(ParseBody(kEnd, 1, &else_body, end_tag));
-    N(*index).c = else_body;
+    N(*index).if_stmt.else_body = else_body;
     Advance();
   }
   return ExpectBlockEnd();
@@ -822,17 +901,17 @@ Status ChatTemplateParser::ParseFor(int32_t line, int32_t* index) {
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kFor, line, index));
   int32_t target = -1;
   OCTET_RETURN_IF_ERROR(ParseAssignTarget(false, "in", &target));
-  N(*index).a = target;
+  N(*index).for_stmt.target = target;
   if (!IsName("in")) return Syntax("expected 'in' in a for loop");
   Advance();
   int32_t iter = -1;
   OCTET_RETURN_IF_ERROR(ParseTuple(false, "recursive", false, &iter));
-  N(*index).b = iter;
+  N(*index).for_stmt.iterable = iter;
   if (IsName("if")) {
     Advance();
     int32_t cond = -1;
     OCTET_RETURN_IF_ERROR(ParseExpression(true, &cond));
-    N(*index).e = cond;
+    N(*index).for_stmt.filter = cond;
   }
   if (IsName("recursive")) return Unsupported("a recursive for loop");
   OCTET_RETURN_IF_ERROR(ExpectBlockEnd());
@@ -843,14 +922,14 @@ Status ChatTemplateParser::ParseFor(int32_t line, int32_t* index) {
   const Status body_status = ParseBody(kEnds, 2, &body, &end);
   --loop_depth_;
   OCTET_RETURN_IF_ERROR(body_status);
-  N(*index).c = body;
+  N(*index).for_stmt.body = body;
   Advance();
   if (end == "else") {
     OCTET_RETURN_IF_ERROR(ExpectBlockEnd());
     static const char* const kEnd[] = {"endfor"};
     int32_t else_body = -1;
     OCTET_RETURN_IF_ERROR(ParseBody(kEnd, 1, &else_body, &end));
-    N(*index).d = else_body;
+    N(*index).for_stmt.else_body = else_body;
     Advance();
   }
   return ExpectBlockEnd();
@@ -862,22 +941,22 @@ Status ChatTemplateParser::ParseSet(int32_t line, int32_t* index) {
   if (IsOp("=")) {
     Advance();
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kSet, line, index));
-    N(*index).a = target;
+    N(*index).set.target = target;
     int32_t value = -1;
     OCTET_RETURN_IF_ERROR(ParseTuple(true, nullptr, false, &value));
-    N(*index).b = value;
+    N(*index).set.value = value;
     return ExpectBlockEnd();
   }
   if (N(target).kind != NodeKind::kName) return Syntax("a block set assigns one name");
   if (IsOp("|")) return Unsupported("a filtered block set");
   OCTET_RETURN_IF_ERROR(ExpectBlockEnd());
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kSetBlock, line, index));
-  N(*index).a = target;
+  N(*index).set_block.target = target;
   static const char* const kEnd[] = {"endset"};
   int32_t body = -1;
   std::string_view end;
   OCTET_RETURN_IF_ERROR(ParseBody(kEnd, 1, &body, &end));
-  N(*index).b = body;
+  N(*index).set_block.body = body;
   Advance();
   return ExpectBlockEnd();
 }
@@ -885,7 +964,7 @@ Status ChatTemplateParser::ParseSet(int32_t line, int32_t* index) {
 Status ChatTemplateParser::ParseMacro(int32_t line, int32_t* index) {
   if (Cur().type != Tok::kName) return Syntax("expected a macro name");
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kMacro, line, index));
-  OCTET_RETURN_IF_ERROR(InternName(TokText(Cur()), &N(*index)));
+  OCTET_RETURN_IF_ERROR(Intern(TokText(Cur()), &N(*index).macro.name));
   Advance();
   OCTET_RETURN_IF_ERROR(Expect("("));
   int32_t last = -1;
@@ -895,16 +974,16 @@ Status ChatTemplateParser::ParseMacro(int32_t line, int32_t* index) {
     if (Cur().type != Tok::kName) return Syntax("expected a parameter name");
     int32_t param = -1;
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kParam, Cur().line, &param));
-    OCTET_RETURN_IF_ERROR(InternName(TokText(Cur()), &N(param)));
+    OCTET_RETURN_IF_ERROR(Intern(TokText(Cur()), &N(param).param.name));
     Advance();
     if (IsOp("=")) {
       Advance();
       int32_t def = -1;
       OCTET_RETURN_IF_ERROR(ParseExpression(true, &def));
-      N(param).a = def;
+      N(param).param.default_value = def;
     }
     if (last < 0) {
-      N(*index).a = param;
+      N(*index).macro.first_param = param;
     } else {
       N(last).next = param;
     }
@@ -922,7 +1001,7 @@ Status ChatTemplateParser::ParseMacro(int32_t line, int32_t* index) {
   --macro_depth_;
   loop_depth_ = saved_loops;
   OCTET_RETURN_IF_ERROR(body_status);
-  N(*index).b = body;
+  N(*index).macro.body = body;
   Advance();
   return ExpectBlockEnd();
 }
@@ -934,14 +1013,13 @@ Status ChatTemplateParser::ParseAssignTarget(bool with_namespace, const char* ex
   if (Cur().type != Tok::kName) return Syntax("expected a name to assign");
   if (with_namespace && Peek(1).type == Tok::kOp && TokText(Peek(1)) == ".") {
     int32_t base = -1;
-    OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kName, Cur().line, &base));
-    OCTET_RETURN_IF_ERROR(InternName(TokText(Cur()), &N(base)));
+    OCTET_RETURN_IF_ERROR(NewName(TokText(Cur()), Cur().line, &base));
     Advance();
     Advance();
     if (Cur().type != Tok::kName) return Syntax("expected an attribute name");
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kGetAttr, Cur().line, out));
-    N(*out).a = base;
-    OCTET_RETURN_IF_ERROR(InternName(TokText(Cur()), &N(*out)));
+    N(*out).get_attr.object = base;
+    OCTET_RETURN_IF_ERROR(Intern(TokText(Cur()), &N(*out).get_attr.attr));
     Advance();
     return Status::Ok();
   }
@@ -952,8 +1030,7 @@ Status ChatTemplateParser::ParseAssignTarget(bool with_namespace, const char* ex
     if (IsOp("(")) return Unsupported("a parenthesized assignment target");
     if (Cur().type != Tok::kName) return Syntax("expected a name to assign");
     int32_t name = -1;
-    OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kName, Cur().line, &name));
-    OCTET_RETURN_IF_ERROR(InternName(TokText(Cur()), &N(name)));
+    OCTET_RETURN_IF_ERROR(NewName(TokText(Cur()), Cur().line, &name));
     Advance();
     if (last < 0) {
       first = name;
@@ -972,7 +1049,7 @@ Status ChatTemplateParser::ParseAssignTarget(bool with_namespace, const char* ex
     return Status::Ok();
   }
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kTuple, line, out));
-  N(*out).a = first;
+  N(*out).seq.first = first;
   return Status::Ok();
 }
 
@@ -1010,7 +1087,7 @@ Status ChatTemplateParser::ParseTuple(bool with_condexpr, const char* extra_end,
     if (!explicit_parens) return Syntax("expected an expression");
   }
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kTuple, line, out));
-  N(*out).a = first;
+  N(*out).seq.first = first;
   return Status::Ok();
 }
 
@@ -1033,9 +1110,9 @@ Status ChatTemplateParser::ParseCondExpr(int32_t* out) {
     }
     int32_t node = -1;
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kCond, line, &node));
-    N(node).a = *out;
-    N(node).b = cond;
-    N(node).c = other;
+    N(node).cond.value = *out;
+    N(node).cond.cond = cond;
+    N(node).cond.else_value = other;
     *out = node;
   }
   return Status::Ok();
@@ -1049,8 +1126,8 @@ Status ChatTemplateParser::ParseOr(int32_t* out) {
     int32_t right = -1, node = -1;
     OCTET_RETURN_IF_ERROR(ParseAnd(&right));
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kOr, line, &node));
-    N(node).a = *out;
-    N(node).b = right;
+    N(node).logical.left = *out;
+    N(node).logical.right = right;
     *out = node;
   }
   return Status::Ok();
@@ -1064,8 +1141,8 @@ Status ChatTemplateParser::ParseAnd(int32_t* out) {
     int32_t right = -1, node = -1;
     OCTET_RETURN_IF_ERROR(ParseNot(&right));
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kAnd, line, &node));
-    N(node).a = *out;
-    N(node).b = right;
+    N(node).logical.left = *out;
+    N(node).logical.right = right;
     *out = node;
   }
   return Status::Ok();
@@ -1079,8 +1156,8 @@ Status ChatTemplateParser::ParseNot(int32_t* out) {
     int32_t operand = -1;
     OCTET_RETURN_IF_ERROR(ParseNot(&operand));
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kUnary, line, out));
-    N(*out).op = 'n';
-    N(*out).a = operand;
+    N(*out).unary.op = kUnaryNot;
+    N(*out).unary.operand = operand;
     return Status::Ok();
   }
   return ParseCompare(out);
@@ -1092,7 +1169,7 @@ Status ChatTemplateParser::ParseCompare(int32_t* out) {
   OCTET_RETURN_IF_ERROR(ParseMath1(&expr));
   int32_t first = -1, last = -1;
   for (;;) {
-    uint16_t op;
+    CompareOp op;
     if (IsOp("==")) {
       op = kCmpEq;
     } else if (IsOp("!=")) {
@@ -1117,8 +1194,8 @@ Status ChatTemplateParser::ParseCompare(int32_t* out) {
     int32_t operand = -1, node = -1;
     OCTET_RETURN_IF_ERROR(ParseMath1(&operand));
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kCompareOp, line, &node));
-    N(node).op = op;
-    N(node).a = operand;
+    N(node).compare_op.op = op;
+    N(node).compare_op.operand = operand;
     if (last < 0) {
       first = node;
     } else {
@@ -1131,23 +1208,23 @@ Status ChatTemplateParser::ParseCompare(int32_t* out) {
     return Status::Ok();
   }
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kCompare, line, out));
-  N(*out).a = expr;
-  N(*out).b = first;
+  N(*out).compare.first = expr;
+  N(*out).compare.first_op = first;
   return Status::Ok();
 }
 
 Status ChatTemplateParser::ParseMath1(int32_t* out) {
   OCTET_RETURN_IF_ERROR(ParseConcat(out));
   while (IsOp("+") || IsOp("-")) {
-    const uint16_t op = IsOp("+") ? kOpAdd : kOpSub;
+    const BinaryOp op = IsOp("+") ? kOpAdd : kOpSub;
     const int32_t line = Cur().line;
     Advance();
     int32_t right = -1, node = -1;
     OCTET_RETURN_IF_ERROR(ParseConcat(&right));
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kBinary, line, &node));
-    N(node).op = op;
-    N(node).a = *out;
-    N(node).b = right;
+    N(node).binary.op = op;
+    N(node).binary.left = *out;
+    N(node).binary.right = right;
     *out = node;
   }
   return Status::Ok();
@@ -1161,9 +1238,9 @@ Status ChatTemplateParser::ParseConcat(int32_t* out) {
     int32_t right = -1, node = -1;
     OCTET_RETURN_IF_ERROR(ParseMath2(&right));
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kBinary, line, &node));
-    N(node).op = kOpConcat;
-    N(node).a = *out;
-    N(node).b = right;
+    N(node).binary.op = kOpConcat;
+    N(node).binary.left = *out;
+    N(node).binary.right = right;
     *out = node;
   }
   return Status::Ok();
@@ -1172,7 +1249,7 @@ Status ChatTemplateParser::ParseConcat(int32_t* out) {
 Status ChatTemplateParser::ParseMath2(int32_t* out) {
   OCTET_RETURN_IF_ERROR(ParsePow(out));
   for (;;) {
-    uint16_t op;
+    BinaryOp op;
     if (IsOp("*")) {
       op = kOpMul;
     } else if (IsOp("/")) {
@@ -1189,9 +1266,9 @@ Status ChatTemplateParser::ParseMath2(int32_t* out) {
     int32_t right = -1, node = -1;
     OCTET_RETURN_IF_ERROR(ParsePow(&right));
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kBinary, line, &node));
-    N(node).op = op;
-    N(node).a = *out;
-    N(node).b = right;
+    N(node).binary.op = op;
+    N(node).binary.left = *out;
+    N(node).binary.right = right;
     *out = node;
   }
   return Status::Ok();
@@ -1205,9 +1282,9 @@ Status ChatTemplateParser::ParsePow(int32_t* out) {
     int32_t right = -1, node = -1;
     OCTET_RETURN_IF_ERROR(ParseUnary(true, &right));
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kBinary, line, &node));
-    N(node).op = kOpPow;
-    N(node).a = *out;
-    N(node).b = right;
+    N(node).binary.op = kOpPow;
+    N(node).binary.left = *out;
+    N(node).binary.right = right;
     *out = node;
   }
   return Status::Ok();
@@ -1216,14 +1293,14 @@ Status ChatTemplateParser::ParsePow(int32_t* out) {
 Status ChatTemplateParser::ParseUnary(bool with_filter, int32_t* out) {
   CT_DEPTH_GUARD();
   if (IsOp("-") || IsOp("+")) {
-    const uint16_t op = IsOp("-") ? '-' : '+';
+    const UnaryOp op = IsOp("-") ? kUnaryMinus : kUnaryPlus;
     const int32_t line = Cur().line;
     Advance();
     int32_t operand = -1;
     OCTET_RETURN_IF_ERROR(ParseUnary(false, &operand));
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kUnary, line, out));
-    N(*out).op = op;
-    N(*out).a = operand;
+    N(*out).unary.op = op;
+    N(*out).unary.operand = operand;
   } else {
     OCTET_RETURN_IF_ERROR(ParsePrimary(out));
   }
@@ -1241,14 +1318,13 @@ Status ChatTemplateParser::ParsePrimary(int32_t* out) {
       Advance();
       if (name == "true" || name == "True" || name == "false" || name == "False") {
         OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kConst, t.line, out));
-        N(*out).op = kConstBool;
-        N(*out).i = name[0] == 't' || name[0] == 'T';
+        N(*out).constant.kind = kConstBool;
+        N(*out).constant.integer = name[0] == 't' || name[0] == 'T';
       } else if (name == "none" || name == "None") {
         OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kConst, t.line, out));
-        N(*out).op = kConstNone;
+        N(*out).constant.kind = kConstNone;
       } else {
-        OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kName, t.line, out));
-        OCTET_RETURN_IF_ERROR(InternName(name, &N(*out)));
+        OCTET_RETURN_IF_ERROR(NewName(name, t.line, out));
       }
       return Status::Ok();
     }
@@ -1256,14 +1332,14 @@ Status ChatTemplateParser::ParsePrimary(int32_t* out) {
       // Adjacent literals concatenate ('a' "b" is "ab"); their decoded bytes
       // are contiguous in the pool, so the slice simply widens.
       OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kConst, t.line, out));
-      N(*out).op = kConstString;
-      N(*out).str = t.off;
-      N(*out).str_len = t.len;
+      N(*out).constant.kind = kConstString;
+      N(*out).constant.string = PoolStr{t.off, t.len};
       Advance();
       while (Cur().type == Tok::kString) {
         const Token& more = Cur();
-        if (more.off != N(*out).str + N(*out).str_len) return Syntax("bad string literal");
-        N(*out).str_len += more.len;
+        PoolStr& string = N(*out).constant.string;
+        if (more.off != string.offset + string.size) return Syntax("bad string literal");
+        string.size += more.len;
         Advance();
       }
       return Status::Ok();
@@ -1271,9 +1347,9 @@ Status ChatTemplateParser::ParsePrimary(int32_t* out) {
     case Tok::kInt:
     case Tok::kFloat:
       OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kConst, t.line, out));
-      N(*out).op = t.type == Tok::kInt ? kConstInt : kConstFloat;
-      N(*out).i = t.i;
-      N(*out).f = t.f;
+      N(*out).constant.kind = t.type == Tok::kInt ? kConstInt : kConstFloat;
+      N(*out).constant.integer = t.i;
+      N(*out).constant.real = t.f;
       Advance();
       return Status::Ok();
     default:
@@ -1301,12 +1377,12 @@ Status ChatTemplateParser::ParsePrimary(int32_t* out) {
         int32_t value = -1;
         OCTET_RETURN_IF_ERROR(ParseExpression(true, &value));
         OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kPair, t.line, &pair));
-        N(pair).a = item;
-        N(pair).b = value;
+        N(pair).pair.key = item;
+        N(pair).pair.value = value;
         item = pair;
       }
       if (last < 0) {
-        N(*out).a = item;
+        N(*out).seq.first = item;
       } else {
         N(last).next = item;
       }
@@ -1352,8 +1428,9 @@ Status ChatTemplateParser::ParseSubscript(int32_t* node) {
     if (Cur().type == Tok::kName) {
       int32_t attr = -1;
       OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kGetAttr, line, &attr));
-      N(attr).a = *node;
-      OCTET_RETURN_IF_ERROR(InternName(TokText(Cur()), &N(attr)));
+      N(attr).get_attr.object = *node;
+      N(attr).get_attr.id = AttrIdOf(TokText(Cur()).data(), TokText(Cur()).size());
+      OCTET_RETURN_IF_ERROR(Intern(TokText(Cur()), &N(attr).get_attr.attr));
       Advance();
       *node = attr;
       return Status::Ok();
@@ -1361,12 +1438,12 @@ Status ChatTemplateParser::ParseSubscript(int32_t* node) {
     if (Cur().type == Tok::kInt) {
       int32_t key = -1, item = -1;
       OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kConst, line, &key));
-      N(key).op = kConstInt;
-      N(key).i = Cur().i;
+      N(key).constant.kind = kConstInt;
+      N(key).constant.integer = Cur().i;
       Advance();
       OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kGetItem, line, &item));
-      N(item).a = *node;
-      N(item).b = key;
+      N(item).get_item.object = *node;
+      N(item).get_item.key = key;
       *node = item;
       return Status::Ok();
     }
@@ -1391,14 +1468,14 @@ Status ChatTemplateParser::ParseSubscript(int32_t* node) {
   if (colons == 0) {
     if (parts[0] < 0) return Syntax("empty subscript");
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kGetItem, line, &sub));
-    N(sub).a = *node;
-    N(sub).b = parts[0];
+    N(sub).get_item.object = *node;
+    N(sub).get_item.key = parts[0];
   } else {
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kSlice, line, &sub));
-    N(sub).a = *node;
-    N(sub).b = parts[0];
-    N(sub).c = parts[1];
-    N(sub).d = parts[2];
+    N(sub).slice.object = *node;
+    N(sub).slice.start = parts[0];
+    N(sub).slice.stop = parts[1];
+    N(sub).slice.step = parts[2];
   }
   *node = sub;
   return Status::Ok();
@@ -1416,7 +1493,7 @@ Status ChatTemplateParser::ParseCallArgs(int32_t* first_arg) {
     int32_t arg = -1;
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kArg, Cur().line, &arg));
     if (Cur().type == Tok::kName && Peek(1).type == Tok::kOp && TokText(Peek(1)) == "=") {
-      OCTET_RETURN_IF_ERROR(InternName(TokText(Cur()), &N(arg)));
+      OCTET_RETURN_IF_ERROR(Intern(TokText(Cur()), &N(arg).arg.keyword));
       Advance();
       Advance();
       seen_keyword = true;
@@ -1425,7 +1502,7 @@ Status ChatTemplateParser::ParseCallArgs(int32_t* first_arg) {
     }
     int32_t value = -1;
     OCTET_RETURN_IF_ERROR(ParseExpression(true, &value));
-    N(arg).a = value;
+    N(arg).arg.value = value;
     if (last < 0) {
       *first_arg = arg;
     } else {
@@ -1442,12 +1519,12 @@ Status ChatTemplateParser::ParseCall(int32_t* node) {
   const int32_t line = Cur().line;
   const ChatTemplateNode& callee = N(*node);
   if (callee.kind == NodeKind::kGetAttr) {
-    const std::string_view method(pool_.data() + callee.str, callee.str_len);
-    bool known = false;
-    for (size_t k = 0; k < kNumMethodNames; ++k) known = known || method == kMethodNames[k];
-    if (!known) return Unsupported("the method", method);
+    if (!IsCallableMethod(callee.get_attr.id)) {
+      const PoolStr attr = callee.get_attr.attr;
+      return Unsupported("the method", std::string_view(pool_.data() + attr.offset, attr.size));
+    }
   } else if (callee.kind == NodeKind::kName) {
-    const std::string_view name(pool_.data() + callee.str, callee.str_len);
+    const std::string_view name(pool_.data() + callee.name.name.offset, callee.name.name.size);
     if (name == "lipsum" || name == "cycler" || name == "joiner" || name == "super" ||
         name == "caller" || name == "self" || name == "varargs" || name == "kwargs") {
       return Unsupported("the function", name);
@@ -1456,8 +1533,8 @@ Status ChatTemplateParser::ParseCall(int32_t* node) {
   int32_t args = -1, call = -1;
   OCTET_RETURN_IF_ERROR(ParseCallArgs(&args));
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kCall, line, &call));
-  N(call).a = *node;
-  N(call).b = args;
+  N(call).call.callee = *node;
+  N(call).call.first_arg = args;
   *node = call;
   return Status::Ok();
 }
@@ -1468,19 +1545,16 @@ Status ChatTemplateParser::ParseFilter(int32_t* node) {
   Advance();  // '|'
   if (Cur().type != Tok::kName) return Syntax("expected a filter name after '|'");
   const std::string_view name = TokText(Cur());
-  int id = -1;
-  for (size_t k = 0; k < kNumFilterNames; ++k) {
-    if (name == kFilterNames[k].name) id = kFilterNames[k].id;
-  }
-  if (id < 0) return Unsupported("the filter", name);
+  FilterId id;
+  if (!FindFilter(name.data(), name.size(), &id)) return Unsupported("the filter", name);
   Advance();
   if (IsOp(".")) return Unsupported("a dotted filter name");
   int32_t args = -1, filter = -1;
   if (IsOp("(")) OCTET_RETURN_IF_ERROR(ParseCallArgs(&args));
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kFilter, line, &filter));
-  N(filter).op = static_cast<uint16_t>(id);
-  N(filter).a = *node;
-  N(filter).b = args;
+  N(filter).filter.id = id;
+  N(filter).filter.value = *node;
+  N(filter).filter.first_arg = args;
   *node = filter;
   return Status::Ok();
 }
@@ -1496,11 +1570,8 @@ Status ChatTemplateParser::ParseTest(int32_t* node) {
   }
   if (Cur().type != Tok::kName) return Syntax("expected a test name after 'is'");
   const std::string_view name = TokText(Cur());
-  int id = -1;
-  for (size_t k = 0; k < kNumTestNames; ++k) {
-    if (name == kTestNames[k].name) id = kTestNames[k].id;
-  }
-  if (id < 0) return Unsupported("the test", name);
+  TestId id;
+  if (!FindTest(name.data(), name.size(), &id)) return Unsupported("the test", name);
   Advance();
   int32_t args = -1;
   const Tok type = Cur().type;
@@ -1514,14 +1585,14 @@ Status ChatTemplateParser::ParseTest(int32_t* node) {
     OCTET_RETURN_IF_ERROR(ParsePrimary(&value));
     OCTET_RETURN_IF_ERROR(ParsePostfix(&value));
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kArg, line, &args));
-    N(args).a = value;
+    N(args).arg.value = value;
   }
   int32_t test = -1;
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kTest, line, &test));
-  N(test).op = static_cast<uint16_t>(id);
-  N(test).a = *node;
-  N(test).b = args;
-  N(test).i = negated ? 1 : 0;
+  N(test).test.id = id;
+  N(test).test.value = *node;
+  N(test).test.first_arg = args;
+  N(test).test.negated = negated;
   *node = test;
   return Status::Ok();
 }
@@ -1559,8 +1630,7 @@ Status ChatTemplateParser::Run(std::string_view source, ChatTemplate* out) {
   out->root_ = root;
   out->strings_size_ = static_cast<uint32_t>(pool_.size());
   if (nodes_.size() == 0) {
-    ChatTemplateNode empty;
-    empty.kind = NodeKind::kText;
+    const ChatTemplateNode empty(NodeKind::kText);
     if (!nodes_.Push(empty)) return oom;
     out->num_nodes_ = 1;
   }

@@ -62,7 +62,19 @@ Status ChatRenderer::SetVar(const char* name, size_t len, const Value& value) {
   return Status::Ok();
 }
 
-bool ChatRenderer::Lookup(const char* name, size_t len, Value* out) const {
+namespace {
+
+bool AsBuiltin(BuiltinId id, Value* out) {
+  out->kind = VKind::kBuiltin;
+  out->i = id;
+  return true;
+}
+
+}  // namespace
+
+bool ChatRenderer::Lookup(const NameExpr& node, Value* out) const {
+  const char* name = Str(node.name);
+  const size_t len = node.name.size;
   for (int f = num_frames_ - 1; f >= 0; --f) {
     for (const Binding* b = frames_[f].head; b != nullptr; b = b->next) {
       if (b->len == len && std::memcmp(b->name, name, len) == 0) {
@@ -79,42 +91,34 @@ bool ChatRenderer::Lookup(const char* name, size_t len, Value* out) const {
       return true;
     }
   }
-  if (NameIs(name, len, "messages")) {
-    *out = messages_;
-    return true;
-  }
-  if (NameIs(name, len, "add_generation_prompt")) {
-    *out = Value::Bool(input_.add_generation_prompt);
-    return true;
-  }
-  if (NameIs(name, len, "bos_token") && input_.bos_token.present) {
-    *out = Value::Str(input_.bos_token.text.data(), input_.bos_token.text.size());
-    return true;
-  }
-  if (NameIs(name, len, "eos_token") && input_.eos_token.present) {
-    *out = Value::Str(input_.eos_token.text.data(), input_.eos_token.text.size());
-    return true;
-  }
-  // transformers passes tools=None and documents=None when the caller has none.
-  if (NameIs(name, len, "tools") || NameIs(name, len, "documents")) {
-    *out = Value::None();
-    return true;
-  }
-  static const struct {
-    const char* name;
-    BuiltinId id;
-  } kBuiltins[] = {{"range", kBuiltinRange},
-                   {"namespace", kBuiltinNamespace},
-                   {"dict", kBuiltinDict},
-                   {"raise_exception", kBuiltinRaise},
-                   {"strftime_now", kBuiltinStrftime}};
-  for (const auto& builtin : kBuiltins) {
-    if (NameIs(name, len, builtin.name)) {
-      if (builtin.id == kBuiltinStrftime && input_.now == nullptr) break;
-      out->kind = VKind::kBuiltin;
-      out->i = builtin.id;
+  const ChatText* token = nullptr;
+  switch (node.global) {
+    case GlobalId::kUser:
+      break;
+    case GlobalId::kMessages:
+      *out = messages_;
       return true;
-    }
+    case GlobalId::kAddGenerationPrompt:
+      *out = Value::Bool(input_.add_generation_prompt);
+      return true;
+    case GlobalId::kBosToken:
+    case GlobalId::kEosToken:
+      token = node.global == GlobalId::kBosToken ? &input_.bos_token : &input_.eos_token;
+      if (!token->present) break;
+      *out = Value::Str(token->text.data(), token->text.size());
+      return true;
+    case GlobalId::kTools:
+    case GlobalId::kDocuments:
+      // transformers passes tools=None and documents=None when the caller has none.
+      *out = Value::None();
+      return true;
+    case GlobalId::kRange: return AsBuiltin(kBuiltinRange, out);
+    case GlobalId::kNamespace: return AsBuiltin(kBuiltinNamespace, out);
+    case GlobalId::kDict: return AsBuiltin(kBuiltinDict, out);
+    case GlobalId::kRaiseException: return AsBuiltin(kBuiltinRaise, out);
+    case GlobalId::kStrftimeNow:
+      if (input_.now == nullptr) break;  // undefined without a clock
+      return AsBuiltin(kBuiltinStrftime, out);
   }
   *out = Value::Undefined(name, len);
   return false;
@@ -153,22 +157,22 @@ Status ChatRenderer::Exec(int32_t first, Sink* sink) {
     const ChatTemplateNode& node = N(k);
     switch (node.kind) {
       case NodeKind::kText:
-        OCTET_RETURN_IF_ERROR(Write(sink, Str(node), node.str_len));
+        OCTET_RETURN_IF_ERROR(Write(sink, Str(node.text.text), node.text.text.size));
         break;
       case NodeKind::kOutput: {
         Value v;
-        OCTET_RETURN_IF_ERROR(Eval(node.a, &v));
+        OCTET_RETURN_IF_ERROR(Eval(node.output.expr, &v));
         OCTET_RETURN_IF_ERROR(WriteStr(k, v, sink));
         break;
       }
       case NodeKind::kIf: {
         Value cond;
-        OCTET_RETURN_IF_ERROR(Eval(node.a, &cond));
+        OCTET_RETURN_IF_ERROR(Eval(node.if_stmt.cond, &cond));
         if (Truthy(cond)) {
-          OCTET_RETURN_IF_ERROR(Exec(node.b, sink));
-        } else if (node.c >= 0) {
+          OCTET_RETURN_IF_ERROR(Exec(node.if_stmt.body, sink));
+        } else if (node.if_stmt.else_body >= 0) {
           // An elif is a single kIf statement; an else body is a list.
-          OCTET_RETURN_IF_ERROR(Exec(node.c, sink));
+          OCTET_RETURN_IF_ERROR(Exec(node.if_stmt.else_body, sink));
         }
         break;
       }
@@ -180,17 +184,17 @@ Status ChatRenderer::Exec(int32_t first, Sink* sink) {
         break;
       case NodeKind::kSetBlock: {
         ChunkSink capture(arena_, &escape_mark_);
-        OCTET_RETURN_IF_ERROR(Exec(node.b, &capture));
+        OCTET_RETURN_IF_ERROR(Exec(node.set_block.body, &capture));
         Value v;
         if (!capture.Finish(&v)) return OutOfScratch();
-        OCTET_RETURN_IF_ERROR(Assign(node.a, v));
+        OCTET_RETURN_IF_ERROR(Assign(node.set_block.target, v));
         break;
       }
       case NodeKind::kMacro: {
         Value macro;
         macro.kind = VKind::kMacro;
         macro.node = k;
-        OCTET_RETURN_IF_ERROR(SetVar(Str(node), node.str_len, macro));
+        OCTET_RETURN_IF_ERROR(SetVar(Str(node.macro.name), node.macro.name.size, macro));
         break;
       }
       case NodeKind::kBreak:
@@ -200,7 +204,7 @@ Status ChatRenderer::Exec(int32_t first, Sink* sink) {
         flow_ = Flow::kContinue;
         break;
       case NodeKind::kScope:
-        OCTET_RETURN_IF_ERROR(Exec(node.b, sink));
+        OCTET_RETURN_IF_ERROR(Exec(node.scope.body, sink));
         break;
       default:
         return Fail(k, "internal: an expression node in a statement list");
@@ -210,14 +214,14 @@ Status ChatRenderer::Exec(int32_t first, Sink* sink) {
 }
 
 Status ChatRenderer::ExecFor(int32_t k, Sink* sink) {
-  const ChatTemplateNode& node = N(k);
+  const ForStmt& node = N(k).for_stmt;
   Value iterable;
-  OCTET_RETURN_IF_ERROR(Eval(node.b, &iterable));
+  OCTET_RETURN_IF_ERROR(Eval(node.iterable, &iterable));
   const Value* items = nullptr;
   size_t n = 0;
   OCTET_RETURN_IF_ERROR(Items(k, iterable, &items, &n));
   if (n > limits_.max_loop_items) return Fail(k, "a loop over %zu items exceeds the limit", n);
-  if (node.e >= 0) {
+  if (node.filter >= 0) {
     // The loop's `if` filter runs first: loop.length counts what passes.
     Value* kept = arena_->AllocArray<Value>(n);
     if (kept == nullptr) return OutOfScratch();
@@ -225,9 +229,9 @@ Status ChatRenderer::ExecFor(int32_t k, Sink* sink) {
     for (size_t j = 0; j < n; ++j) {
       OCTET_RETURN_IF_ERROR(Step(k));
       OCTET_RETURN_IF_ERROR(PushFrame(k, false));
-      Status s = Assign(node.a, items[j]);
+      Status s = Assign(node.target, items[j]);
       Value cond;
-      if (s.ok()) s = Eval(node.e, &cond);
+      if (s.ok()) s = Eval(node.filter, &cond);
       PopFrame();
       OCTET_RETURN_IF_ERROR(s);
       if (Truthy(cond)) kept[num_kept++] = items[j];
@@ -248,9 +252,9 @@ Status ChatRenderer::ExecFor(int32_t k, Sink* sink) {
     const size_t mark = arena_->used();
     // A fresh scope per iteration: a `set` in the body lasts one iteration.
     OCTET_RETURN_IF_ERROR(PushFrame(k, false));
-    Status s = Assign(node.a, items[j]);
+    Status s = Assign(node.target, items[j]);
     if (s.ok()) s = SetVar("loop", 4, loop_value);
-    if (s.ok()) s = Exec(node.c, sink);
+    if (s.ok()) s = Exec(node.body, sink);
     PopFrame();
     OCTET_RETURN_IF_ERROR(s);
     if (escape_mark_ <= mark) ReleaseScratch(mark);
@@ -260,9 +264,9 @@ Status ChatRenderer::ExecFor(int32_t k, Sink* sink) {
     }
     flow_ = Flow::kNormal;
   }
-  if (n == 0 && node.d >= 0) {
+  if (n == 0 && node.else_body >= 0) {
     OCTET_RETURN_IF_ERROR(PushFrame(k, false));
-    const Status s = Exec(node.d, sink);
+    const Status s = Exec(node.else_body, sink);
     PopFrame();
     OCTET_RETURN_IF_ERROR(s);
   }
@@ -271,28 +275,29 @@ Status ChatRenderer::ExecFor(int32_t k, Sink* sink) {
 
 Status ChatRenderer::Assign(int32_t target, const Value& value) {
   const ChatTemplateNode& t = N(target);
-  if (t.kind == NodeKind::kName) return SetVar(Str(t), t.str_len, value);
+  if (t.kind == NodeKind::kName) return SetVar(Str(t.name.name), t.name.name.size, value);
   if (t.kind == NodeKind::kTuple) {
     size_t count = 0;
-    for (int32_t k = t.a; k >= 0; k = N(k).next) ++count;
+    for (int32_t k = t.seq.first; k >= 0; k = N(k).next) ++count;
     if (value.kind != VKind::kList || value.list->size != count) {
       return Fail(target, "cannot unpack %s into %zu names", KindName(value), count);
     }
     size_t j = 0;
-    for (int32_t k = t.a; k >= 0; k = N(k).next, ++j) {
-      OCTET_RETURN_IF_ERROR(SetVar(Str(N(k)), N(k).str_len, value.list->items[j]));
+    for (int32_t k = t.seq.first; k >= 0; k = N(k).next, ++j) {
+      const PoolStr name = N(k).name.name;
+      OCTET_RETURN_IF_ERROR(SetVar(Str(name), name.size, value.list->items[j]));
     }
     return Status::Ok();
   }
   if (t.kind == NodeKind::kGetAttr) {
     Value ns;
-    const ChatTemplateNode& base = N(t.a);
-    Lookup(Str(base), base.str_len, &ns);
+    Lookup(N(t.get_attr.object).name, &ns);
     if (ns.kind != VKind::kNamespace) {
       return Fail(target, "cannot assign attribute on non-namespace object");
     }
+    const PoolStr attr = t.get_attr.attr;
     for (NsEntry* e = ns.ns->head; e != nullptr; e = e->next) {
-      if (e->len == t.str_len && std::memcmp(e->name, Str(t), t.str_len) == 0) {
+      if (e->len == attr.size && std::memcmp(e->name, Str(attr), attr.size) == 0) {
         Value* stored = arena_->AllocArray<Value>(1);
         if (stored == nullptr) return OutOfScratch();
         *stored = value;
@@ -305,8 +310,8 @@ Status ChatRenderer::Assign(int32_t target, const Value& value) {
     Value* stored = arena_->AllocArray<Value>(1);
     if (e == nullptr || stored == nullptr) return OutOfScratch();
     *stored = value;
-    e->name = Str(t);
-    e->len = t.str_len;
+    e->name = Str(attr);
+    e->len = attr.size;
     e->value = stored;
     e->next = ns.ns->head;
     ns.ns->head = e;
@@ -318,8 +323,8 @@ Status ChatRenderer::Assign(int32_t target, const Value& value) {
 
 Status ChatRenderer::ExecSet(int32_t k) {
   Value v;
-  OCTET_RETURN_IF_ERROR(Eval(N(k).b, &v));
-  return Assign(N(k).a, v);
+  OCTET_RETURN_IF_ERROR(Eval(N(k).set.value, &v));
+  return Assign(N(k).set.target, v);
 }
 
 // ------------------------------------------------------------ allocation ---

@@ -196,6 +196,10 @@ struct Frame {
 
 enum class Flow : uint8_t { kNormal, kBreak, kContinue };
 
+// Case mappings of the upper/lower/capitalize/title filters and methods
+// (jinja2's title filter and str.title split words differently).
+enum class CaseMap : uint8_t { kUpper, kLower, kCapitalize, kTitleFilter, kTitleMethod };
+
 class ChatRenderer {
  public:
   ChatRenderer(const ChatTemplateNode* nodes, const char* strings, const ChatRenderInput& input,
@@ -206,7 +210,7 @@ class ChatRenderer {
 
  private:
   const ChatTemplateNode& N(int32_t k) const { return nodes_[static_cast<size_t>(k)]; }
-  const char* Str(const ChatTemplateNode& node) const { return strings_ + node.str; }
+  const char* Str(PoolStr s) const { return strings_ + s.offset; }
 
   Status Fail(int32_t node, const char* format, ...) __attribute__((format(printf, 3, 4)));
   Status OutOfScratch() const {
@@ -258,7 +262,7 @@ class ChatRenderer {
     }
     arena_->Reset(mark);
   }
-  bool Lookup(const char* name, size_t len, Value* out) const;
+  bool Lookup(const NameExpr& name, Value* out) const;
 
   // Expressions
   Status Eval(int32_t node, Value* out);
@@ -266,8 +270,12 @@ class ChatRenderer {
   Status EvalCall(int32_t node, Value* out);
   Status EvalCompare(int32_t node, Value* out);
   Status EvalFilterOrTest(int32_t node, Value* out);
-  Status Binary(int32_t node, uint16_t op, const Value& a, const Value& b, Value* out);
-  Status GetAttr(int32_t node, const Value& obj, const char* name, size_t len, Value* out);
+  Status EvalUnary(int32_t node, Value* out);
+  Status EvalDict(int32_t node, Value* out);
+  Status Binary(int32_t node, BinaryOp op, const Value& a, const Value& b, Value* out);
+  // `id` is AttrIdOf(name, len), resolved by the caller.
+  Status GetAttr(int32_t node, const Value& obj, const char* name, size_t len, AttrId id,
+                 Value* out);
   Status GetItem(int32_t node, const Value& obj, const Value& key, Value* out);
   Status Slice(int32_t node, const Value& obj, const Value* start, const Value* stop,
                const Value* step, Value* out);
@@ -279,11 +287,36 @@ class ChatRenderer {
   // Calls
   Status CallMacro(int32_t node, const Value& macro, const Args& args, Value* out);
   Status CallBuiltin(int32_t node, int64_t id, const Args& args, Value* out);
-  Status CallMethod(int32_t node, const Value& obj, const char* name, size_t len,
-                    const Args& args, bool* handled, Value* out);
-  Status ApplyFilter(int32_t node, uint16_t id, const Value& value, const Args& args, Value* out);
-  Status ApplyTest(int32_t node, uint16_t id, const Value& value, const Args& args, bool* out);
+
+  // Methods (*handled is false for a method `obj` does not have).
+  Status CallMethod(int32_t node, const Value& obj, const GetAttrExpr& method, const Args& args,
+                    bool* handled, Value* out);
+  Status StrStrip(int32_t node, const Value& s, bool left, bool right, const Args& args,
+                  Value* out);
+  Status StrSplit(int32_t node, const Value& s, const Args& args, Value* out);
+  Status StrStartsOrEndsWith(int32_t node, const Value& s, const GetAttrExpr& method,
+                             const Args& args, Value* out);
+  Status StrReplace(int32_t node, const Value& s, const Args& args, Value* out);
+  Status DictView(const Value& dict, AttrId view, Value* out);
+  Status DictGet(int32_t node, const Value& dict, const Args& args, Value* out);
+
+  // Filters and tests
+  Status ApplyFilter(int32_t node, FilterId id, const Value& value, const Args& args, Value* out);
+  Status FilterAbs(int32_t node, const Value& value, Value* out);
+  Status FilterCase(int32_t node, const Value& value, CaseMap mode, Value* out);
+  Status FilterLength(int32_t node, const Value& value, Value* out);
+  Status FilterDefault(const Value& value, const Args& args, Value* out);
+  Status FilterFirstOrLast(int32_t node, const Value& value, bool first, Value* out);
+  Status FilterIndent(int32_t node, const Value& value, const Args& args, Value* out);
+  Status FilterItems(int32_t node, const Value& value, Value* out);
+  Status FilterJoin(int32_t node, const Value& value, const Args& args, Value* out);
+  Status FilterList(int32_t node, const Value& value, bool reverse, Value* out);
+  Status FilterMap(int32_t node, const Value& value, const Args& args, Value* out);
+  Status FilterReplace(int32_t node, const Value& value, const Args& args, Value* out);
+  Status FilterTojson(int32_t node, const Value& value, const Args& args, Value* out);
+  Status FilterTrim(int32_t node, const Value& value, const Args& args, Value* out);
   Status SelectAttr(int32_t node, const Value& seq, const Args& args, bool reject, Value* out);
+  Status ApplyTest(int32_t node, TestId id, const Value& value, const Args& args, bool* out);
 
   // Conversions
   Status ToStr(int32_t node, const Value& v, Value* out);
@@ -299,7 +332,7 @@ class ChatRenderer {
   Status Replace(int32_t node, const Value& s, const Value& old, const Value& with, int64_t count,
                  Value* out);
   Status Split(int32_t node, const Value& s, const Value* sep, int64_t maxsplit, Value* out);
-  Status MapCase(const Value& s, int mode, Value* out);
+  Status MapCase(const Value& s, CaseMap mode, Value* out);
   Status Indent(int32_t node, const Value& s, const Args& args, Value* out);
   Status ToInt(int32_t node, const Value& v, const Value* def, Value* out);
   Status ToFloat(int32_t node, const Value& v, const Value* def, Value* out);
@@ -342,10 +375,6 @@ inline const char* KindName(const Value& v) {
     case VKind::kBuiltin: return "function";
   }
   return "object";
-}
-
-inline bool NameIs(const char* name, size_t len, const char* text) {
-  return std::strlen(text) == len && std::memcmp(name, text, len) == 0;
 }
 
 inline double AsDouble(const Value& v) {

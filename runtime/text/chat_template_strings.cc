@@ -15,96 +15,124 @@ namespace octet::text::chat_render {
 
 // ---------------------------------------------------------------- methods ---
 
-Status ChatRenderer::CallMethod(int32_t k, const Value& obj, const char* name, size_t len,
+Status ChatRenderer::CallMethod(int32_t k, const Value& obj, const GetAttrExpr& method,
                                 const Args& args, bool* handled, Value* out) {
   *handled = true;
   if (obj.is_string()) {
-    const Value* a0 = args.Get(0, "");
-    const Value* a1 = args.Get(1, "");
-    if (NameIs(name, len, "strip") || NameIs(name, len, "lstrip") || NameIs(name, len, "rstrip")) {
-      const bool left = name[0] != 'r', right = name[0] != 'l';
-      const Value* chars = (a0 != nullptr && a0->kind != VKind::kNone) ? a0 : nullptr;
-      if (chars != nullptr && !chars->is_string()) return Fail(k, "strip arg must be None or str");
-      return Strip(k, obj, chars, left, right, out);
-    }
-    if (NameIs(name, len, "split")) {
-      const Value* sep = args.Get(0, "sep");
-      const Value* maxsplit = args.Get(1, "maxsplit");
-      if (sep != nullptr && sep->kind == VKind::kNone) sep = nullptr;
-      if (sep != nullptr && !sep->is_string()) return Fail(k, "must be str or None");
-      if (maxsplit != nullptr && !IsIntLike(*maxsplit)) return Fail(k, "maxsplit must be an int");
-      return Split(k, obj, sep, maxsplit == nullptr ? -1 : AsInt(*maxsplit), out);
-    }
-    if (NameIs(name, len, "startswith") || NameIs(name, len, "endswith")) {
-      if (a0 == nullptr) return Fail(k, "%.*s() takes at least 1 argument", static_cast<int>(len), name);
-      const bool start = name[0] == 's';
-      const Value* options = a0;
-      size_t count = 1;
-      if (a0->kind == VKind::kList && a0->list->tuple) {
-        options = a0->list->items;
-        count = a0->list->size;
-      } else if (!a0->is_string()) {
-        return Fail(k, "%.*s first arg must be str or a tuple of str", static_cast<int>(len), name);
-      }
-      bool result = false;
-      for (size_t j = 0; j < count; ++j) {
-        const Value& p = options[j];
-        if (!p.is_string()) return Fail(k, "a tuple for %.*s must hold strings", static_cast<int>(len), name);
-        if (p.n <= obj.n &&
-            std::memcmp(start ? obj.s : obj.s + obj.n - p.n, p.s, p.n) == 0) {
-          result = true;
-        }
-      }
-      *out = Value::Bool(result);
-      return Status::Ok();
-    }
-    if (NameIs(name, len, "upper")) return MapCase(obj, 0, out);
-    if (NameIs(name, len, "lower")) return MapCase(obj, 1, out);
-    if (NameIs(name, len, "capitalize")) return MapCase(obj, 2, out);
-    if (NameIs(name, len, "title")) return MapCase(obj, 4, out);
-    if (NameIs(name, len, "replace")) {
-      if (a0 == nullptr || a1 == nullptr || !a0->is_string() || !a1->is_string()) {
-        return Fail(k, "replace() takes two strings");
-      }
-      const Value* count = args.Get(2, "count");
-      if (count != nullptr && !IsIntLike(*count)) return Fail(k, "replace() count must be an int");
-      return Replace(k, obj, *a0, *a1, count == nullptr ? -1 : AsInt(*count), out);
+    switch (method.id) {
+      case AttrId::kStrip: return StrStrip(k, obj, true, true, args, out);
+      case AttrId::kLstrip: return StrStrip(k, obj, true, false, args, out);
+      case AttrId::kRstrip: return StrStrip(k, obj, false, true, args, out);
+      case AttrId::kSplit: return StrSplit(k, obj, args, out);
+      case AttrId::kStartswith:
+      case AttrId::kEndswith: return StrStartsOrEndsWith(k, obj, method, args, out);
+      case AttrId::kUpper: return MapCase(obj, CaseMap::kUpper, out);
+      case AttrId::kLower: return MapCase(obj, CaseMap::kLower, out);
+      case AttrId::kCapitalize: return MapCase(obj, CaseMap::kCapitalize, out);
+      case AttrId::kTitle: return MapCase(obj, CaseMap::kTitleMethod, out);
+      case AttrId::kReplace: return StrReplace(k, obj, args, out);
+      default: break;
     }
   } else if (obj.kind == VKind::kDict) {
-    if (NameIs(name, len, "items") || NameIs(name, len, "keys") || NameIs(name, len, "values")) {
-      const size_t n = obj.dict->size;
-      OCTET_RETURN_IF_ERROR(NewList(n, false, out));
-      out->list->view = name[0] == 'k' ? 1 : name[0] == 'v' ? 2 : 3;
-      for (size_t j = 0; j < n; ++j) {
-        if (name[0] == 'k') {
-          out->list->items[j] = obj.dict->keys[j];
-        } else if (name[0] == 'v') {
-          out->list->items[j] = obj.dict->values[j];
-        } else {
-          Value pair;
-          OCTET_RETURN_IF_ERROR(NewList(2, true, &pair));
-          pair.list->items[0] = obj.dict->keys[j];
-          pair.list->items[1] = obj.dict->values[j];
-          out->list->items[j] = pair;
-        }
-      }
-      return Status::Ok();
-    }
-    if (NameIs(name, len, "get")) {
-      const Value* key = args.Get(0, "");
-      if (key == nullptr) return Fail(k, "get expected at least 1 argument");
-      const Value* def = args.Get(1, "");
-      for (size_t j = 0; j < obj.dict->size; ++j) {
-        if (Equals(obj.dict->keys[j], *key)) {
-          *out = obj.dict->values[j];
-          return Status::Ok();
-        }
-      }
-      *out = def != nullptr ? *def : Value::None();
-      return Status::Ok();
+    switch (method.id) {
+      case AttrId::kItems:
+      case AttrId::kKeys:
+      case AttrId::kValues: return DictView(obj, method.id, out);
+      case AttrId::kGet: return DictGet(k, obj, args, out);
+      default: break;
     }
   }
   *handled = false;
+  return Status::Ok();
+}
+
+Status ChatRenderer::StrStrip(int32_t k, const Value& obj, bool left, bool right,
+                              const Args& args, Value* out) {
+  const Value* a0 = args.Get(0, "");
+  const Value* chars = (a0 != nullptr && a0->kind != VKind::kNone) ? a0 : nullptr;
+  if (chars != nullptr && !chars->is_string()) return Fail(k, "strip arg must be None or str");
+  return Strip(k, obj, chars, left, right, out);
+}
+
+Status ChatRenderer::StrSplit(int32_t k, const Value& obj, const Args& args, Value* out) {
+  const Value* sep = args.Get(0, "sep");
+  const Value* maxsplit = args.Get(1, "maxsplit");
+  if (sep != nullptr && sep->kind == VKind::kNone) sep = nullptr;
+  if (sep != nullptr && !sep->is_string()) return Fail(k, "must be str or None");
+  if (maxsplit != nullptr && !IsIntLike(*maxsplit)) return Fail(k, "maxsplit must be an int");
+  return Split(k, obj, sep, maxsplit == nullptr ? -1 : AsInt(*maxsplit), out);
+}
+
+Status ChatRenderer::StrStartsOrEndsWith(int32_t k, const Value& obj, const GetAttrExpr& method,
+                                         const Args& args, Value* out) {
+  const char* name = Str(method.attr);
+  const int len = static_cast<int>(method.attr.size);
+  const Value* a0 = args.Get(0, "");
+  if (a0 == nullptr) return Fail(k, "%.*s() takes at least 1 argument", len, name);
+  const bool start = method.id == AttrId::kStartswith;
+  const Value* options = a0;
+  size_t count = 1;
+  if (a0->kind == VKind::kList && a0->list->tuple) {
+    options = a0->list->items;
+    count = a0->list->size;
+  } else if (!a0->is_string()) {
+    return Fail(k, "%.*s first arg must be str or a tuple of str", len, name);
+  }
+  bool result = false;
+  for (size_t j = 0; j < count; ++j) {
+    const Value& p = options[j];
+    if (!p.is_string()) return Fail(k, "a tuple for %.*s must hold strings", len, name);
+    if (p.n <= obj.n && std::memcmp(start ? obj.s : obj.s + obj.n - p.n, p.s, p.n) == 0) {
+      result = true;
+    }
+  }
+  *out = Value::Bool(result);
+  return Status::Ok();
+}
+
+Status ChatRenderer::StrReplace(int32_t k, const Value& obj, const Args& args, Value* out) {
+  const Value* a0 = args.Get(0, "");
+  const Value* a1 = args.Get(1, "");
+  if (a0 == nullptr || a1 == nullptr || !a0->is_string() || !a1->is_string()) {
+    return Fail(k, "replace() takes two strings");
+  }
+  const Value* count = args.Get(2, "count");
+  if (count != nullptr && !IsIntLike(*count)) return Fail(k, "replace() count must be an int");
+  return Replace(k, obj, *a0, *a1, count == nullptr ? -1 : AsInt(*count), out);
+}
+
+// dict.keys(), values() or items() (`view`): a list that prints as the view.
+Status ChatRenderer::DictView(const Value& obj, AttrId view, Value* out) {
+  const size_t n = obj.dict->size;
+  OCTET_RETURN_IF_ERROR(NewList(n, false, out));
+  out->list->view = view == AttrId::kKeys ? 1 : view == AttrId::kValues ? 2 : 3;
+  for (size_t j = 0; j < n; ++j) {
+    if (view == AttrId::kKeys) {
+      out->list->items[j] = obj.dict->keys[j];
+    } else if (view == AttrId::kValues) {
+      out->list->items[j] = obj.dict->values[j];
+    } else {
+      Value pair;
+      OCTET_RETURN_IF_ERROR(NewList(2, true, &pair));
+      pair.list->items[0] = obj.dict->keys[j];
+      pair.list->items[1] = obj.dict->values[j];
+      out->list->items[j] = pair;
+    }
+  }
+  return Status::Ok();
+}
+
+Status ChatRenderer::DictGet(int32_t k, const Value& obj, const Args& args, Value* out) {
+  const Value* key = args.Get(0, "");
+  if (key == nullptr) return Fail(k, "get expected at least 1 argument");
+  const Value* def = args.Get(1, "");
+  for (size_t j = 0; j < obj.dict->size; ++j) {
+    if (Equals(obj.dict->keys[j], *key)) {
+      *out = obj.dict->values[j];
+      return Status::Ok();
+    }
+  }
+  *out = def != nullptr ? *def : Value::None();
   return Status::Ok();
 }
 
@@ -257,9 +285,8 @@ Status ChatRenderer::Split(int32_t k, const Value& s, const Value* sep, int64_t 
   return Status::Ok();
 }
 
-// mode 0 upper, 1 lower, 2 capitalize, 3 jinja's title filter, 4 str.title.
 // ASCII letters only: the templates apply these to role names.
-Status ChatRenderer::MapCase(const Value& s, int mode, Value* out) {
+Status ChatRenderer::MapCase(const Value& s, CaseMap mode, Value* out) {
   char* buf = nullptr;
   OCTET_RETURN_IF_ERROR(NewString(s.n, &buf));
   bool word_start = true;
@@ -267,10 +294,10 @@ Status ChatRenderer::MapCase(const Value& s, int mode, Value* out) {
     const char c = s.s[j];
     char r = c;
     switch (mode) {
-      case 0: r = AsciiUpper(c); break;
-      case 1: r = AsciiLower(c); break;
-      case 2: r = j == 0 ? AsciiUpper(c) : AsciiLower(c); break;
-      case 3: {
+      case CaseMap::kUpper: r = AsciiUpper(c); break;
+      case CaseMap::kLower: r = AsciiLower(c); break;
+      case CaseMap::kCapitalize: r = j == 0 ? AsciiUpper(c) : AsciiLower(c); break;
+      case CaseMap::kTitleFilter: {
         // Words begin after runs of whitespace, '-', '(', '{', '[' or '<'.
         const bool sep = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
                          c == '\v' || c == '-' || c == '(' || c == '{' || c == '[' || c == '<';
@@ -278,7 +305,7 @@ Status ChatRenderer::MapCase(const Value& s, int mode, Value* out) {
         word_start = sep;
         break;
       }
-      default: {
+      case CaseMap::kTitleMethod: {
         const bool cased = IsAsciiAlpha(c) || static_cast<uint8_t>(c) >= 0x80;
         r = cased ? (word_start ? AsciiUpper(c) : AsciiLower(c)) : c;
         word_start = !cased;
