@@ -214,95 +214,14 @@ Status ChatRenderer::Binary(int32_t k, BinaryOp op, const Value& a, const Value&
     Value sa, sb;
     OCTET_RETURN_IF_ERROR(ToStr(k, a, &sa));
     OCTET_RETURN_IF_ERROR(ToStr(k, b, &sb));
-    char* joined = nullptr;
-    OCTET_RETURN_IF_ERROR(NewString(sa.n + sb.n, &joined));
-    std::memcpy(joined, sa.s, sa.n);
-    std::memcpy(joined + sa.n, sb.s, sb.n);
-    *out = Value::Str(joined, sa.n + sb.n);
-    return Status::Ok();
+    return Concat(sa, sb, out);
   }
   if (a.is_undefined() || b.is_undefined()) {
     const Value& u = a.is_undefined() ? a : b;
     return Fail(k, "'%.*s' is undefined", static_cast<int>(u.n), u.s);
   }
-  if (a.is_number() && b.is_number()) {
-    const bool ints = IsIntLike(a) && IsIntLike(b);
-    const int64_t x = AsInt(a), y = AsInt(b);
-    const double fx = AsDouble(a), fy = AsDouble(b);
-    int64_t r = 0;
-    switch (op) {
-      case kOpAdd:
-        if (!ints) break;
-        if (__builtin_add_overflow(x, y, &r)) return Fail(k, "integer overflow");
-        *out = Value::Int(r);
-        return Status::Ok();
-      case kOpSub:
-        if (!ints) break;
-        if (__builtin_sub_overflow(x, y, &r)) return Fail(k, "integer overflow");
-        *out = Value::Int(r);
-        return Status::Ok();
-      case kOpMul:
-        if (!ints) break;
-        if (__builtin_mul_overflow(x, y, &r)) return Fail(k, "integer overflow");
-        *out = Value::Int(r);
-        return Status::Ok();
-      case kOpDiv:
-        if (fy == 0.0) return Fail(k, "division by zero");
-        *out = Value::Float(fx / fy);
-        return Status::Ok();
-      case kOpFloorDiv:
-      case kOpMod:
-        if (ints) {
-          if (y == 0) return Fail(k, "integer division or modulo by zero");
-          if (x == INT64_MIN && y == -1) return Fail(k, "integer overflow");
-          int64_t q = x / y, m = x % y;
-          if (m != 0 && ((m < 0) != (y < 0))) {
-            q -= 1;
-            m += y;
-          }
-          *out = Value::Int(op == kOpFloorDiv ? q : m);
-          return Status::Ok();
-        }
-        if (fy == 0.0) return Fail(k, "float division by zero");
-        if (op == kOpFloorDiv) {
-          *out = Value::Float(std::floor(fx / fy));
-        } else {
-          double m = std::fmod(fx, fy);
-          if (m != 0.0 && ((m < 0) != (fy < 0))) m += fy;
-          *out = Value::Float(m);
-        }
-        return Status::Ok();
-      case kOpPow:
-        if (ints && y >= 0) {
-          int64_t acc = 1;
-          for (int64_t e = 0; e < y; ++e) {
-            if (__builtin_mul_overflow(acc, x, &acc)) return Fail(k, "integer overflow");
-            if (acc == 0 || acc == 1) break;
-          }
-          if (acc == 1 && x == -1) acc = (y % 2 == 0) ? 1 : -1;
-          *out = Value::Int(acc);
-          return Status::Ok();
-        }
-        *out = Value::Float(std::pow(fx, fy));
-        return Status::Ok();
-      default:
-        break;
-    }
-    switch (op) {
-      case kOpAdd: *out = Value::Float(fx + fy); return Status::Ok();
-      case kOpSub: *out = Value::Float(fx - fy); return Status::Ok();
-      case kOpMul: *out = Value::Float(fx * fy); return Status::Ok();
-      default: break;
-    }
-  }
-  if (op == kOpAdd && a.is_string() && b.is_string()) {
-    char* joined = nullptr;
-    OCTET_RETURN_IF_ERROR(NewString(a.n + b.n, &joined));
-    std::memcpy(joined, a.s, a.n);
-    std::memcpy(joined + a.n, b.s, b.n);
-    *out = Value::Str(joined, a.n + b.n);
-    return Status::Ok();
-  }
+  if (a.is_number() && b.is_number()) return Arithmetic(k, op, a, b, out);
+  if (op == kOpAdd && a.is_string() && b.is_string()) return Concat(a, b, out);
   if (op == kOpAdd && a.kind == VKind::kList && b.kind == VKind::kList &&
       a.list->tuple == b.list->tuple) {
     OCTET_RETURN_IF_ERROR(NewList(a.list->size + b.list->size, a.list->tuple, out));
@@ -310,30 +229,112 @@ Status ChatRenderer::Binary(int32_t k, BinaryOp op, const Value& a, const Value&
     for (size_t j = 0; j < b.list->size; ++j) out->list->items[a.list->size + j] = b.list->items[j];
     return Status::Ok();
   }
-  if (op == kOpMul && (a.is_string() || a.kind == VKind::kList || b.is_string() ||
-                       b.kind == VKind::kList)) {
-    const Value& seq = (a.is_string() || a.kind == VKind::kList) ? a : b;
-    const Value& times = (&seq == &a) ? b : a;
-    if (!IsIntLike(times)) return Fail(k, "can't multiply sequence by non-int");
-    const int64_t t = AsInt(times) < 0 ? 0 : AsInt(times);
-    const size_t unit = seq.is_string() ? seq.n : seq.list->size;
-    if (unit != 0 && static_cast<uint64_t>(t) > arena_->free_bytes() / unit) return OutOfScratch();
-    const size_t total = unit * static_cast<size_t>(t);
-    if (seq.is_string()) {
-      char* s = nullptr;
-      OCTET_RETURN_IF_ERROR(NewString(total, &s));
-      for (int64_t j = 0; j < t; ++j) std::memcpy(s + j * unit, seq.s, unit);
-      *out = Value::Str(s, total);
-    } else {
-      OCTET_RETURN_IF_ERROR(NewList(total, seq.list->tuple, out));
-      for (size_t j = 0; j < total; ++j) out->list->items[j] = seq.list->items[j % unit];
-    }
-    return Status::Ok();
-  }
+  if (op == kOpMul && (a.is_string() || a.kind == VKind::kList)) return Repeat(k, a, b, out);
+  if (op == kOpMul && (b.is_string() || b.kind == VKind::kList)) return Repeat(k, b, a, out);
   if (op == kOpMod && a.is_string()) return Fail(k, "'%%' string formatting is not supported");
+  return UnsupportedOperands(k, op, a, b);
+}
+
+Status ChatRenderer::UnsupportedOperands(int32_t k, BinaryOp op, const Value& a, const Value& b) {
   static const char* const kOpNames[] = {"+", "-", "*", "/", "//", "%", "**", "~"};
   return Fail(k, "unsupported operand type(s) for %s: '%s' and '%s'", kOpNames[op],
               KindName(a), KindName(b));
+}
+
+// Python's arithmetic on two numbers (bools count as ints): exact on ints,
+// with an error where Python would leave int64.
+Status ChatRenderer::Arithmetic(int32_t k, BinaryOp op, const Value& a, const Value& b,
+                                Value* out) {
+  const bool ints = IsIntLike(a) && IsIntLike(b);
+  const int64_t x = AsInt(a), y = AsInt(b);
+  const double fx = AsDouble(a), fy = AsDouble(b);
+  switch (op) {
+    case kOpAdd:
+    case kOpSub:
+    case kOpMul: {
+      if (!ints) {
+        *out = Value::Float(op == kOpAdd ? fx + fy : op == kOpSub ? fx - fy : fx * fy);
+        return Status::Ok();
+      }
+      int64_t r = 0;
+      const bool overflow = op == kOpAdd   ? __builtin_add_overflow(x, y, &r)
+                            : op == kOpSub ? __builtin_sub_overflow(x, y, &r)
+                                           : __builtin_mul_overflow(x, y, &r);
+      if (overflow) return Fail(k, "integer overflow");
+      *out = Value::Int(r);
+      return Status::Ok();
+    }
+    case kOpDiv:
+      if (fy == 0.0) return Fail(k, "division by zero");
+      *out = Value::Float(fx / fy);
+      return Status::Ok();
+    case kOpFloorDiv:
+    case kOpMod:
+      if (ints) {
+        if (y == 0) return Fail(k, "integer division or modulo by zero");
+        if (x == INT64_MIN && y == -1) return Fail(k, "integer overflow");
+        int64_t q = x / y, m = x % y;
+        if (m != 0 && ((m < 0) != (y < 0))) {
+          q -= 1;
+          m += y;
+        }
+        *out = Value::Int(op == kOpFloorDiv ? q : m);
+        return Status::Ok();
+      }
+      if (fy == 0.0) return Fail(k, "float division by zero");
+      if (op == kOpFloorDiv) {
+        *out = Value::Float(std::floor(fx / fy));
+      } else {
+        double m = std::fmod(fx, fy);
+        if (m != 0.0 && ((m < 0) != (fy < 0))) m += fy;
+        *out = Value::Float(m);
+      }
+      return Status::Ok();
+    case kOpPow:
+      if (ints && y >= 0) {
+        int64_t acc = 1;
+        for (int64_t e = 0; e < y; ++e) {
+          if (__builtin_mul_overflow(acc, x, &acc)) return Fail(k, "integer overflow");
+          if (acc == 0 || acc == 1) break;
+        }
+        if (acc == 1 && x == -1) acc = (y % 2 == 0) ? 1 : -1;
+        *out = Value::Int(acc);
+        return Status::Ok();
+      }
+      *out = Value::Float(std::pow(fx, fy));
+      return Status::Ok();
+    case kOpConcat:
+      break;
+  }
+  return UnsupportedOperands(k, op, a, b);
+}
+
+Status ChatRenderer::Concat(const Value& a, const Value& b, Value* out) {
+  char* joined = nullptr;
+  OCTET_RETURN_IF_ERROR(NewString(a.n + b.n, &joined));
+  std::memcpy(joined, a.s, a.n);
+  std::memcpy(joined + a.n, b.s, b.n);
+  *out = Value::Str(joined, a.n + b.n);
+  return Status::Ok();
+}
+
+// A string or list times an int.
+Status ChatRenderer::Repeat(int32_t k, const Value& seq, const Value& times, Value* out) {
+  if (!IsIntLike(times)) return Fail(k, "can't multiply sequence by non-int");
+  const int64_t t = AsInt(times) < 0 ? 0 : AsInt(times);
+  const size_t unit = seq.is_string() ? seq.n : seq.list->size;
+  if (unit != 0 && static_cast<uint64_t>(t) > arena_->free_bytes() / unit) return OutOfScratch();
+  const size_t total = unit * static_cast<size_t>(t);
+  if (seq.is_string()) {
+    char* s = nullptr;
+    OCTET_RETURN_IF_ERROR(NewString(total, &s));
+    for (int64_t j = 0; j < t; ++j) std::memcpy(s + j * unit, seq.s, unit);
+    *out = Value::Str(s, total);
+  } else {
+    OCTET_RETURN_IF_ERROR(NewList(total, seq.list->tuple, out));
+    for (size_t j = 0; j < total; ++j) out->list->items[j] = seq.list->items[j % unit];
+  }
+  return Status::Ok();
 }
 
 namespace {

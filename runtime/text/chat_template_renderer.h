@@ -273,6 +273,10 @@ class ChatRenderer {
   Status EvalUnary(int32_t node, Value* out);
   Status EvalDict(int32_t node, Value* out);
   Status Binary(int32_t node, BinaryOp op, const Value& a, const Value& b, Value* out);
+  Status Arithmetic(int32_t node, BinaryOp op, const Value& a, const Value& b, Value* out);
+  Status Concat(const Value& a, const Value& b, Value* out);
+  Status Repeat(int32_t node, const Value& seq, const Value& times, Value* out);
+  Status UnsupportedOperands(int32_t node, BinaryOp op, const Value& a, const Value& b);
   // `id` is AttrIdOf(name, len), resolved by the caller.
   Status GetAttr(int32_t node, const Value& obj, const char* name, size_t len, AttrId id,
                  Value* out);
@@ -324,6 +328,10 @@ class ChatRenderer {
   Status WriteRepr(int32_t node, const Value& v, Sink* sink, int depth);
   Status WriteJson(int32_t node, const Value& v, Sink* sink, int indent, const Value& item_sep,
                    const Value& key_sep, bool sort_keys, int depth);
+  Status WriteJsonString(const Value& v, Sink* sink);
+  Status WriteJsonDict(int32_t node, const Value& v, Sink* sink, int indent,
+                       const Value& item_sep, const Value& key_sep, bool sort_keys, int depth);
+  Status JsonNewline(Sink* sink, int indent, int level);
   Status Items(int32_t node, const Value& v, const Value** items, size_t* n);
   Status NewString(size_t n, char** out);
   Status NewList(size_t n, bool tuple, Value* out);

@@ -444,12 +444,6 @@ Status ChatRenderer::WriteJson(int32_t k, const Value& v, Sink* sink, int indent
                                const Value& item_sep, const Value& key_sep, bool sort_keys,
                                int depth) {
   if (depth > kMaxValueDepth) return Fail(k, "a value nested too deeply for tojson");
-  auto newline = [&](int level) -> Status {
-    if (indent < 0) return Status::Ok();
-    OCTET_RETURN_IF_ERROR(Write(sink, "\n", 1));
-    for (int j = 0; j < level * indent; ++j) OCTET_RETURN_IF_ERROR(Write(sink, " ", 1));
-    return Status::Ok();
-  };
   char buf[48];
   switch (v.kind) {
     case VKind::kNone: return Write(sink, "null", 4);
@@ -462,104 +456,120 @@ Status ChatRenderer::WriteJson(int32_t k, const Value& v, Sink* sink, int indent
       if (std::isinf(v.f)) return v.f < 0 ? Write(sink, "-Infinity", 9) : Write(sink, "Infinity", 8);
       FormatFloat(v.f, buf, sizeof(buf));
       return Write(sink, buf, std::strlen(buf));
-    case VKind::kString: {
-      OCTET_RETURN_IF_ERROR(Write(sink, "\"", 1));
-      size_t run = 0;
-      for (size_t j = 0; j < v.n; ++j) {
-        const uint8_t c = static_cast<uint8_t>(v.s[j]);
-        const char* esc = nullptr;
-        char hex[8];
-        if (c == '"') {
-          esc = "\\\"";
-        } else if (c == '\\') {
-          esc = "\\\\";
-        } else if (c == '\n') {
-          esc = "\\n";
-        } else if (c == '\r') {
-          esc = "\\r";
-        } else if (c == '\t') {
-          esc = "\\t";
-        } else if (c == '\b') {
-          esc = "\\b";
-        } else if (c == '\f') {
-          esc = "\\f";
-        } else if (c < 0x20) {
-          std::snprintf(hex, sizeof(hex), "\\u%04x", c);
-          esc = hex;
-        }
-        if (esc != nullptr) {
-          OCTET_RETURN_IF_ERROR(Write(sink, v.s + run, j - run));
-          OCTET_RETURN_IF_ERROR(Write(sink, esc, std::strlen(esc)));
-          run = j + 1;
-        }
-      }
-      OCTET_RETURN_IF_ERROR(Write(sink, v.s + run, v.n - run));
-      return Write(sink, "\"", 1);
-    }
+    case VKind::kString:
+      return WriteJsonString(v, sink);
     case VKind::kList: {
       if (v.list->size == 0) return Write(sink, "[]", 2);
       OCTET_RETURN_IF_ERROR(Write(sink, "[", 1));
       for (size_t j = 0; j < v.list->size; ++j) {
         if (j > 0) OCTET_RETURN_IF_ERROR(Write(sink, item_sep.s, item_sep.n));
-        OCTET_RETURN_IF_ERROR(newline(depth + 1));
+        OCTET_RETURN_IF_ERROR(JsonNewline(sink, indent, depth + 1));
         OCTET_RETURN_IF_ERROR(WriteJson(k, v.list->items[j], sink, indent, item_sep, key_sep,
                                         sort_keys, depth + 1));
       }
-      OCTET_RETURN_IF_ERROR(newline(depth));
+      OCTET_RETURN_IF_ERROR(JsonNewline(sink, indent, depth));
       return Write(sink, "]", 1);
     }
-    case VKind::kDict: {
-      const size_t n = v.dict->size;
-      if (n == 0) return Write(sink, "{}", 2);
-      // The order to print: insertion order, or sorted by key (sort_keys).
-      size_t* order = arena_->AllocArray<size_t>(n);
-      if (order == nullptr) return OutOfScratch();
-      for (size_t j = 0; j < n; ++j) order[j] = j;
-      for (size_t j = 0; j < n; ++j) {
-        if (!v.dict->keys[j].is_string() && !v.dict->keys[j].is_number() &&
-            v.dict->keys[j].kind != VKind::kNone) {
-          return Fail(k, "keys must be str, int, float, bool or None, not %s",
-                      KindName(v.dict->keys[j]));
-        }
-      }
-      if (sort_keys) {
-        for (size_t j = 1; j < n; ++j) {
-          for (size_t q = j; q > 0; --q) {
-            bool less = false;
-            OCTET_RETURN_IF_ERROR(
-                Less(k, v.dict->keys[order[q]], v.dict->keys[order[q - 1]], &less));
-            if (!less) break;
-            const size_t t = order[q];
-            order[q] = order[q - 1];
-            order[q - 1] = t;
-          }
-        }
-      }
-      OCTET_RETURN_IF_ERROR(Write(sink, "{", 1));
-      for (size_t j = 0; j < n; ++j) {
-        const Value& key = v.dict->keys[order[j]];
-        if (j > 0) OCTET_RETURN_IF_ERROR(Write(sink, item_sep.s, item_sep.n));
-        OCTET_RETURN_IF_ERROR(newline(depth + 1));
-        if (key.is_string()) {
-          OCTET_RETURN_IF_ERROR(
-              WriteJson(k, key, sink, indent, item_sep, key_sep, sort_keys, depth + 1));
-        } else {
-          // json.dumps turns non-string keys into strings.
-          OCTET_RETURN_IF_ERROR(Write(sink, "\"", 1));
-          OCTET_RETURN_IF_ERROR(
-              WriteJson(k, key, sink, indent, item_sep, key_sep, sort_keys, depth + 1));
-          OCTET_RETURN_IF_ERROR(Write(sink, "\"", 1));
-        }
-        OCTET_RETURN_IF_ERROR(Write(sink, key_sep.s, key_sep.n));
-        OCTET_RETURN_IF_ERROR(WriteJson(k, v.dict->values[order[j]], sink, indent, item_sep,
-                                        key_sep, sort_keys, depth + 1));
-      }
-      OCTET_RETURN_IF_ERROR(newline(depth));
-      return Write(sink, "}", 1);
-    }
+    case VKind::kDict:
+      return WriteJsonDict(k, v, sink, indent, item_sep, key_sep, sort_keys, depth);
     default:
       return Fail(k, "Object of type %s is not JSON serializable", KindName(v));
   }
+}
+
+Status ChatRenderer::JsonNewline(Sink* sink, int indent, int level) {
+  if (indent < 0) return Status::Ok();
+  OCTET_RETURN_IF_ERROR(Write(sink, "\n", 1));
+  for (int j = 0; j < level * indent; ++j) OCTET_RETURN_IF_ERROR(Write(sink, " ", 1));
+  return Status::Ok();
+}
+
+// A JSON string: json.dumps' escapes, everything else as is (ensure_ascii=False).
+Status ChatRenderer::WriteJsonString(const Value& v, Sink* sink) {
+  OCTET_RETURN_IF_ERROR(Write(sink, "\"", 1));
+  size_t run = 0;
+  for (size_t j = 0; j < v.n; ++j) {
+    const uint8_t c = static_cast<uint8_t>(v.s[j]);
+    const char* esc = nullptr;
+    char hex[8];
+    if (c == '"') {
+      esc = "\\\"";
+    } else if (c == '\\') {
+      esc = "\\\\";
+    } else if (c == '\n') {
+      esc = "\\n";
+    } else if (c == '\r') {
+      esc = "\\r";
+    } else if (c == '\t') {
+      esc = "\\t";
+    } else if (c == '\b') {
+      esc = "\\b";
+    } else if (c == '\f') {
+      esc = "\\f";
+    } else if (c < 0x20) {
+      std::snprintf(hex, sizeof(hex), "\\u%04x", c);
+      esc = hex;
+    }
+    if (esc != nullptr) {
+      OCTET_RETURN_IF_ERROR(Write(sink, v.s + run, j - run));
+      OCTET_RETURN_IF_ERROR(Write(sink, esc, std::strlen(esc)));
+      run = j + 1;
+    }
+  }
+  OCTET_RETURN_IF_ERROR(Write(sink, v.s + run, v.n - run));
+  return Write(sink, "\"", 1);
+}
+
+Status ChatRenderer::WriteJsonDict(int32_t k, const Value& v, Sink* sink, int indent,
+                                   const Value& item_sep, const Value& key_sep, bool sort_keys,
+                                   int depth) {
+  const size_t n = v.dict->size;
+  if (n == 0) return Write(sink, "{}", 2);
+  // The order to print: insertion order, or sorted by key (sort_keys).
+  size_t* order = arena_->AllocArray<size_t>(n);
+  if (order == nullptr) return OutOfScratch();
+  for (size_t j = 0; j < n; ++j) order[j] = j;
+  for (size_t j = 0; j < n; ++j) {
+    if (!v.dict->keys[j].is_string() && !v.dict->keys[j].is_number() &&
+        v.dict->keys[j].kind != VKind::kNone) {
+      return Fail(k, "keys must be str, int, float, bool or None, not %s",
+                  KindName(v.dict->keys[j]));
+    }
+  }
+  if (sort_keys) {
+    for (size_t j = 1; j < n; ++j) {
+      for (size_t q = j; q > 0; --q) {
+        bool less = false;
+        OCTET_RETURN_IF_ERROR(
+            Less(k, v.dict->keys[order[q]], v.dict->keys[order[q - 1]], &less));
+        if (!less) break;
+        const size_t t = order[q];
+        order[q] = order[q - 1];
+        order[q - 1] = t;
+      }
+    }
+  }
+  OCTET_RETURN_IF_ERROR(Write(sink, "{", 1));
+  for (size_t j = 0; j < n; ++j) {
+    const Value& key = v.dict->keys[order[j]];
+    if (j > 0) OCTET_RETURN_IF_ERROR(Write(sink, item_sep.s, item_sep.n));
+    OCTET_RETURN_IF_ERROR(JsonNewline(sink, indent, depth + 1));
+    if (key.is_string()) {
+      OCTET_RETURN_IF_ERROR(
+          WriteJson(k, key, sink, indent, item_sep, key_sep, sort_keys, depth + 1));
+    } else {
+      // json.dumps turns non-string keys into strings.
+      OCTET_RETURN_IF_ERROR(Write(sink, "\"", 1));
+      OCTET_RETURN_IF_ERROR(
+          WriteJson(k, key, sink, indent, item_sep, key_sep, sort_keys, depth + 1));
+      OCTET_RETURN_IF_ERROR(Write(sink, "\"", 1));
+    }
+    OCTET_RETURN_IF_ERROR(Write(sink, key_sep.s, key_sep.n));
+    OCTET_RETURN_IF_ERROR(WriteJson(k, v.dict->values[order[j]], sink, indent, item_sep,
+                                    key_sep, sort_keys, depth + 1));
+  }
+  OCTET_RETURN_IF_ERROR(JsonNewline(sink, indent, depth));
+  return Write(sink, "}", 1);
 }
 
 Status ChatRenderer::ToInt(int32_t k, const Value& v, const Value* def, Value* out) {
