@@ -628,76 +628,12 @@ Status ChatRenderer::CallMacro(int32_t k, const Value& macro, const Args& args, 
 
 Status ChatRenderer::CallBuiltin(int32_t k, int64_t id, const Args& args, Value* out) {
   switch (id) {
-    case kBuiltinRange: {
-      if (args.num_kw > 0 || args.num_pos == 0 || args.num_pos > 3) {
-        return Fail(k, "range() takes 1 to 3 positional arguments");
-      }
-      for (size_t j = 0; j < args.num_pos; ++j) {
-        if (!IsIntLike(args.pos[j])) return Fail(k, "range() arguments must be integers");
-      }
-      int64_t start = 0, stop = 0, step = 1;
-      if (args.num_pos == 1) {
-        stop = AsInt(args.pos[0]);
-      } else {
-        start = AsInt(args.pos[0]);
-        stop = AsInt(args.pos[1]);
-        if (args.num_pos == 3) step = AsInt(args.pos[2]);
-      }
-      if (step == 0) return Fail(k, "range() arg 3 must not be zero");
-      // Counted in double: start/stop may be anywhere in int64.
-      const double span = (static_cast<double>(stop) - static_cast<double>(start)) /
-                          static_cast<double>(step);
-      const double count = span <= 0 ? 0 : std::ceil(span);
-      if (count > static_cast<double>(kMaxRange)) {
-        return Fail(k, "range too big: the sandbox blocks ranges larger than %" PRId64,
-                    kMaxRange);
-      }
-      const size_t n = static_cast<size_t>(count);
-      OCTET_RETURN_IF_ERROR(NewList(n, false, out));
-      for (size_t j = 0; j < n; ++j) {
-        out->list->items[j] = Value::Int(start + static_cast<int64_t>(j) * step);
-      }
-      return Status::Ok();
-    }
+    case kBuiltinRange:
+      return Range(k, args, out);
     case kBuiltinNamespace:
-    case kBuiltinDict: {
+    case kBuiltinDict:
       if (args.num_pos > 0) return Fail(k, "namespace() and dict() take keyword arguments only");
-      if (id == kBuiltinDict) {
-        auto* dict = static_cast<DictObj*>(arena_->Alloc(sizeof(DictObj), alignof(DictObj)));
-        Value* keys = arena_->AllocArray<Value>(args.num_kw);
-        Value* values = arena_->AllocArray<Value>(args.num_kw);
-        if (dict == nullptr || keys == nullptr || values == nullptr) return OutOfScratch();
-        for (size_t j = 0; j < args.num_kw; ++j) {
-          keys[j] = Value::Str(args.kw_name[j], args.kw_len[j]);
-          values[j] = args.kw[j];
-        }
-        dict->keys = keys;
-        dict->values = values;
-        dict->size = args.num_kw;
-        *out = Value();
-        out->kind = VKind::kDict;
-        out->dict = dict;
-        return Status::Ok();
-      }
-      auto* ns = static_cast<NsObj*>(arena_->Alloc(sizeof(NsObj), alignof(NsObj)));
-      if (ns == nullptr) return OutOfScratch();
-      ns->head = nullptr;
-      for (size_t j = args.num_kw; j > 0; --j) {
-        auto* e = static_cast<NsEntry*>(arena_->Alloc(sizeof(NsEntry), alignof(NsEntry)));
-        Value* stored = arena_->AllocArray<Value>(1);
-        if (e == nullptr || stored == nullptr) return OutOfScratch();
-        *stored = args.kw[j - 1];
-        e->name = args.kw_name[j - 1];
-        e->len = args.kw_len[j - 1];
-        e->value = stored;
-        e->next = ns->head;
-        ns->head = e;
-      }
-      *out = Value();
-      out->kind = VKind::kNamespace;
-      out->ns = ns;
-      return Status::Ok();
-    }
+      return id == kBuiltinDict ? NewDictFromKeywords(args, out) : NewNamespace(args, out);
     case kBuiltinRaise: {
       Value message = args.num_pos > 0 ? args.pos[0] : Value::Str("");
       Value text;
@@ -713,6 +649,79 @@ Status ChatRenderer::CallBuiltin(int32_t k, int64_t id, const Args& args, Value*
     default:
       return Fail(k, "internal: unknown builtin");
   }
+}
+
+Status ChatRenderer::Range(int32_t k, const Args& args, Value* out) {
+  if (args.num_kw > 0 || args.num_pos == 0 || args.num_pos > 3) {
+    return Fail(k, "range() takes 1 to 3 positional arguments");
+  }
+  for (size_t j = 0; j < args.num_pos; ++j) {
+    if (!IsIntLike(args.pos[j])) return Fail(k, "range() arguments must be integers");
+  }
+  int64_t start = 0, stop = 0, step = 1;
+  if (args.num_pos == 1) {
+    stop = AsInt(args.pos[0]);
+  } else {
+    start = AsInt(args.pos[0]);
+    stop = AsInt(args.pos[1]);
+    if (args.num_pos == 3) step = AsInt(args.pos[2]);
+  }
+  if (step == 0) return Fail(k, "range() arg 3 must not be zero");
+  // Counted in double: start/stop may be anywhere in int64.
+  const double span = (static_cast<double>(stop) - static_cast<double>(start)) /
+                      static_cast<double>(step);
+  const double count = span <= 0 ? 0 : std::ceil(span);
+  if (count > static_cast<double>(kMaxRange)) {
+    return Fail(k, "range too big: the sandbox blocks ranges larger than %" PRId64,
+                kMaxRange);
+  }
+  const size_t n = static_cast<size_t>(count);
+  OCTET_RETURN_IF_ERROR(NewList(n, false, out));
+  for (size_t j = 0; j < n; ++j) {
+    out->list->items[j] = Value::Int(start + static_cast<int64_t>(j) * step);
+  }
+  return Status::Ok();
+}
+
+// dict(a=1, b=2)
+Status ChatRenderer::NewDictFromKeywords(const Args& args, Value* out) {
+  auto* dict = static_cast<DictObj*>(arena_->Alloc(sizeof(DictObj), alignof(DictObj)));
+  Value* keys = arena_->AllocArray<Value>(args.num_kw);
+  Value* values = arena_->AllocArray<Value>(args.num_kw);
+  if (dict == nullptr || keys == nullptr || values == nullptr) return OutOfScratch();
+  for (size_t j = 0; j < args.num_kw; ++j) {
+    keys[j] = Value::Str(args.kw_name[j], args.kw_len[j]);
+    values[j] = args.kw[j];
+  }
+  dict->keys = keys;
+  dict->values = values;
+  dict->size = args.num_kw;
+  *out = Value();
+  out->kind = VKind::kDict;
+  out->dict = dict;
+  return Status::Ok();
+}
+
+// namespace(a=1, b=2)
+Status ChatRenderer::NewNamespace(const Args& args, Value* out) {
+  auto* ns = static_cast<NsObj*>(arena_->Alloc(sizeof(NsObj), alignof(NsObj)));
+  if (ns == nullptr) return OutOfScratch();
+  ns->head = nullptr;
+  for (size_t j = args.num_kw; j > 0; --j) {
+    auto* e = static_cast<NsEntry*>(arena_->Alloc(sizeof(NsEntry), alignof(NsEntry)));
+    Value* stored = arena_->AllocArray<Value>(1);
+    if (e == nullptr || stored == nullptr) return OutOfScratch();
+    *stored = args.kw[j - 1];
+    e->name = args.kw_name[j - 1];
+    e->len = args.kw_len[j - 1];
+    e->value = stored;
+    e->next = ns->head;
+    ns->head = e;
+  }
+  *out = Value();
+  out->kind = VKind::kNamespace;
+  out->ns = ns;
+  return Status::Ok();
 }
 
 Status ChatRenderer::Strftime(int32_t k, const Value& format, Value* out) {

@@ -291,6 +291,9 @@ class ChatRenderer {
   // Calls
   Status CallMacro(int32_t node, const Value& macro, const Args& args, Value* out);
   Status CallBuiltin(int32_t node, int64_t id, const Args& args, Value* out);
+  Status Range(int32_t node, const Args& args, Value* out);
+  Status NewDictFromKeywords(const Args& args, Value* out);
+  Status NewNamespace(const Args& args, Value* out);
 
   // Methods (*handled is false for a method `obj` does not have).
   Status CallMethod(int32_t node, const Value& obj, const GetAttrExpr& method, const Args& args,
