@@ -447,17 +447,35 @@ Status ChatTemplateParser::ParseCondExpr(int32_t* out) {
   return Status::Ok();
 }
 
+// A left-associative operator node: *out (the left operand) op right.
+Status ChatTemplateParser::NewBinary(BinaryOp op, int32_t line, int32_t right, int32_t* out) {
+  int32_t node = -1;
+  OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kBinary, line, &node));
+  N(node).binary.op = op;
+  N(node).binary.left = *out;
+  N(node).binary.right = right;
+  *out = node;
+  return Status::Ok();
+}
+
+// `*out and right` or `*out or right` (kind kAnd or kOr).
+Status ChatTemplateParser::NewLogical(NodeKind kind, int32_t line, int32_t right, int32_t* out) {
+  int32_t node = -1;
+  OCTET_RETURN_IF_ERROR(NewNode(kind, line, &node));
+  N(node).logical.left = *out;
+  N(node).logical.right = right;
+  *out = node;
+  return Status::Ok();
+}
+
 Status ChatTemplateParser::ParseOr(int32_t* out) {
   OCTET_RETURN_IF_ERROR(ParseAnd(out));
   while (IsName("or")) {
     const int32_t line = Cur().line;
     Advance();
-    int32_t right = -1, node = -1;
+    int32_t right = -1;
     OCTET_RETURN_IF_ERROR(ParseAnd(&right));
-    OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kOr, line, &node));
-    N(node).logical.left = *out;
-    N(node).logical.right = right;
-    *out = node;
+    OCTET_RETURN_IF_ERROR(NewLogical(NodeKind::kOr, line, right, out));
   }
   return Status::Ok();
 }
@@ -467,12 +485,9 @@ Status ChatTemplateParser::ParseAnd(int32_t* out) {
   while (IsName("and")) {
     const int32_t line = Cur().line;
     Advance();
-    int32_t right = -1, node = -1;
+    int32_t right = -1;
     OCTET_RETURN_IF_ERROR(ParseNot(&right));
-    OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kAnd, line, &node));
-    N(node).logical.left = *out;
-    N(node).logical.right = right;
-    *out = node;
+    OCTET_RETURN_IF_ERROR(NewLogical(NodeKind::kAnd, line, right, out));
   }
   return Status::Ok();
 }
@@ -548,13 +563,9 @@ Status ChatTemplateParser::ParseMath1(int32_t* out) {
     const BinaryOp op = IsOp("+") ? kOpAdd : kOpSub;
     const int32_t line = Cur().line;
     Advance();
-    int32_t right = -1, node = -1;
+    int32_t right = -1;
     OCTET_RETURN_IF_ERROR(ParseConcat(&right));
-    OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kBinary, line, &node));
-    N(node).binary.op = op;
-    N(node).binary.left = *out;
-    N(node).binary.right = right;
-    *out = node;
+    OCTET_RETURN_IF_ERROR(NewBinary(op, line, right, out));
   }
   return Status::Ok();
 }
@@ -564,13 +575,9 @@ Status ChatTemplateParser::ParseConcat(int32_t* out) {
   while (IsOp("~")) {
     const int32_t line = Cur().line;
     Advance();
-    int32_t right = -1, node = -1;
+    int32_t right = -1;
     OCTET_RETURN_IF_ERROR(ParseMath2(&right));
-    OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kBinary, line, &node));
-    N(node).binary.op = kOpConcat;
-    N(node).binary.left = *out;
-    N(node).binary.right = right;
-    *out = node;
+    OCTET_RETURN_IF_ERROR(NewBinary(kOpConcat, line, right, out));
   }
   return Status::Ok();
 }
@@ -592,13 +599,9 @@ Status ChatTemplateParser::ParseMath2(int32_t* out) {
     }
     const int32_t line = Cur().line;
     Advance();
-    int32_t right = -1, node = -1;
+    int32_t right = -1;
     OCTET_RETURN_IF_ERROR(ParsePow(&right));
-    OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kBinary, line, &node));
-    N(node).binary.op = op;
-    N(node).binary.left = *out;
-    N(node).binary.right = right;
-    *out = node;
+    OCTET_RETURN_IF_ERROR(NewBinary(op, line, right, out));
   }
   return Status::Ok();
 }
@@ -608,13 +611,9 @@ Status ChatTemplateParser::ParsePow(int32_t* out) {
   while (IsOp("**")) {
     const int32_t line = Cur().line;
     Advance();
-    int32_t right = -1, node = -1;
+    int32_t right = -1;
     OCTET_RETURN_IF_ERROR(ParseUnary(true, &right));
-    OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kBinary, line, &node));
-    N(node).binary.op = kOpPow;
-    N(node).binary.left = *out;
-    N(node).binary.right = right;
-    *out = node;
+    OCTET_RETURN_IF_ERROR(NewBinary(kOpPow, line, right, out));
   }
   return Status::Ok();
 }

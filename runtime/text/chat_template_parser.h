@@ -136,6 +136,8 @@ class ChatTemplateParser {
   Status ParseAssignTarget(bool with_namespace, const char* extra_end, int32_t* out);
   Status ParseExpression(bool with_condexpr, int32_t* out);
   Status ParseCondExpr(int32_t* out);
+  Status NewBinary(BinaryOp op, int32_t line, int32_t right, int32_t* out);
+  Status NewLogical(NodeKind kind, int32_t line, int32_t right, int32_t* out);
   Status ParseOr(int32_t* out);
   Status ParseAnd(int32_t* out);
   Status ParseNot(int32_t* out);
