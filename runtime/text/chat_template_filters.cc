@@ -272,6 +272,34 @@ Status ChatRenderer::FilterTrim(int32_t k, const Value& value, const Args& args,
   return Strip(k, s, chars, true, true, out);
 }
 
+// `is lower` / `is upper`: some cased letter, and all of them in that case.
+Status ChatRenderer::TestCase(int32_t k, const Value& value, bool lower, bool* out) {
+  Value s;
+  OCTET_RETURN_IF_ERROR(ToStr(k, value, &s));
+  bool cased = false, ok = true;
+  for (size_t j = 0; j < s.n; ++j) {
+    const char c = s.s[j];
+    if (IsAsciiAlpha(c)) {
+      cased = true;
+      ok = ok && (lower ? AsciiLower(c) == c : AsciiUpper(c) == c);
+    }
+  }
+  *out = cased && ok;
+  return Status::Ok();
+}
+
+// Python's `is`: the same object (strings: the same bytes in memory).
+bool ChatRenderer::SameAs(const Value& value, const Value& arg) const {
+  if (value.kind != arg.kind) return false;
+  if (value.kind == VKind::kNone || value.kind == VKind::kUndefined) {
+    return value.kind == VKind::kNone;
+  }
+  if (value.kind == VKind::kBool) return value.b == arg.b;
+  if (value.kind == VKind::kList) return value.list == arg.list;
+  if (value.kind == VKind::kDict) return value.dict == arg.dict;
+  return Equals(value, arg) && (!value.is_string() || value.s == arg.s);
+}
+
 Status ChatRenderer::ApplyTest(int32_t k, TestId id, const Value& value, const Args& args,
                                bool* out) {
   const Value* arg = args.Get(0, "");
@@ -298,21 +326,8 @@ Status ChatRenderer::ApplyTest(int32_t k, TestId id, const Value& value, const A
       *out = value.is_undefined() || value.is_string() || value.kind == VKind::kList ||
              value.kind == VKind::kDict || (id == kTestIterable && value.kind == VKind::kLoop);
       return Status::Ok();
-    case kTestLower:
-    case kTestUpper: {
-      Value s;
-      OCTET_RETURN_IF_ERROR(ToStr(k, value, &s));
-      bool cased = false, ok = true;
-      for (size_t j = 0; j < s.n; ++j) {
-        const char c = s.s[j];
-        if (IsAsciiAlpha(c)) {
-          cased = true;
-          ok = ok && (id == kTestLower ? AsciiLower(c) == c : AsciiUpper(c) == c);
-        }
-      }
-      *out = cased && ok;
-      return Status::Ok();
-    }
+    case kTestLower: return TestCase(k, value, true, out);
+    case kTestUpper: return TestCase(k, value, false, out);
     case kTestEven:
     case kTestOdd:
       if (!IsIntLike(value)) return Fail(k, "even/odd need an integer");
@@ -346,19 +361,7 @@ Status ChatRenderer::ApplyTest(int32_t k, TestId id, const Value& value, const A
       return Contains(k, *arg, value, out);
     case kTestSameas:
       OCTET_RETURN_IF_ERROR(need_arg());
-      if (value.kind != arg->kind) {
-        *out = false;
-      } else if (value.kind == VKind::kNone || value.kind == VKind::kUndefined) {
-        *out = value.kind == VKind::kNone;
-      } else if (value.kind == VKind::kBool) {
-        *out = value.b == arg->b;
-      } else if (value.kind == VKind::kList) {
-        *out = value.list == arg->list;
-      } else if (value.kind == VKind::kDict) {
-        *out = value.dict == arg->dict;
-      } else {
-        *out = Equals(value, *arg) && (!value.is_string() || value.s == arg->s);
-      }
+      *out = SameAs(value, *arg);
       return Status::Ok();
     default:
       return Fail(k, "internal: unknown test");

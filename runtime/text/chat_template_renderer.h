@@ -324,6 +324,8 @@ class ChatRenderer {
   Status FilterTrim(int32_t node, const Value& value, const Args& args, Value* out);
   Status SelectAttr(int32_t node, const Value& seq, const Args& args, bool reject, Value* out);
   Status ApplyTest(int32_t node, TestId id, const Value& value, const Args& args, bool* out);
+  Status TestCase(int32_t node, const Value& value, bool lower, bool* out);
+  bool SameAs(const Value& value, const Value& arg) const;
 
   // Conversions
   Status ToStr(int32_t node, const Value& v, Value* out);
