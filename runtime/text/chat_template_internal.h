@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace octet::text {
 
@@ -273,6 +274,7 @@ struct ChatTemplateNode {
     }
   }
 };
+static_assert(std::is_trivially_copyable_v<ChatTemplateNode>, "the parser reallocs the node array");
 
 // Python's str.isspace() for one code point.
 inline bool IsPythonSpace(uint32_t cp) {
