@@ -1,58 +1,34 @@
-// The chat template's node tree, shared by the parser and the renderer.
-// Nodes live in one array and refer to each other by index (-1 = none);
-// lists (statements of a body, call arguments, list items) are chained
-// through `next`. Names and decoded string literals are slices of one pool.
+// The chat template's node tree, shared by the parser and the renderer: typed
+// nodes in one array that refer to each other by index (-1 = none), and the
+// ids every name of a filter, test, method, attribute, global or operator is
+// resolved to at parse time. Names and decoded string literals are slices of
+// one pool.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace octet::text {
 
 enum class NodeKind : uint8_t {
   // Statements
-  kText,       // str: literal output
-  kOutput,     // a: expression
-  kIf,         // a: condition, b: body, c: else body (an elif is an kIf there)
-  kFor,        // a: target (kName or kTuple of kName), b: iterable, c: body,
-               // d: else body, e: filter condition
-  kSet,        // a: target (kName, kTuple of kName, or kGetAttr of a kName), b: value
-  kSetBlock,   // a: target kName, b: body
-  kMacro,      // str: name, a: first kParam, b: body
-  kBreak,
-  kContinue,
-  kScope,      // b: body (HF's {% generation %}: renders its body as is)
+  kText, kOutput, kIf, kFor, kSet, kSetBlock, kMacro, kBreak, kContinue,
+  kScope,  // HF's {% generation %}: renders its body as is
   // Expressions
-  kConst,      // op: ConstKind; i / f / str
-  kName,       // str
-  kList,       // a: first item
-  kTuple,      // a: first item
-  kDict,       // a: first kPair
-  kPair,       // a: key, b: value
-  kGetAttr,    // a: object, str: attribute
-  kGetItem,    // a: object, b: key
-  kSlice,      // a: object, b: start, c: stop, d: step (each may be -1)
-  kCall,       // a: callee, b: first kArg
-  kArg,        // a: value, str: keyword (empty for positional)
-  kParam,      // str: name, a: default value or -1
-  kFilter,     // op: FilterId, a: value, b: first kArg
-  kTest,       // op: TestId, a: value, b: first kArg, i: 1 when negated
-  kUnary,      // op: '-', '+' or 'n' (not), a
-  kBinary,     // op: BinaryOp, a, b
-  kCompare,    // a: first operand, b: first kCompareOp
-  kCompareOp,  // op: CompareOp, a: operand
-  kAnd,        // a, b
-  kOr,         // a, b
-  kCond,       // a: value, b: condition, c: else value or -1
+  kConst, kName, kList, kTuple, kDict, kPair, kGetAttr, kGetItem, kSlice, kCall, kArg, kParam,
+  kFilter, kTest, kUnary, kBinary, kCompare, kCompareOp, kAnd, kOr, kCond,
 };
 
-enum ConstKind : uint16_t { kConstNone, kConstBool, kConstInt, kConstFloat, kConstString };
+enum ConstKind : uint8_t { kConstNone, kConstBool, kConstInt, kConstFloat, kConstString };
 
-enum BinaryOp : uint16_t {
+enum UnaryOp : uint8_t { kUnaryNot, kUnaryMinus, kUnaryPlus };
+
+enum BinaryOp : uint8_t {
   kOpAdd, kOpSub, kOpMul, kOpDiv, kOpFloorDiv, kOpMod, kOpPow, kOpConcat,
 };
 
-enum CompareOp : uint16_t { kCmpEq, kCmpNe, kCmpLt, kCmpLe, kCmpGt, kCmpGe, kCmpIn, kCmpNotIn };
+enum CompareOp : uint8_t { kCmpEq, kCmpNe, kCmpLt, kCmpLe, kCmpGt, kCmpGe, kCmpIn, kCmpNotIn };
 
 enum FilterId : uint16_t {
   kFilterAbs, kFilterCapitalize, kFilterCount, kFilterDefault, kFilterFirst,
@@ -69,6 +45,29 @@ enum TestId : uint16_t {
   kTestString, kTestTrue, kTestUndefined, kTestUpper,
 };
 
+// Attribute names with a meaning of their own: the loop object's attributes
+// and the methods of strings and dicts. Resolved at parse time for `x.name`
+// (AttrIdOf at render time for a key that is a value, `x['name']`).
+enum class AttrId : uint8_t {
+  kOther,
+  // loop.*
+  kIndex, kIndex0, kRevindex, kRevindex0, kFirst, kLast, kLength, kDepth, kDepth0, kPrevitem,
+  kNextitem,
+  // The methods a template may call: on strings (kStrip..kCapitalize) and on
+  // dicts (kItems..kGet).
+  kStrip, kLstrip, kRstrip, kSplit, kStartswith, kEndswith, kUpper, kLower, kReplace, kTitle,
+  kCapitalize, kItems, kKeys, kValues, kGet,
+  // Dict methods a template may read but not call.
+  kPop, kUpdate, kCopy, kClear, kSetdefault, kPopitem, kFromkeys,
+};
+
+// The names a template reads from the render's globals (kUser: any other
+// name, looked up among the caller's variables only). Resolved at parse time.
+enum class GlobalId : uint8_t {
+  kUser, kMessages, kAddGenerationPrompt, kBosToken, kEosToken, kTools, kDocuments,
+  kRange, kNamespace, kDict, kRaiseException, kStrftimeNow,
+};
+
 // Jinja names of the filters and tests above, in enum order; several names
 // may map to one id (aliases such as `d` and `equalto`).
 struct NamedId {
@@ -81,22 +80,201 @@ extern const NamedId kTestNames[];
 extern const size_t kNumTestNames;
 const char* FilterName(uint16_t id);
 const char* TestName(uint16_t id);
+// The id of a filter or test name; false for a name outside the subset.
+bool FindFilter(const char* name, size_t len, FilterId* id);
+bool FindTest(const char* name, size_t len, TestId* id);
+AttrId AttrIdOf(const char* name, size_t len);
+GlobalId GlobalIdOf(const char* name, size_t len);
 
-// Methods the renderer knows (on strings, dicts and the loop object); a call
-// of any other `.name(...)` is refused at parse time.
-extern const char* const kMethodNames[];
-extern const size_t kNumMethodNames;
+// A method that a template may call (any other `.name(...)` is refused at
+// parse time).
+inline bool IsCallableMethod(AttrId id) { return id >= AttrId::kStrip && id <= AttrId::kGet; }
+inline bool IsDictMethod(AttrId id) { return id >= AttrId::kItems; }
 
-struct ChatTemplateNode {
-  NodeKind kind;
-  uint16_t op = 0;
-  int32_t line = 0;
-  int32_t a = -1, b = -1, c = -1, d = -1, e = -1;
-  int32_t next = -1;
-  uint32_t str = 0, str_len = 0;  // slice of the string pool
-  int64_t i = 0;
-  double f = 0.0;
+// A slice of the template's string pool (names and decoded literals).
+struct PoolStr {
+  uint32_t offset = 0, size = 0;
 };
+
+// The payload of each node kind. Fields that name nodes are indices into the
+// node array, -1 for none; lists (statements of a body, call arguments, list
+// items, dict pairs, macro parameters, comparison operators) chain through
+// ChatTemplateNode::next.
+struct TextStmt {
+  PoolStr text;
+};
+struct OutputStmt {
+  int32_t expr = -1;
+};
+struct IfStmt {
+  int32_t cond = -1, body = -1;
+  int32_t else_body = -1;  // an elif is a single kIf statement here
+};
+struct ForStmt {
+  int32_t target = -1;  // a kName or a kTuple of kName
+  int32_t iterable = -1, body = -1, else_body = -1;
+  int32_t filter = -1;  // the loop's `if` condition
+};
+struct SetStmt {
+  int32_t target = -1;  // a kName, a kTuple of kName, or a kGetAttr of a kName
+  int32_t value = -1;
+};
+struct SetBlockStmt {
+  int32_t target = -1, body = -1;  // target: a kName
+};
+struct MacroStmt {
+  PoolStr name;
+  int32_t first_param = -1, body = -1;
+};
+struct ScopeStmt {
+  int32_t body = -1;
+};
+struct ConstExpr {
+  ConstKind kind = kConstNone;
+  int64_t integer = 0;  // kConstBool (0 or 1), kConstInt
+  double real = 0.0;    // kConstFloat
+  PoolStr string;       // kConstString
+};
+struct NameExpr {
+  PoolStr name;
+  GlobalId global = GlobalId::kUser;
+};
+struct SeqExpr {
+  int32_t first = -1;  // kList, kTuple: the first item; kDict: the first kPair
+};
+struct PairExpr {
+  int32_t key = -1, value = -1;
+};
+struct GetAttrExpr {
+  int32_t object = -1;
+  PoolStr attr;
+  AttrId id = AttrId::kOther;
+};
+struct GetItemExpr {
+  int32_t object = -1, key = -1;
+};
+struct SliceExpr {
+  int32_t object = -1, start = -1, stop = -1, step = -1;
+};
+struct CallExpr {
+  int32_t callee = -1, first_arg = -1;
+};
+struct ArgExpr {
+  int32_t value = -1;
+  PoolStr keyword;  // empty for a positional argument
+};
+struct ParamDecl {
+  PoolStr name;
+  int32_t default_value = -1;
+};
+struct FilterExpr {
+  FilterId id = kFilterSafe;
+  int32_t value = -1, first_arg = -1;
+};
+struct TestExpr {
+  TestId id = kTestDefined;
+  bool negated = false;
+  int32_t value = -1, first_arg = -1;
+};
+struct UnaryExpr {
+  UnaryOp op = kUnaryNot;
+  int32_t operand = -1;
+};
+struct BinaryExpr {
+  BinaryOp op = kOpAdd;
+  int32_t left = -1, right = -1;
+};
+struct LogicalExpr {  // kAnd, kOr
+  int32_t left = -1, right = -1;
+};
+struct CompareExpr {
+  int32_t first = -1;     // the first operand
+  int32_t first_op = -1;  // the first kCompareOp
+};
+struct CompareOpExpr {
+  CompareOp op = kCmpEq;
+  int32_t operand = -1;
+};
+struct CondExpr {
+  int32_t value = -1, cond = -1, else_value = -1;
+};
+
+// One node: its kind, and the payload of that kind (the union member named
+// after it). Trivially copyable: the parser grows the node array with realloc.
+struct ChatTemplateNode {
+  explicit ChatTemplateNode(NodeKind k = NodeKind::kText) : kind(k), text() { InitPayload(); }
+
+  NodeKind kind;
+  int32_t line = 0;
+  int32_t next = -1;
+  union {
+    TextStmt text;
+    OutputStmt output;
+    IfStmt if_stmt;
+    ForStmt for_stmt;
+    SetStmt set;
+    SetBlockStmt set_block;
+    MacroStmt macro;
+    ScopeStmt scope;
+    ConstExpr constant;
+    NameExpr name;
+    SeqExpr seq;
+    PairExpr pair;
+    GetAttrExpr get_attr;
+    GetItemExpr get_item;
+    SliceExpr slice;
+    CallExpr call;
+    ArgExpr arg;
+    ParamDecl param;
+    FilterExpr filter;
+    TestExpr test;
+    UnaryExpr unary;
+    BinaryExpr binary;
+    LogicalExpr logical;
+    CompareExpr compare;
+    CompareOpExpr compare_op;
+    CondExpr cond;
+  };
+
+ private:
+  // Makes the member for `kind` the union's active one, with its defaults.
+  void InitPayload() {
+    switch (kind) {
+      case NodeKind::kText: text = TextStmt(); break;
+      case NodeKind::kOutput: output = OutputStmt(); break;
+      case NodeKind::kIf: if_stmt = IfStmt(); break;
+      case NodeKind::kFor: for_stmt = ForStmt(); break;
+      case NodeKind::kSet: set = SetStmt(); break;
+      case NodeKind::kSetBlock: set_block = SetBlockStmt(); break;
+      case NodeKind::kMacro: macro = MacroStmt(); break;
+      case NodeKind::kBreak:
+      case NodeKind::kContinue: break;
+      case NodeKind::kScope: scope = ScopeStmt(); break;
+      case NodeKind::kConst: constant = ConstExpr(); break;
+      case NodeKind::kName: name = NameExpr(); break;
+      case NodeKind::kList:
+      case NodeKind::kTuple:
+      case NodeKind::kDict: seq = SeqExpr(); break;
+      case NodeKind::kPair: pair = PairExpr(); break;
+      case NodeKind::kGetAttr: get_attr = GetAttrExpr(); break;
+      case NodeKind::kGetItem: get_item = GetItemExpr(); break;
+      case NodeKind::kSlice: slice = SliceExpr(); break;
+      case NodeKind::kCall: call = CallExpr(); break;
+      case NodeKind::kArg: arg = ArgExpr(); break;
+      case NodeKind::kParam: param = ParamDecl(); break;
+      case NodeKind::kFilter: filter = FilterExpr(); break;
+      case NodeKind::kTest: test = TestExpr(); break;
+      case NodeKind::kUnary: unary = UnaryExpr(); break;
+      case NodeKind::kBinary: binary = BinaryExpr(); break;
+      case NodeKind::kAnd:
+      case NodeKind::kOr: logical = LogicalExpr(); break;
+      case NodeKind::kCompare: compare = CompareExpr(); break;
+      case NodeKind::kCompareOp: compare_op = CompareOpExpr(); break;
+      case NodeKind::kCond: cond = CondExpr(); break;
+    }
+  }
+};
+static_assert(std::is_trivially_copyable_v<ChatTemplateNode>, "the parser reallocs the node array");
 
 // Python's str.isspace() for one code point.
 inline bool IsPythonSpace(uint32_t cp) {

@@ -1,244 +1,21 @@
-// Chat template parsing: jinja2's lexer rules (trim_blocks, lstrip_blocks,
-// `-`/`+` whitespace control, newline normalization, one trailing newline
-// dropped) and a recursive-descent parser with jinja2's precedence. Every
-// construct outside the subset is refused here, with its line.
+// Chat template parsing: newline normalization (one trailing newline dropped,
+// as jinja2 does), then a recursive-descent parser with jinja2's precedence
+// over the lexer's tokens. Every construct outside the subset is refused here,
+// with its line.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <string_view>
 #include <utility>
 
-#include "text/chat_template.h"
-#include "text/chat_template_internal.h"
+#include "text/chat_template_parser.h"
 
 namespace octet::text {
-
-const NamedId kFilterNames[] = {
-    {"abs", kFilterAbs},           {"capitalize", kFilterCapitalize}, {"count", kFilterCount},
-    {"d", kFilterDefault},         {"default", kFilterDefault},
-    {"first", kFilterFirst},       {"float", kFilterFloat},           {"indent", kFilterIndent},
-    {"int", kFilterInt},           {"items", kFilterItems},           {"join", kFilterJoin},
-    {"last", kFilterLast},         {"length", kFilterLength},         {"list", kFilterList},
-    {"lower", kFilterLower},       {"map", kFilterMap},               {"rejectattr", kFilterRejectattr},
-    {"replace", kFilterReplace},   {"reverse", kFilterReverse},       {"safe", kFilterSafe},
-    {"selectattr", kFilterSelectattr}, {"string", kFilterString},     {"title", kFilterTitle},
-    {"tojson", kFilterTojson},     {"trim", kFilterTrim},             {"upper", kFilterUpper},
-};
-const size_t kNumFilterNames = sizeof(kFilterNames) / sizeof(kFilterNames[0]);
-
-const NamedId kTestNames[] = {
-    {"boolean", kTestBoolean},   {"defined", kTestDefined}, {"divisibleby", kTestDivisibleby},
-    {"eq", kTestEq},             {"equalto", kTestEq},      {"==", kTestEq},
-    {"even", kTestEven},         {"false", kTestFalse},     {"float", kTestFloat},
-    {"ge", kTestGe},             {">=", kTestGe},           {"gt", kTestGt},
-    {"greaterthan", kTestGt},    {">", kTestGt},            {"in", kTestIn},
-    {"integer", kTestInteger},   {"iterable", kTestIterable}, {"le", kTestLe},
-    {"<=", kTestLe},             {"lower", kTestLower},     {"lt", kTestLt},
-    {"lessthan", kTestLt},       {"<", kTestLt},            {"mapping", kTestMapping},
-    {"ne", kTestNe},             {"!=", kTestNe},           {"none", kTestNone},
-    {"number", kTestNumber},     {"odd", kTestOdd},         {"sameas", kTestSameas},
-    {"sequence", kTestSequence}, {"string", kTestString},   {"true", kTestTrue},
-    {"undefined", kTestUndefined}, {"upper", kTestUpper},
-};
-const size_t kNumTestNames = sizeof(kTestNames) / sizeof(kTestNames[0]);
-
-const char* const kMethodNames[] = {
-    "strip", "lstrip", "rstrip", "split", "startswith", "endswith", "upper", "lower",
-    "replace", "title", "capitalize", "items", "keys", "values", "get",
-};
-const size_t kNumMethodNames = sizeof(kMethodNames) / sizeof(kMethodNames[0]);
-
 namespace {
 
-const char* NameOf(const NamedId* table, size_t n, uint16_t id) {
-  for (size_t k = 0; k < n; ++k) {
-    if (table[k].id == id) return table[k].name;
-  }
-  return "?";
-}
+using chat_parse::kMaxParseDepth;
 
-}  // namespace
-
-const char* FilterName(uint16_t id) { return NameOf(kFilterNames, kNumFilterNames, id); }
-const char* TestName(uint16_t id) { return NameOf(kTestNames, kNumTestNames, id); }
-
-namespace {
-
-constexpr int kMaxParseDepth = 96;
 constexpr size_t kMaxSourceBytes = size_t{1} << 24;
-
-// A growable array for load-time use: malloc/realloc, no exceptions; a failed
-// growth is sticky and reported once as kOutOfMemory.
-template <typename T>
-class GrowArray {
- public:
-  ~GrowArray() { std::free(data_); }
-  bool Push(const T& value) {
-    if (size_ == cap_ && !Grow(size_ + 1)) return false;
-    data_[size_++] = value;
-    return true;
-  }
-  bool Append(const T* values, size_t n) {
-    if (size_ + n > cap_ && !Grow(size_ + n)) return false;
-    if (n > 0) std::memcpy(data_ + size_, values, n * sizeof(T));
-    size_ += n;
-    return true;
-  }
-  T* Release() {
-    T* d = data_;
-    data_ = nullptr;
-    size_ = cap_ = 0;
-    return d;
-  }
-  T* data() { return data_; }
-  const T* data() const { return data_; }
-  size_t size() const { return size_; }
-  T& operator[](size_t k) { return data_[k]; }
-  const T& operator[](size_t k) const { return data_[k]; }
-
- private:
-  bool Grow(size_t need) {
-    size_t cap = cap_ == 0 ? 64 : cap_;
-    while (cap < need) cap *= 2;
-    void* p = std::realloc(data_, cap * sizeof(T));
-    if (p == nullptr) return false;
-    data_ = static_cast<T*>(p);
-    cap_ = cap;
-    return true;
-  }
-  T* data_ = nullptr;
-  size_t size_ = 0, cap_ = 0;
-};
-
-enum class Tok : uint8_t {
-  kData, kVarBegin, kVarEnd, kBlockBegin, kBlockEnd, kName, kString, kInt, kFloat, kOp, kEof,
-};
-
-struct Token {
-  Tok type;
-  int32_t line;
-  uint32_t off, len;  // kData/kString: slice of the string pool; others: of the source
-  int64_t i = 0;
-  double f = 0.0;
-};
-
-bool IsAsciiSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsNameStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool IsNameChar(char c) { return IsNameStart(c) || IsDigit(c); }
-
-// Length of text[0, n) without its trailing Python whitespace.
-size_t RstripLength(const char* s, size_t n) {
-  while (n > 0) {
-    const size_t start = PrevCodePointStart(s, n);
-    size_t k = start;
-    const uint32_t cp = DecodeLenient(s, n, &k);
-    if (!IsPythonSpace(cp)) break;
-    n = start;
-  }
-  return n;
-}
-
-// Bytes of Python whitespace at the start of s[0, n).
-size_t LeadingSpace(const char* s, size_t n) {
-  size_t k = 0;
-  while (k < n) {
-    size_t next = k;
-    const uint32_t cp = DecodeLenient(s, n, &next);
-    if (!IsPythonSpace(cp)) break;
-    k = next;
-  }
-  return k;
-}
-
-}  // namespace
-
-class ChatTemplateParser {
- public:
-  Status Run(std::string_view source, ChatTemplate* out);
-
- private:
-  // --- lexing ---
-  Status Lex();
-  Status LexTag(size_t* pos, bool block, int32_t* line);
-  Status LexString(size_t* pos, int32_t line);
-  Status LexNumber(size_t* pos, int32_t line);
-  bool PushToken(Tok type, int32_t line, uint32_t off, uint32_t len) {
-    Token t{type, line, off, len};
-    return tokens_.Push(t);
-  }
-  bool PoolAppend(const char* s, size_t n) { return pool_.Append(s, n); }
-
-  // --- parsing ---
-  const Token& Cur() const { return tokens_[pos_]; }
-  const Token& Peek(size_t ahead) const {
-    const size_t k = pos_ + ahead;
-    return tokens_[k < tokens_.size() ? k : tokens_.size() - 1];
-  }
-  std::string_view TokText(const Token& t) const {
-    if (t.type == Tok::kData || t.type == Tok::kString) return {pool_.data() + t.off, t.len};
-    return {src_.data() + t.off, t.len};
-  }
-  bool IsOp(const char* op) const { return Cur().type == Tok::kOp && TokText(Cur()) == op; }
-  bool IsName(const char* name) const { return Cur().type == Tok::kName && TokText(Cur()) == name; }
-  bool PeekIsName(size_t ahead, const char* name) const {
-    return Peek(ahead).type == Tok::kName && TokText(Peek(ahead)) == name;
-  }
-  void Advance() {
-    if (pos_ + 1 < tokens_.size()) ++pos_;
-  }
-  Status Expect(const char* op);
-  Status Syntax(const char* what);
-  Status Unsupported(const char* what, std::string_view name = {});
-
-  Status NewNode(NodeKind kind, int32_t line, int32_t* index);
-  ChatTemplateNode& N(int32_t index) { return nodes_[static_cast<size_t>(index)]; }
-  Status InternName(std::string_view text, ChatTemplateNode* node);
-
-  Status ParseBody(const char* const* end_tags, size_t num_end_tags, int32_t* first,
-                   std::string_view* end_tag);
-  Status ParseStatement(int32_t* index);
-  Status ParseIf(int32_t line, int32_t* index, std::string_view* end_tag);
-  Status ParseFor(int32_t line, int32_t* index);
-  Status ParseSet(int32_t line, int32_t* index);
-  Status ParseMacro(int32_t line, int32_t* index);
-  Status ExpectBlockEnd();
-
-  Status ParseTuple(bool with_condexpr, const char* extra_end, bool explicit_parens, int32_t* out);
-  Status ParseAssignTarget(bool with_namespace, const char* extra_end, int32_t* out);
-  Status ParseExpression(bool with_condexpr, int32_t* out);
-  Status ParseCondExpr(int32_t* out);
-  Status ParseOr(int32_t* out);
-  Status ParseAnd(int32_t* out);
-  Status ParseNot(int32_t* out);
-  Status ParseCompare(int32_t* out);
-  Status ParseMath1(int32_t* out);
-  Status ParseConcat(int32_t* out);
-  Status ParseMath2(int32_t* out);
-  Status ParsePow(int32_t* out);
-  Status ParseUnary(bool with_filter, int32_t* out);
-  Status ParsePrimary(int32_t* out);
-  Status ParsePostfix(int32_t* node);
-  Status ParseFilterExpr(int32_t* node);
-  Status ParseSubscript(int32_t* node);
-  Status ParseCallArgs(int32_t* first_arg);
-  Status ParseCall(int32_t* node);
-  Status ParseFilter(int32_t* node);
-  Status ParseTest(int32_t* node);
-
-  std::string_view src_;
-  GrowArray<char> text_;  // the normalized source
-  GrowArray<char> pool_;
-  GrowArray<Token> tokens_;
-  GrowArray<ChatTemplateNode> nodes_;
-  size_t pos_ = 0;
-  int depth_ = 0;
-  int loop_depth_ = 0;
-  int macro_depth_ = 0;
-};
-
-namespace {
 
 // RAII depth guard: nesting beyond kMaxParseDepth is refused (bounded stack).
 class DepthGuard {
@@ -284,8 +61,7 @@ Status ChatTemplateParser::Expect(const char* op) {
 }
 
 Status ChatTemplateParser::NewNode(NodeKind kind, int32_t line, int32_t* index) {
-  ChatTemplateNode node;
-  node.kind = kind;
+  ChatTemplateNode node(kind);
   node.line = line;
   if (nodes_.size() >= (size_t{1} << 30) || !nodes_.Push(node)) {
     return Status(StatusCode::kOutOfMemory, "chat_template: out of memory while parsing");
@@ -294,387 +70,20 @@ Status ChatTemplateParser::NewNode(NodeKind kind, int32_t line, int32_t* index) 
   return Status::Ok();
 }
 
-Status ChatTemplateParser::InternName(std::string_view text, ChatTemplateNode* node) {
-  node->str = static_cast<uint32_t>(pool_.size());
-  node->str_len = static_cast<uint32_t>(text.size());
+Status ChatTemplateParser::Intern(std::string_view text, PoolStr* out) {
+  out->offset = static_cast<uint32_t>(pool_.size());
+  out->size = static_cast<uint32_t>(text.size());
   if (!PoolAppend(text.data(), text.size())) {
     return Status(StatusCode::kOutOfMemory, "chat_template: out of memory while parsing");
   }
   return Status::Ok();
 }
 
-// ----------------------------------------------------------------- lexer ---
-
-Status ChatTemplateParser::Lex() {
-  const char* s = src_.data();
-  const size_t n = src_.size();
-  size_t pos = 0;
-  int32_t line = 1;
-  bool line_starting = true;
-  const Status oom(StatusCode::kOutOfMemory, "chat_template: out of memory while parsing");
-  while (pos < n) {
-    // The next tag opener.
-    size_t tag = pos;
-    char kind = 0;
-    while (tag + 1 < n) {
-      if (s[tag] == '{' && (s[tag + 1] == '{' || s[tag + 1] == '%' || s[tag + 1] == '#')) {
-        kind = s[tag + 1];
-        break;
-      }
-      ++tag;
-    }
-    if (kind == 0) tag = n;
-    size_t text_len = tag - pos;
-    const char sign = (kind != 0 && tag + 2 < n) ? s[tag + 2] : 0;
-    if (kind != 0 && sign == '-') {
-      text_len = RstripLength(s + pos, text_len);
-    } else if (kind != 0 && kind != '{' && sign != '+') {
-      // lstrip_blocks: only whitespace between the line start and a block or comment tag.
-      size_t l_pos = 0;
-      for (size_t k = text_len; k > 0; --k) {
-        if (s[pos + k - 1] == '\n') {
-          l_pos = k;
-          break;
-        }
-      }
-      if ((l_pos > 0 || line_starting) && l_pos < text_len &&
-          LeadingSpace(s + pos + l_pos, text_len - l_pos) == text_len - l_pos) {
-        text_len = l_pos;
-      }
-    }
-    if (text_len > 0) {
-      Token t{Tok::kData, line, static_cast<uint32_t>(pool_.size()),
-              static_cast<uint32_t>(text_len)};
-      if (!PoolAppend(s + pos, text_len) || !tokens_.Push(t)) return oom;
-    }
-    for (size_t k = pos; k < tag; ++k) line += s[k] == '\n';
-    if (kind == 0) break;
-    pos = tag + 2;
-    if (sign == '-' || sign == '+') ++pos;
-    if (kind == '#') {
-      size_t end = pos;
-      while (end + 1 < n && !(s[end] == '#' && s[end + 1] == '}')) ++end;
-      if (end + 1 >= n) {
-        Token t{Tok::kEof, line, 0, 0};
-        tokens_.Push(t);
-        pos_ = tokens_.size() - 1;
-        return Syntax("unterminated comment");
-      }
-      const char close_sign = end > pos ? s[end - 1] : 0;
-      for (size_t k = pos; k < end; ++k) line += s[k] == '\n';
-      pos = end + 2;
-      if (close_sign == '-') {
-        const size_t skip = LeadingSpace(s + pos, n - pos);
-        for (size_t k = pos; k < pos + skip; ++k) line += s[k] == '\n';
-        pos += skip;
-        line_starting = skip > 0 && s[pos - 1] == '\n';
-      } else if (close_sign != '+' && pos < n && s[pos] == '\n') {
-        ++pos;
-        ++line;
-        line_starting = true;
-      } else {
-        line_starting = false;
-      }
-      continue;
-    }
-    const bool block = kind == '%';
-    if (!PushToken(block ? Tok::kBlockBegin : Tok::kVarBegin, line, static_cast<uint32_t>(tag), 2)) {
-      return oom;
-    }
-    OCTET_RETURN_IF_ERROR(LexTag(&pos, block, &line));
-    line_starting = pos > 0 && s[pos - 1] == '\n';
-  }
-  if (!PushToken(Tok::kEof, line, 0, 0)) return oom;
-  return Status::Ok();
-}
-
-Status ChatTemplateParser::LexTag(size_t* pos_io, bool block, int32_t* line) {
-  const char* s = src_.data();
-  const size_t n = src_.size();
-  size_t pos = *pos_io;
-  int balance = 0;
-  char stack[kMaxParseDepth];
-  const Status oom(StatusCode::kOutOfMemory, "chat_template: out of memory while parsing");
-  for (;;) {
-    while (pos < n && IsAsciiSpace(s[pos])) {
-      *line += s[pos] == '\n';
-      ++pos;
-    }
-    if (pos >= n) {
-      PushToken(Tok::kEof, *line, 0, 0);
-      pos_ = tokens_.size() - 1;
-      return Syntax(block ? "unterminated block tag" : "unterminated expression");
-    }
-    const char c = s[pos];
-    if (balance == 0) {
-      const char close = block ? '%' : '}';
-      size_t end_len = 0;
-      char end_sign = 0;
-      if (c == close && pos + 1 < n && s[pos + 1] == '}') {
-        end_len = 2;
-      } else if ((c == '-' || (block && c == '+')) && pos + 2 < n && s[pos + 1] == close &&
-                 s[pos + 2] == '}') {
-        end_len = 3;
-        end_sign = c;
-      }
-      if (end_len > 0) {
-        if (!PushToken(block ? Tok::kBlockEnd : Tok::kVarEnd, *line, static_cast<uint32_t>(pos),
-                       static_cast<uint32_t>(end_len))) {
-          return oom;
-        }
-        pos += end_len;
-        if (end_sign == '-') {
-          const size_t skip = LeadingSpace(s + pos, n - pos);
-          for (size_t k = pos; k < pos + skip; ++k) *line += s[k] == '\n';
-          pos += skip;
-        } else if (block && end_sign == 0 && pos < n && s[pos] == '\n') {
-          ++pos;  // trim_blocks
-          ++*line;
-        }
-        *pos_io = pos;
-        return Status::Ok();
-      }
-    }
-    if (IsNameStart(c)) {
-      size_t end = pos + 1;
-      while (end < n && IsNameChar(s[end])) ++end;
-      if (!PushToken(Tok::kName, *line, static_cast<uint32_t>(pos), static_cast<uint32_t>(end - pos))) {
-        return oom;
-      }
-      pos = end;
-      continue;
-    }
-    if (IsDigit(c)) {
-      OCTET_RETURN_IF_ERROR(LexNumber(&pos, *line));
-      continue;
-    }
-    if (c == '\'' || c == '"') {
-      const int32_t start_line = *line;
-      const size_t start = pos;
-      OCTET_RETURN_IF_ERROR(LexString(&pos, start_line));
-      for (size_t k = start; k < pos; ++k) *line += s[k] == '\n';
-      continue;
-    }
-    static const char* const kTwo[] = {"//", "**", "==", "!=", ">=", "<="};
-    size_t op_len = 0;
-    for (const char* two : kTwo) {
-      if (pos + 1 < n && s[pos] == two[0] && s[pos + 1] == two[1]) op_len = 2;
-    }
-    if (op_len == 0 && std::strchr("+-*/%~<>=.,:|()[]{}", c) != nullptr && c != 0) op_len = 1;
-    if (op_len == 0) {
-      PushToken(Tok::kEof, *line, 0, 0);
-      pos_ = tokens_.size() - 1;
-      if (c == '!' ) return Syntax("unexpected '!'");
-      return Syntax("unexpected character in a tag");
-    }
-    if (op_len == 1 && (c == '(' || c == '[' || c == '{')) {
-      if (balance >= kMaxParseDepth) {
-        PushToken(Tok::kEof, *line, 0, 0);
-        pos_ = tokens_.size() - 1;
-        return Unsupported("nesting deeper than 96 levels");
-      }
-      stack[balance++] = c == '(' ? ')' : c == '[' ? ']' : '}';
-    } else if (op_len == 1 && (c == ')' || c == ']' || c == '}')) {
-      if (balance == 0 || stack[balance - 1] != c) {
-        PushToken(Tok::kEof, *line, 0, 0);
-        pos_ = tokens_.size() - 1;
-        return Syntax("unbalanced brackets");
-      }
-      --balance;
-    }
-    if (!PushToken(Tok::kOp, *line, static_cast<uint32_t>(pos), static_cast<uint32_t>(op_len))) {
-      return oom;
-    }
-    pos += op_len;
-  }
-}
-
-Status ChatTemplateParser::LexNumber(size_t* pos_io, int32_t line) {
-  const char* s = src_.data();
-  const size_t n = src_.size();
-  size_t pos = *pos_io;
-  const size_t start = pos;
-  auto digits = [&](size_t* p) {
-    // (\d+_)*\d+
-    size_t k = *p;
-    if (k >= n || !IsDigit(s[k])) return false;
-    while (k < n && (IsDigit(s[k]) || (s[k] == '_' && k + 1 < n && IsDigit(s[k + 1])))) ++k;
-    *p = k;
-    return true;
-  };
-  if (s[pos] == '0' && pos + 1 < n && std::strchr("xXoObB", s[pos + 1]) != nullptr &&
-      s[pos + 1] != 0) {
-    PushToken(Tok::kEof, line, 0, 0);
-    pos_ = tokens_.size() - 1;
-    return Unsupported("a hexadecimal, octal or binary literal");
-  }
-  digits(&pos);
-  bool is_float = false;
-  size_t k = pos;
-  if (k + 1 < n && s[k] == '.' && IsDigit(s[k + 1])) {
-    ++k;
-    digits(&k);
-    pos = k;
-    is_float = true;
-  }
-  k = pos;
-  if (k < n && (s[k] == 'e' || s[k] == 'E')) {
-    ++k;
-    if (k < n && (s[k] == '+' || s[k] == '-')) ++k;
-    if (digits(&k)) {
-      pos = k;
-      is_float = true;
-    }
-  }
-  char buf[64];
-  size_t len = 0;
-  for (size_t q = start; q < pos; ++q) {
-    if (s[q] == '_') continue;
-    if (len + 1 >= sizeof(buf)) {
-      PushToken(Tok::kEof, line, 0, 0);
-      pos_ = tokens_.size() - 1;
-      return Unsupported("a number literal this long");
-    }
-    buf[len++] = s[q];
-  }
-  buf[len] = 0;
-  Token t{is_float ? Tok::kFloat : Tok::kInt, line, static_cast<uint32_t>(start),
-          static_cast<uint32_t>(pos - start)};
-  if (is_float) {
-    t.f = std::strtod(buf, nullptr);
-  } else {
-    int64_t v = 0;
-    for (size_t q = 0; q < len; ++q) {
-      const int digit = buf[q] - '0';
-      if (v > (INT64_MAX - digit) / 10) {
-        PushToken(Tok::kEof, line, 0, 0);
-        pos_ = tokens_.size() - 1;
-        return Unsupported("an integer literal beyond 64 bits");
-      }
-      v = v * 10 + digit;
-    }
-    t.i = v;
-  }
-  if (!tokens_.Push(t)) return Status(StatusCode::kOutOfMemory, "chat_template: out of memory");
-  *pos_io = pos;
-  return Status::Ok();
-}
-
-namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-size_t EncodeUtf8(uint32_t cp, char* out) {
-  if (cp < 0x80) {
-    out[0] = static_cast<char>(cp);
-    return 1;
-  }
-  if (cp < 0x800) {
-    out[0] = static_cast<char>(0xC0 | (cp >> 6));
-    out[1] = static_cast<char>(0x80 | (cp & 0x3F));
-    return 2;
-  }
-  if (cp < 0x10000) {
-    out[0] = static_cast<char>(0xE0 | (cp >> 12));
-    out[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out[2] = static_cast<char>(0x80 | (cp & 0x3F));
-    return 3;
-  }
-  out[0] = static_cast<char>(0xF0 | (cp >> 18));
-  out[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-  out[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-  out[3] = static_cast<char>(0x80 | (cp & 0x3F));
-  return 4;
-}
-
-}  // namespace
-
-// A string literal, decoded with Python's unicode-escape rules (what jinja2
-// applies): \n \t \\ \' \" \r \b \f \v \a, octal, \xHH, \uXXXX, \UXXXXXXXX;
-// an unknown escape keeps its backslash.
-Status ChatTemplateParser::LexString(size_t* pos_io, int32_t line) {
-  const char* s = src_.data();
-  const size_t n = src_.size();
-  const char quote = s[*pos_io];
-  size_t pos = *pos_io + 1;
-  const uint32_t off = static_cast<uint32_t>(pool_.size());
-  const Status oom(StatusCode::kOutOfMemory, "chat_template: out of memory while parsing");
-  auto fail = [&](const char* what, bool unsupported) {
-    PushToken(Tok::kEof, line, 0, 0);
-    pos_ = tokens_.size() - 1;
-    return unsupported ? Unsupported(what) : Syntax(what);
-  };
-  for (;;) {
-    if (pos >= n) return fail("unterminated string literal", false);
-    const char c = s[pos];
-    if (c == quote) {
-      ++pos;
-      break;
-    }
-    if (c != '\\') {
-      if (!PoolAppend(&s[pos], 1)) return oom;
-      ++pos;
-      continue;
-    }
-    if (pos + 1 >= n) return fail("unterminated string literal", false);
-    const char e = s[pos + 1];
-    pos += 2;
-    char out[4];
-    size_t out_len = 1;
-    switch (e) {
-      case 'n': out[0] = '\n'; break;
-      case 't': out[0] = '\t'; break;
-      case 'r': out[0] = '\r'; break;
-      case '\\': out[0] = '\\'; break;
-      case '\'': out[0] = '\''; break;
-      case '"': out[0] = '"'; break;
-      case 'b': out[0] = '\b'; break;
-      case 'f': out[0] = '\f'; break;
-      case 'v': out[0] = '\v'; break;
-      case 'a': out[0] = '\a'; break;
-      case '\n': out_len = 0; break;  // line continuation
-      case 'x': case 'u': case 'U': {
-        const size_t digits = e == 'x' ? 2 : e == 'u' ? 4 : 8;
-        uint32_t cp = 0;
-        for (size_t k = 0; k < digits; ++k) {
-          const int h = pos + k < n ? HexValue(s[pos + k]) : -1;
-          if (h < 0) return fail("a truncated \\x, \\u or \\U escape", false);
-          cp = (cp << 4) | static_cast<uint32_t>(h);
-        }
-        pos += digits;
-        if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-          return fail("a surrogate or out-of-range code point escape", true);
-        }
-        out_len = EncodeUtf8(cp, out);
-        break;
-      }
-      case 'N':
-        return fail("a \\N{...} escape", true);
-      default:
-        if (e >= '0' && e <= '7') {
-          uint32_t cp = static_cast<uint32_t>(e - '0');
-          for (int k = 0; k < 2 && pos < n && s[pos] >= '0' && s[pos] <= '7'; ++k, ++pos) {
-            cp = cp * 8 + static_cast<uint32_t>(s[pos] - '0');
-          }
-          out_len = EncodeUtf8(cp, out);
-        } else {
-          out[0] = '\\';
-          out_len = 1;
-          pos -= 1;  // the character after the backslash is kept as is
-        }
-        break;
-    }
-    if (out_len > 0 && !PoolAppend(out, out_len)) return oom;
-  }
-  Token t{Tok::kString, line, off, static_cast<uint32_t>(pool_.size() - off)};
-  if (!tokens_.Push(t)) return oom;
-  *pos_io = pos;
-  return Status::Ok();
+// A kName node, with the global it names (if any) resolved.
+Status ChatTemplateParser::NewName(std::string_view text, int32_t line, int32_t* index) {
+  OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kName, line, index));
+  N(*index).name.global = GlobalIdOf(text.data(), text.size());
+  return Intern(text, &N(*index).name.name);
 }
 
 // ------------------------------------------------------------ statements ---
@@ -727,8 +136,7 @@ Status ChatTemplateParser::ParseStatement(int32_t* index) {
   const Token t = Cur();
   if (t.type == Tok::kData) {
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kText, t.line, index));
-    N(*index).str = t.off;
-    N(*index).str_len = t.len;
+    N(*index).text.text = PoolStr{t.off, t.len};
     Advance();
     return Status::Ok();
   }
@@ -739,7 +147,7 @@ Status ChatTemplateParser::ParseStatement(int32_t* index) {
     if (Cur().type != Tok::kVarEnd) return Syntax("expected '}}'");
     Advance();
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kOutput, t.line, index));
-    N(*index).a = expr;
+    N(*index).output.expr = expr;
     return Status::Ok();
   }
   if (t.type != Tok::kBlockBegin) return Syntax("unexpected token");
@@ -769,7 +177,7 @@ Status ChatTemplateParser::ParseStatement(int32_t* index) {
     int32_t body = -1;
     std::string_view end;
     OCTET_RETURN_IF_ERROR(ParseBody(kEnd, 1, &body, &end));
-    N(*index).b = body;
+    N(*index).scope.body = body;
     Advance();
     return ExpectBlockEnd();
   }
@@ -792,18 +200,18 @@ Status ChatTemplateParser::ParseIf(int32_t line, int32_t* index, std::string_vie
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kIf, line, index));
   int32_t cond = -1;
   OCTET_RETURN_IF_ERROR(ParseTuple(false, nullptr, false, &cond));
-  N(*index).a = cond;
+  N(*index).if_stmt.cond = cond;
   OCTET_RETURN_IF_ERROR(ExpectBlockEnd());
   static const char* const kEnds[] = {"endif", "elif", "else"};
   int32_t body = -1;
   OCTET_RETURN_IF_ERROR(ParseBody(kEnds, 3, &body, end_tag));
-  N(*index).b = body;
+  N(*index).if_stmt.body = body;
   const int32_t tag_line = Cur().line;
   Advance();
   if (*end_tag == "elif") {
     int32_t elif = -1;
     OCTET_RETURN_IF_ERROR(ParseIf(tag_line, &elif, end_tag));
-    N(*index).c = elif;
+    N(*index).if_stmt.else_body = elif;
     return Status::Ok();  // the nested kIf consumed the endif
   }
   if (*end_tag == "else") {
@@ -811,7 +219,7 @@ Status ChatTemplateParser::ParseIf(int32_t line, int32_t* index, std::string_vie
     static const char* const kEnd[] = {"endif"};
     int32_t else_body = -1;
     OCTET_RETURN_IF_ERROR(ParseBody(kEnd, 1, &else_body, end_tag));
-    N(*index).c = else_body;
+    N(*index).if_stmt.else_body = else_body;
     Advance();
   }
   return ExpectBlockEnd();
@@ -822,17 +230,17 @@ Status ChatTemplateParser::ParseFor(int32_t line, int32_t* index) {
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kFor, line, index));
   int32_t target = -1;
   OCTET_RETURN_IF_ERROR(ParseAssignTarget(false, "in", &target));
-  N(*index).a = target;
+  N(*index).for_stmt.target = target;
   if (!IsName("in")) return Syntax("expected 'in' in a for loop");
   Advance();
   int32_t iter = -1;
   OCTET_RETURN_IF_ERROR(ParseTuple(false, "recursive", false, &iter));
-  N(*index).b = iter;
+  N(*index).for_stmt.iterable = iter;
   if (IsName("if")) {
     Advance();
     int32_t cond = -1;
     OCTET_RETURN_IF_ERROR(ParseExpression(true, &cond));
-    N(*index).e = cond;
+    N(*index).for_stmt.filter = cond;
   }
   if (IsName("recursive")) return Unsupported("a recursive for loop");
   OCTET_RETURN_IF_ERROR(ExpectBlockEnd());
@@ -843,14 +251,14 @@ Status ChatTemplateParser::ParseFor(int32_t line, int32_t* index) {
   const Status body_status = ParseBody(kEnds, 2, &body, &end);
   --loop_depth_;
   OCTET_RETURN_IF_ERROR(body_status);
-  N(*index).c = body;
+  N(*index).for_stmt.body = body;
   Advance();
   if (end == "else") {
     OCTET_RETURN_IF_ERROR(ExpectBlockEnd());
     static const char* const kEnd[] = {"endfor"};
     int32_t else_body = -1;
     OCTET_RETURN_IF_ERROR(ParseBody(kEnd, 1, &else_body, &end));
-    N(*index).d = else_body;
+    N(*index).for_stmt.else_body = else_body;
     Advance();
   }
   return ExpectBlockEnd();
@@ -862,22 +270,22 @@ Status ChatTemplateParser::ParseSet(int32_t line, int32_t* index) {
   if (IsOp("=")) {
     Advance();
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kSet, line, index));
-    N(*index).a = target;
+    N(*index).set.target = target;
     int32_t value = -1;
     OCTET_RETURN_IF_ERROR(ParseTuple(true, nullptr, false, &value));
-    N(*index).b = value;
+    N(*index).set.value = value;
     return ExpectBlockEnd();
   }
   if (N(target).kind != NodeKind::kName) return Syntax("a block set assigns one name");
   if (IsOp("|")) return Unsupported("a filtered block set");
   OCTET_RETURN_IF_ERROR(ExpectBlockEnd());
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kSetBlock, line, index));
-  N(*index).a = target;
+  N(*index).set_block.target = target;
   static const char* const kEnd[] = {"endset"};
   int32_t body = -1;
   std::string_view end;
   OCTET_RETURN_IF_ERROR(ParseBody(kEnd, 1, &body, &end));
-  N(*index).b = body;
+  N(*index).set_block.body = body;
   Advance();
   return ExpectBlockEnd();
 }
@@ -885,7 +293,7 @@ Status ChatTemplateParser::ParseSet(int32_t line, int32_t* index) {
 Status ChatTemplateParser::ParseMacro(int32_t line, int32_t* index) {
   if (Cur().type != Tok::kName) return Syntax("expected a macro name");
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kMacro, line, index));
-  OCTET_RETURN_IF_ERROR(InternName(TokText(Cur()), &N(*index)));
+  OCTET_RETURN_IF_ERROR(Intern(TokText(Cur()), &N(*index).macro.name));
   Advance();
   OCTET_RETURN_IF_ERROR(Expect("("));
   int32_t last = -1;
@@ -895,16 +303,16 @@ Status ChatTemplateParser::ParseMacro(int32_t line, int32_t* index) {
     if (Cur().type != Tok::kName) return Syntax("expected a parameter name");
     int32_t param = -1;
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kParam, Cur().line, &param));
-    OCTET_RETURN_IF_ERROR(InternName(TokText(Cur()), &N(param)));
+    OCTET_RETURN_IF_ERROR(Intern(TokText(Cur()), &N(param).param.name));
     Advance();
     if (IsOp("=")) {
       Advance();
       int32_t def = -1;
       OCTET_RETURN_IF_ERROR(ParseExpression(true, &def));
-      N(param).a = def;
+      N(param).param.default_value = def;
     }
     if (last < 0) {
-      N(*index).a = param;
+      N(*index).macro.first_param = param;
     } else {
       N(last).next = param;
     }
@@ -922,7 +330,7 @@ Status ChatTemplateParser::ParseMacro(int32_t line, int32_t* index) {
   --macro_depth_;
   loop_depth_ = saved_loops;
   OCTET_RETURN_IF_ERROR(body_status);
-  N(*index).b = body;
+  N(*index).macro.body = body;
   Advance();
   return ExpectBlockEnd();
 }
@@ -934,14 +342,13 @@ Status ChatTemplateParser::ParseAssignTarget(bool with_namespace, const char* ex
   if (Cur().type != Tok::kName) return Syntax("expected a name to assign");
   if (with_namespace && Peek(1).type == Tok::kOp && TokText(Peek(1)) == ".") {
     int32_t base = -1;
-    OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kName, Cur().line, &base));
-    OCTET_RETURN_IF_ERROR(InternName(TokText(Cur()), &N(base)));
+    OCTET_RETURN_IF_ERROR(NewName(TokText(Cur()), Cur().line, &base));
     Advance();
     Advance();
     if (Cur().type != Tok::kName) return Syntax("expected an attribute name");
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kGetAttr, Cur().line, out));
-    N(*out).a = base;
-    OCTET_RETURN_IF_ERROR(InternName(TokText(Cur()), &N(*out)));
+    N(*out).get_attr.object = base;
+    OCTET_RETURN_IF_ERROR(Intern(TokText(Cur()), &N(*out).get_attr.attr));
     Advance();
     return Status::Ok();
   }
@@ -952,8 +359,7 @@ Status ChatTemplateParser::ParseAssignTarget(bool with_namespace, const char* ex
     if (IsOp("(")) return Unsupported("a parenthesized assignment target");
     if (Cur().type != Tok::kName) return Syntax("expected a name to assign");
     int32_t name = -1;
-    OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kName, Cur().line, &name));
-    OCTET_RETURN_IF_ERROR(InternName(TokText(Cur()), &N(name)));
+    OCTET_RETURN_IF_ERROR(NewName(TokText(Cur()), Cur().line, &name));
     Advance();
     if (last < 0) {
       first = name;
@@ -972,7 +378,7 @@ Status ChatTemplateParser::ParseAssignTarget(bool with_namespace, const char* ex
     return Status::Ok();
   }
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kTuple, line, out));
-  N(*out).a = first;
+  N(*out).seq.first = first;
   return Status::Ok();
 }
 
@@ -1010,7 +416,7 @@ Status ChatTemplateParser::ParseTuple(bool with_condexpr, const char* extra_end,
     if (!explicit_parens) return Syntax("expected an expression");
   }
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kTuple, line, out));
-  N(*out).a = first;
+  N(*out).seq.first = first;
   return Status::Ok();
 }
 
@@ -1033,11 +439,32 @@ Status ChatTemplateParser::ParseCondExpr(int32_t* out) {
     }
     int32_t node = -1;
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kCond, line, &node));
-    N(node).a = *out;
-    N(node).b = cond;
-    N(node).c = other;
+    N(node).cond.value = *out;
+    N(node).cond.cond = cond;
+    N(node).cond.else_value = other;
     *out = node;
   }
+  return Status::Ok();
+}
+
+// A left-associative operator node: *out (the left operand) op right.
+Status ChatTemplateParser::NewBinary(BinaryOp op, int32_t line, int32_t right, int32_t* out) {
+  int32_t node = -1;
+  OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kBinary, line, &node));
+  N(node).binary.op = op;
+  N(node).binary.left = *out;
+  N(node).binary.right = right;
+  *out = node;
+  return Status::Ok();
+}
+
+// `*out and right` or `*out or right` (kind kAnd or kOr).
+Status ChatTemplateParser::NewLogical(NodeKind kind, int32_t line, int32_t right, int32_t* out) {
+  int32_t node = -1;
+  OCTET_RETURN_IF_ERROR(NewNode(kind, line, &node));
+  N(node).logical.left = *out;
+  N(node).logical.right = right;
+  *out = node;
   return Status::Ok();
 }
 
@@ -1046,12 +473,9 @@ Status ChatTemplateParser::ParseOr(int32_t* out) {
   while (IsName("or")) {
     const int32_t line = Cur().line;
     Advance();
-    int32_t right = -1, node = -1;
+    int32_t right = -1;
     OCTET_RETURN_IF_ERROR(ParseAnd(&right));
-    OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kOr, line, &node));
-    N(node).a = *out;
-    N(node).b = right;
-    *out = node;
+    OCTET_RETURN_IF_ERROR(NewLogical(NodeKind::kOr, line, right, out));
   }
   return Status::Ok();
 }
@@ -1061,12 +485,9 @@ Status ChatTemplateParser::ParseAnd(int32_t* out) {
   while (IsName("and")) {
     const int32_t line = Cur().line;
     Advance();
-    int32_t right = -1, node = -1;
+    int32_t right = -1;
     OCTET_RETURN_IF_ERROR(ParseNot(&right));
-    OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kAnd, line, &node));
-    N(node).a = *out;
-    N(node).b = right;
-    *out = node;
+    OCTET_RETURN_IF_ERROR(NewLogical(NodeKind::kAnd, line, right, out));
   }
   return Status::Ok();
 }
@@ -1079,8 +500,8 @@ Status ChatTemplateParser::ParseNot(int32_t* out) {
     int32_t operand = -1;
     OCTET_RETURN_IF_ERROR(ParseNot(&operand));
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kUnary, line, out));
-    N(*out).op = 'n';
-    N(*out).a = operand;
+    N(*out).unary.op = kUnaryNot;
+    N(*out).unary.operand = operand;
     return Status::Ok();
   }
   return ParseCompare(out);
@@ -1092,7 +513,7 @@ Status ChatTemplateParser::ParseCompare(int32_t* out) {
   OCTET_RETURN_IF_ERROR(ParseMath1(&expr));
   int32_t first = -1, last = -1;
   for (;;) {
-    uint16_t op;
+    CompareOp op;
     if (IsOp("==")) {
       op = kCmpEq;
     } else if (IsOp("!=")) {
@@ -1117,8 +538,8 @@ Status ChatTemplateParser::ParseCompare(int32_t* out) {
     int32_t operand = -1, node = -1;
     OCTET_RETURN_IF_ERROR(ParseMath1(&operand));
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kCompareOp, line, &node));
-    N(node).op = op;
-    N(node).a = operand;
+    N(node).compare_op.op = op;
+    N(node).compare_op.operand = operand;
     if (last < 0) {
       first = node;
     } else {
@@ -1131,24 +552,20 @@ Status ChatTemplateParser::ParseCompare(int32_t* out) {
     return Status::Ok();
   }
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kCompare, line, out));
-  N(*out).a = expr;
-  N(*out).b = first;
+  N(*out).compare.first = expr;
+  N(*out).compare.first_op = first;
   return Status::Ok();
 }
 
 Status ChatTemplateParser::ParseMath1(int32_t* out) {
   OCTET_RETURN_IF_ERROR(ParseConcat(out));
   while (IsOp("+") || IsOp("-")) {
-    const uint16_t op = IsOp("+") ? kOpAdd : kOpSub;
+    const BinaryOp op = IsOp("+") ? kOpAdd : kOpSub;
     const int32_t line = Cur().line;
     Advance();
-    int32_t right = -1, node = -1;
+    int32_t right = -1;
     OCTET_RETURN_IF_ERROR(ParseConcat(&right));
-    OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kBinary, line, &node));
-    N(node).op = op;
-    N(node).a = *out;
-    N(node).b = right;
-    *out = node;
+    OCTET_RETURN_IF_ERROR(NewBinary(op, line, right, out));
   }
   return Status::Ok();
 }
@@ -1158,13 +575,9 @@ Status ChatTemplateParser::ParseConcat(int32_t* out) {
   while (IsOp("~")) {
     const int32_t line = Cur().line;
     Advance();
-    int32_t right = -1, node = -1;
+    int32_t right = -1;
     OCTET_RETURN_IF_ERROR(ParseMath2(&right));
-    OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kBinary, line, &node));
-    N(node).op = kOpConcat;
-    N(node).a = *out;
-    N(node).b = right;
-    *out = node;
+    OCTET_RETURN_IF_ERROR(NewBinary(kOpConcat, line, right, out));
   }
   return Status::Ok();
 }
@@ -1172,7 +585,7 @@ Status ChatTemplateParser::ParseConcat(int32_t* out) {
 Status ChatTemplateParser::ParseMath2(int32_t* out) {
   OCTET_RETURN_IF_ERROR(ParsePow(out));
   for (;;) {
-    uint16_t op;
+    BinaryOp op;
     if (IsOp("*")) {
       op = kOpMul;
     } else if (IsOp("/")) {
@@ -1186,13 +599,9 @@ Status ChatTemplateParser::ParseMath2(int32_t* out) {
     }
     const int32_t line = Cur().line;
     Advance();
-    int32_t right = -1, node = -1;
+    int32_t right = -1;
     OCTET_RETURN_IF_ERROR(ParsePow(&right));
-    OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kBinary, line, &node));
-    N(node).op = op;
-    N(node).a = *out;
-    N(node).b = right;
-    *out = node;
+    OCTET_RETURN_IF_ERROR(NewBinary(op, line, right, out));
   }
   return Status::Ok();
 }
@@ -1202,13 +611,9 @@ Status ChatTemplateParser::ParsePow(int32_t* out) {
   while (IsOp("**")) {
     const int32_t line = Cur().line;
     Advance();
-    int32_t right = -1, node = -1;
+    int32_t right = -1;
     OCTET_RETURN_IF_ERROR(ParseUnary(true, &right));
-    OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kBinary, line, &node));
-    N(node).op = kOpPow;
-    N(node).a = *out;
-    N(node).b = right;
-    *out = node;
+    OCTET_RETURN_IF_ERROR(NewBinary(kOpPow, line, right, out));
   }
   return Status::Ok();
 }
@@ -1216,14 +621,14 @@ Status ChatTemplateParser::ParsePow(int32_t* out) {
 Status ChatTemplateParser::ParseUnary(bool with_filter, int32_t* out) {
   CT_DEPTH_GUARD();
   if (IsOp("-") || IsOp("+")) {
-    const uint16_t op = IsOp("-") ? '-' : '+';
+    const UnaryOp op = IsOp("-") ? kUnaryMinus : kUnaryPlus;
     const int32_t line = Cur().line;
     Advance();
     int32_t operand = -1;
     OCTET_RETURN_IF_ERROR(ParseUnary(false, &operand));
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kUnary, line, out));
-    N(*out).op = op;
-    N(*out).a = operand;
+    N(*out).unary.op = op;
+    N(*out).unary.operand = operand;
   } else {
     OCTET_RETURN_IF_ERROR(ParsePrimary(out));
   }
@@ -1241,14 +646,13 @@ Status ChatTemplateParser::ParsePrimary(int32_t* out) {
       Advance();
       if (name == "true" || name == "True" || name == "false" || name == "False") {
         OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kConst, t.line, out));
-        N(*out).op = kConstBool;
-        N(*out).i = name[0] == 't' || name[0] == 'T';
+        N(*out).constant.kind = kConstBool;
+        N(*out).constant.integer = name[0] == 't' || name[0] == 'T';
       } else if (name == "none" || name == "None") {
         OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kConst, t.line, out));
-        N(*out).op = kConstNone;
+        N(*out).constant.kind = kConstNone;
       } else {
-        OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kName, t.line, out));
-        OCTET_RETURN_IF_ERROR(InternName(name, &N(*out)));
+        OCTET_RETURN_IF_ERROR(NewName(name, t.line, out));
       }
       return Status::Ok();
     }
@@ -1256,14 +660,14 @@ Status ChatTemplateParser::ParsePrimary(int32_t* out) {
       // Adjacent literals concatenate ('a' "b" is "ab"); their decoded bytes
       // are contiguous in the pool, so the slice simply widens.
       OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kConst, t.line, out));
-      N(*out).op = kConstString;
-      N(*out).str = t.off;
-      N(*out).str_len = t.len;
+      N(*out).constant.kind = kConstString;
+      N(*out).constant.string = PoolStr{t.off, t.len};
       Advance();
       while (Cur().type == Tok::kString) {
         const Token& more = Cur();
-        if (more.off != N(*out).str + N(*out).str_len) return Syntax("bad string literal");
-        N(*out).str_len += more.len;
+        PoolStr& string = N(*out).constant.string;
+        if (more.off != string.offset + string.size) return Syntax("bad string literal");
+        string.size += more.len;
         Advance();
       }
       return Status::Ok();
@@ -1271,9 +675,9 @@ Status ChatTemplateParser::ParsePrimary(int32_t* out) {
     case Tok::kInt:
     case Tok::kFloat:
       OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kConst, t.line, out));
-      N(*out).op = t.type == Tok::kInt ? kConstInt : kConstFloat;
-      N(*out).i = t.i;
-      N(*out).f = t.f;
+      N(*out).constant.kind = t.type == Tok::kInt ? kConstInt : kConstFloat;
+      N(*out).constant.integer = t.i;
+      N(*out).constant.real = t.f;
       Advance();
       return Status::Ok();
     default:
@@ -1301,12 +705,12 @@ Status ChatTemplateParser::ParsePrimary(int32_t* out) {
         int32_t value = -1;
         OCTET_RETURN_IF_ERROR(ParseExpression(true, &value));
         OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kPair, t.line, &pair));
-        N(pair).a = item;
-        N(pair).b = value;
+        N(pair).pair.key = item;
+        N(pair).pair.value = value;
         item = pair;
       }
       if (last < 0) {
-        N(*out).a = item;
+        N(*out).seq.first = item;
       } else {
         N(last).next = item;
       }
@@ -1352,8 +756,9 @@ Status ChatTemplateParser::ParseSubscript(int32_t* node) {
     if (Cur().type == Tok::kName) {
       int32_t attr = -1;
       OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kGetAttr, line, &attr));
-      N(attr).a = *node;
-      OCTET_RETURN_IF_ERROR(InternName(TokText(Cur()), &N(attr)));
+      N(attr).get_attr.object = *node;
+      N(attr).get_attr.id = AttrIdOf(TokText(Cur()).data(), TokText(Cur()).size());
+      OCTET_RETURN_IF_ERROR(Intern(TokText(Cur()), &N(attr).get_attr.attr));
       Advance();
       *node = attr;
       return Status::Ok();
@@ -1361,12 +766,12 @@ Status ChatTemplateParser::ParseSubscript(int32_t* node) {
     if (Cur().type == Tok::kInt) {
       int32_t key = -1, item = -1;
       OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kConst, line, &key));
-      N(key).op = kConstInt;
-      N(key).i = Cur().i;
+      N(key).constant.kind = kConstInt;
+      N(key).constant.integer = Cur().i;
       Advance();
       OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kGetItem, line, &item));
-      N(item).a = *node;
-      N(item).b = key;
+      N(item).get_item.object = *node;
+      N(item).get_item.key = key;
       *node = item;
       return Status::Ok();
     }
@@ -1391,14 +796,14 @@ Status ChatTemplateParser::ParseSubscript(int32_t* node) {
   if (colons == 0) {
     if (parts[0] < 0) return Syntax("empty subscript");
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kGetItem, line, &sub));
-    N(sub).a = *node;
-    N(sub).b = parts[0];
+    N(sub).get_item.object = *node;
+    N(sub).get_item.key = parts[0];
   } else {
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kSlice, line, &sub));
-    N(sub).a = *node;
-    N(sub).b = parts[0];
-    N(sub).c = parts[1];
-    N(sub).d = parts[2];
+    N(sub).slice.object = *node;
+    N(sub).slice.start = parts[0];
+    N(sub).slice.stop = parts[1];
+    N(sub).slice.step = parts[2];
   }
   *node = sub;
   return Status::Ok();
@@ -1416,7 +821,7 @@ Status ChatTemplateParser::ParseCallArgs(int32_t* first_arg) {
     int32_t arg = -1;
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kArg, Cur().line, &arg));
     if (Cur().type == Tok::kName && Peek(1).type == Tok::kOp && TokText(Peek(1)) == "=") {
-      OCTET_RETURN_IF_ERROR(InternName(TokText(Cur()), &N(arg)));
+      OCTET_RETURN_IF_ERROR(Intern(TokText(Cur()), &N(arg).arg.keyword));
       Advance();
       Advance();
       seen_keyword = true;
@@ -1425,7 +830,7 @@ Status ChatTemplateParser::ParseCallArgs(int32_t* first_arg) {
     }
     int32_t value = -1;
     OCTET_RETURN_IF_ERROR(ParseExpression(true, &value));
-    N(arg).a = value;
+    N(arg).arg.value = value;
     if (last < 0) {
       *first_arg = arg;
     } else {
@@ -1442,12 +847,12 @@ Status ChatTemplateParser::ParseCall(int32_t* node) {
   const int32_t line = Cur().line;
   const ChatTemplateNode& callee = N(*node);
   if (callee.kind == NodeKind::kGetAttr) {
-    const std::string_view method(pool_.data() + callee.str, callee.str_len);
-    bool known = false;
-    for (size_t k = 0; k < kNumMethodNames; ++k) known = known || method == kMethodNames[k];
-    if (!known) return Unsupported("the method", method);
+    if (!IsCallableMethod(callee.get_attr.id)) {
+      const PoolStr attr = callee.get_attr.attr;
+      return Unsupported("the method", std::string_view(pool_.data() + attr.offset, attr.size));
+    }
   } else if (callee.kind == NodeKind::kName) {
-    const std::string_view name(pool_.data() + callee.str, callee.str_len);
+    const std::string_view name(pool_.data() + callee.name.name.offset, callee.name.name.size);
     if (name == "lipsum" || name == "cycler" || name == "joiner" || name == "super" ||
         name == "caller" || name == "self" || name == "varargs" || name == "kwargs") {
       return Unsupported("the function", name);
@@ -1456,8 +861,8 @@ Status ChatTemplateParser::ParseCall(int32_t* node) {
   int32_t args = -1, call = -1;
   OCTET_RETURN_IF_ERROR(ParseCallArgs(&args));
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kCall, line, &call));
-  N(call).a = *node;
-  N(call).b = args;
+  N(call).call.callee = *node;
+  N(call).call.first_arg = args;
   *node = call;
   return Status::Ok();
 }
@@ -1468,19 +873,16 @@ Status ChatTemplateParser::ParseFilter(int32_t* node) {
   Advance();  // '|'
   if (Cur().type != Tok::kName) return Syntax("expected a filter name after '|'");
   const std::string_view name = TokText(Cur());
-  int id = -1;
-  for (size_t k = 0; k < kNumFilterNames; ++k) {
-    if (name == kFilterNames[k].name) id = kFilterNames[k].id;
-  }
-  if (id < 0) return Unsupported("the filter", name);
+  FilterId id;
+  if (!FindFilter(name.data(), name.size(), &id)) return Unsupported("the filter", name);
   Advance();
   if (IsOp(".")) return Unsupported("a dotted filter name");
   int32_t args = -1, filter = -1;
   if (IsOp("(")) OCTET_RETURN_IF_ERROR(ParseCallArgs(&args));
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kFilter, line, &filter));
-  N(filter).op = static_cast<uint16_t>(id);
-  N(filter).a = *node;
-  N(filter).b = args;
+  N(filter).filter.id = id;
+  N(filter).filter.value = *node;
+  N(filter).filter.first_arg = args;
   *node = filter;
   return Status::Ok();
 }
@@ -1496,11 +898,8 @@ Status ChatTemplateParser::ParseTest(int32_t* node) {
   }
   if (Cur().type != Tok::kName) return Syntax("expected a test name after 'is'");
   const std::string_view name = TokText(Cur());
-  int id = -1;
-  for (size_t k = 0; k < kNumTestNames; ++k) {
-    if (name == kTestNames[k].name) id = kTestNames[k].id;
-  }
-  if (id < 0) return Unsupported("the test", name);
+  TestId id;
+  if (!FindTest(name.data(), name.size(), &id)) return Unsupported("the test", name);
   Advance();
   int32_t args = -1;
   const Tok type = Cur().type;
@@ -1514,14 +913,14 @@ Status ChatTemplateParser::ParseTest(int32_t* node) {
     OCTET_RETURN_IF_ERROR(ParsePrimary(&value));
     OCTET_RETURN_IF_ERROR(ParsePostfix(&value));
     OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kArg, line, &args));
-    N(args).a = value;
+    N(args).arg.value = value;
   }
   int32_t test = -1;
   OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kTest, line, &test));
-  N(test).op = static_cast<uint16_t>(id);
-  N(test).a = *node;
-  N(test).b = args;
-  N(test).i = negated ? 1 : 0;
+  N(test).test.id = id;
+  N(test).test.value = *node;
+  N(test).test.first_arg = args;
+  N(test).test.negated = negated;
   *node = test;
   return Status::Ok();
 }
@@ -1559,8 +958,7 @@ Status ChatTemplateParser::Run(std::string_view source, ChatTemplate* out) {
   out->root_ = root;
   out->strings_size_ = static_cast<uint32_t>(pool_.size());
   if (nodes_.size() == 0) {
-    ChatTemplateNode empty;
-    empty.kind = NodeKind::kText;
+    const ChatTemplateNode empty(NodeKind::kText);
     if (!nodes_.Push(empty)) return oom;
     out->num_nodes_ = 1;
   }
