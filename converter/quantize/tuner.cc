@@ -307,7 +307,7 @@ std::vector<std::string> ProductMatrices(const ModelSpec& spec) {
 
 // The fp32 twin, loaded by the runtime: the reference outputs and the
 // calibration inputs come from it.
-std::unique_ptr<InMemoryModel> Fp32Twin(const ModelSpec& spec, const Checkpoint& checkpoint) {
+std::unique_ptr<InMemoryModel> LoadFp32Twin(const ModelSpec& spec, const Checkpoint& checkpoint) {
   ModelWriter writer;
   writer.SetArchitecture(spec.architecture);
   spec.Emit(checkpoint, writer, false);
@@ -325,7 +325,7 @@ class Tuner {
       : options_(options),
         bench_(spec, checkpoint),
         matrices_(ProductMatrices(spec)),
-        fp32_(Fp32Twin(spec, checkpoint)),
+        fp32_(LoadFp32Twin(spec, checkpoint)),
         reference_(fp32_->model, evaluation),
         inputs_(CaptureProductInputs(fp32_->model, calibration.sequences, options.max_rows)),
         groups_(bench_.Groups(inputs_)) {
