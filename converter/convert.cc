@@ -323,22 +323,15 @@ ModelSpec ImportDirectory(const nlohmann::json& config, const Checkpoint& checkp
   return spec;
 }
 
-ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
-                                const std::filesystem::path& output,
-                                const ConvertOptions& options) {
-  const nlohmann::json config = ReadConfig(source_dir);
-  // The model type first: an unsupported one is the clearest message even
-  // when the weights are missing too.
-  SupportedModelType(ConfigView(config, "config.json"));
-  const Checkpoint checkpoint = Checkpoint::Open(source_dir);
-  const ModelSpec spec = ImportDirectory(config, checkpoint);
+namespace {
 
-  ModelWriter writer_setup;
-  writer_setup.SetArchitecture(spec.architecture);
+// What the file says of where it came from: the source, the converter, the
+// quantization and the importer's notes.
+fb::ProvenanceT MakeProvenance(const std::filesystem::path& source_dir, const ModelSpec& spec,
+                               const Checkpoint& checkpoint, bool int8) {
   fb::ProvenanceT provenance;
   provenance.source = SourceName(source_dir);
   provenance.converter = std::string("octet-convert ") + OCTET_CONVERTER_VERSION;
-  const bool int8 = options.weights == WeightType::kInt8;
   provenance.quantization =
       int8 ? "int8: weights symmetric per output channel (embeddings, linear layers, LM head), "
              "activations dynamic per row, attention Q/K/V per token and head, P uint8 per tile, "
@@ -356,72 +349,199 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
     kv->value = value;
     provenance.extra.push_back(std::move(kv));
   }
+  return provenance;
+}
+
+size_t TokenCount(const Calibration& calibration) {
+  size_t tokens = 0;
+  for (const std::vector<int32_t>& seq : calibration.sequences) tokens += seq.size();
+  return tokens;
+}
+
+// int8: the fp32 twin that generates the calibration and that the report
+// compares against, made when first needed (a temporary file, mapped).
+class TwinOnDemand {
+ public:
+  TwinOnDemand(const ModelSpec& spec, const Checkpoint& checkpoint,
+               const std::filesystem::path& output)
+      : spec_(spec), checkpoint_(checkpoint), output_(output) {}
+  const Model& Get() {
+    if (!twin_) twin_ = std::make_unique<Fp32Twin>(spec_, checkpoint_, output_);
+    return twin_->model;
+  }
+  void Reset() { twin_.reset(); }
+
+ private:
+  const ModelSpec& spec_;
+  const Checkpoint& checkpoint_;
+  const std::filesystem::path& output_;
+  std::unique_ptr<Fp32Twin> twin_;
+};
+
+// int8: what the tuner learns from and the report runs on: --calibration, or
+// (decoders) sequences the fp32 twin generates, or pseudo-random ids.
+Calibration ChooseCalibration(const std::filesystem::path& source_dir, const ModelSpec& spec,
+                              const ConvertOptions& options, TwinOnDemand& twin) {
+  const uint32_t vocab = spec.architecture.vocab_size;
+  const uint32_t positions = spec.architecture.max_positions;
+  if (!options.calibration.empty()) {
+    return ReadCalibration(options.calibration, vocab, positions, source_dir);
+  }
+  if (spec.architecture.structure == fb::Structure::DecoderOnly) {
+    Calibration calibration = GeneratedCalibration(twin.Get(), 16, 128, 1, /*stream=*/true,
+                                                   TwinKeepBytes(spec, 16 * 128));
+    calibration.description += ", as no --calibration was given";
+    ReturnFreedMemory();
+    return calibration;
+  }
+  return DefaultCalibration(vocab, positions);
+}
+
+// int8: the sequences the tuner measures on (none when it will not run:
+// off, or skipped as its tuning would not fit its memory limit), and into
+// `description`, what they are.
+std::vector<std::vector<int32_t>> ChooseEvaluation(const std::filesystem::path& source_dir,
+                                                   const ModelSpec& spec,
+                                                   const ConvertOptions& options,
+                                                   const Calibration& calibration,
+                                                   TwinOnDemand& twin, std::string* description) {
+  const bool tune = options.tune.enabled;
+  const bool tuner_runs =
+      tune && TuneMemoryBytes(spec, TokenCount(calibration), options.tune) <=
+                  options.tune.max_memory_bytes;
+  if (!tune) {
+    *description = "nothing (--no-tune)";
+    return {};
+  }
+  if (!tuner_runs) {
+    *description = "nothing (tuning skipped)";
+    return {};
+  }
+  if (!options.heldout.empty()) {
+    const Calibration held = ReadCalibration(options.heldout, spec.architecture.vocab_size,
+                                             spec.architecture.max_positions, source_dir);
+    *description = held.description;
+    return held.sequences;
+  }
+  if (spec.architecture.structure == fb::Structure::DecoderOnly) {
+    const Calibration held = GeneratedCalibration(twin.Get(), 8, 128, 2, /*stream=*/true,
+                                                  TwinKeepBytes(spec, 16 * 128));
+    *description = held.description;
+    ReturnFreedMemory();
+    return held.sequences;
+  }
+  *description = "the calibration";
+  return calibration.sequences;
+}
+
+// int8: the calibration and evaluation sequences, then the tuner's choices
+// into `result`. Returns the calibration (the report runs on it too).
+Calibration TuneInt8(const std::filesystem::path& source_dir, const ModelSpec& spec,
+                     const Checkpoint& checkpoint, const ConvertOptions& options,
+                     TwinOnDemand& twin, ConvertResult& result) {
+  Calibration calibration = ChooseCalibration(source_dir, spec, options, twin);
+  std::string evaluated_on;
+  const std::vector<std::vector<int32_t>> evaluation =
+      ChooseEvaluation(source_dir, spec, options, calibration, twin, &evaluated_on);
+  result.tuning = TuneQuantization(spec, checkpoint, calibration, evaluation, options.tune);
+  result.tuning.evaluation = evaluated_on;
+  result.calibration = calibration.description;
+  ReturnFreedMemory();
+  return calibration;
+}
+
+// int8, the report: the int8 model, written without it first and mapped,
+// against its fp32 twin on the calibration; both sessions hold one layer's
+// weights at a time. The writer's tensors are then read back from that first
+// file (its int8 matrices are freed before the report runs), and its
+// provenance gets the report. Returns what removes the first file, which the
+// writer reads until the final file is written.
+std::unique_ptr<RemoveOnExit> AddInt8Report(const std::filesystem::path& output,
+                                            const ModelSpec& spec,
+                                            const Calibration& calibration, TwinOnDemand& twin,
+                                            ModelWriter& writer, fb::ProvenanceT& provenance,
+                                            ConvertResult& result) {
+  std::filesystem::path first = output;  // the file without the report
+  first += ".unreported-" + std::to_string(static_cast<long>(getpid()));
+  auto first_cleanup = std::make_unique<RemoveOnExit>(first);
+  WriteModel(writer, first, nullptr);
+  try {
+    writer.RereadHeldBytesFrom(first.string());
+  } catch (const std::runtime_error& e) {
+    Fail(e.what());
+  }
+  ReturnFreedMemory();
+  {
+    Result<Model> written = Model::Load(first.c_str());
+    if (!written.ok()) {
+      Fail("internal: the converted model does not load: ", written.status().message());
+    }
+    const Model& int8_model = written.value();
+    // Loading checked every packed tile: those pages go until a layer needs them.
+    int8_model.ReleasePages(int8_model.file_data() + int8_model.data_offset(),
+                            static_cast<size_t>(int8_model.data_size()));
+    std::filesystem::path rows = output;
+    rows += ".rows-" + std::to_string(static_cast<long>(getpid()));
+    result.layer_errors = MeasureLayers(twin.Get(), int8_model, calibration, /*stream=*/true,
+                                        TwinKeepBytes(spec, TokenCount(calibration)), rows);
+  }
+  twin.Reset();
+  ReturnFreedMemory();
+  double gain = 0;
+  for (const ModelSpec::TensorError& t : result.tensor_errors) {
+    gain += t.sqnr_block32_db - t.sqnr_db;
+  }
+  if (!result.tensor_errors.empty()) gain /= static_cast<double>(result.tensor_errors.size());
+  result.block32_gain_db = gain;
+  AddReport(result, &provenance);
+  writer.SetProvenance(provenance);
+  return first_cleanup;
+}
+
+// The final check: `partial` must load with the runtime's loader; then it
+// becomes `output`. Returns the file's size.
+uint64_t CheckAndRename(const std::filesystem::path& partial,
+                        const std::filesystem::path& output) {
+  Result<Model> loaded = Model::Load(partial.c_str());
+  if (!loaded.ok()) {
+    Fail("internal: the converted model does not load: ", loaded.status().message());
+  }
+  const uint64_t bytes = loaded.value().file_size();
+  std::error_code ec;
+  std::filesystem::rename(partial, output, ec);
+  if (ec) Fail("cannot create ", output.string(), ": ", ec.message());
+  return bytes;
+}
+
+}  // namespace
+
+ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
+                                const std::filesystem::path& output,
+                                const ConvertOptions& options) {
+  const nlohmann::json config = ReadConfig(source_dir);
+  // The model type first: an unsupported one is the clearest message even
+  // when the weights are missing too.
+  SupportedModelType(ConfigView(config, "config.json"));
+  const Checkpoint checkpoint = Checkpoint::Open(source_dir);
+  const ModelSpec spec = ImportDirectory(config, checkpoint);
+
+  const bool int8 = options.weights == WeightType::kInt8;
+  ModelWriter writer_setup;
+  writer_setup.SetArchitecture(spec.architecture);
+  fb::ProvenanceT provenance = MakeProvenance(source_dir, spec, checkpoint, int8);
   writer_setup.SetProvenance(provenance);
   ConvertResult result;
-  Calibration calibration;  // int8: what the tuner and the report ran on
   // Written next to the output, checked, then renamed: no half-written model.
   std::filesystem::path partial = output;
   partial += ".partial-" + std::to_string(static_cast<long>(getpid()));
   RemoveOnExit cleanup(partial);
-  // int8: the fp32 twin that generates the calibration and that the report
-  // compares against, made when first needed (a temporary file, mapped).
-  std::unique_ptr<Fp32Twin> twin;
-  auto fp32_twin = [&]() -> const Model& {
-    if (!twin) twin = std::make_unique<Fp32Twin>(spec, checkpoint, output);
-    return twin->model;
-  };
-  if (int8) {
-    // Calibration and evaluation sequences, then the tuner's choices.
-    const uint32_t vocab = spec.architecture.vocab_size;
-    const uint32_t positions = spec.architecture.max_positions;
-    const bool decoder = spec.architecture.structure == fb::Structure::DecoderOnly;
-    const bool tune = options.tune.enabled;
-    if (!options.calibration.empty()) {
-      calibration = ReadCalibration(options.calibration, vocab, positions, source_dir);
-    } else if (decoder) {
-      calibration = GeneratedCalibration(fp32_twin(), 16, 128, 1, /*stream=*/true,
-                                         TwinKeepBytes(spec, 16 * 128));
-      calibration.description += ", as no --calibration was given";
-      ReturnFreedMemory();
-    } else {
-      calibration = DefaultCalibration(vocab, positions);
-    }
-    // Whether the tuner will run (it skips models whose tuning would not fit
-    // its memory limit): no evaluation sample is made for nothing.
-    size_t tokens = 0;
-    for (const std::vector<int32_t>& seq : calibration.sequences) tokens += seq.size();
-    const bool tuner_runs =
-        tune && TuneMemoryBytes(spec, tokens, options.tune) <= options.tune.max_memory_bytes;
-    std::vector<std::vector<int32_t>> evaluation;
-    if (!tune) {
-      result.tuning.evaluation = "nothing (--no-tune)";
-    } else if (!tuner_runs) {
-      result.tuning.evaluation = "nothing (tuning skipped)";
-    } else if (!options.heldout.empty()) {
-      const Calibration held = ReadCalibration(options.heldout, vocab, positions, source_dir);
-      evaluation = held.sequences;
-      result.tuning.evaluation = held.description;
-    } else if (decoder) {
-      const Calibration held = GeneratedCalibration(fp32_twin(), 8, 128, 2, /*stream=*/true,
-                                                    TwinKeepBytes(spec, 16 * 128));
-      evaluation = held.sequences;
-      result.tuning.evaluation = held.description;
-      ReturnFreedMemory();
-    } else {
-      evaluation = calibration.sequences;
-      result.tuning.evaluation = "the calibration";
-    }
-    const std::string evaluated_on = result.tuning.evaluation;
-    result.tuning = TuneQuantization(spec, checkpoint, calibration, evaluation, options.tune);
-    result.tuning.evaluation = evaluated_on;
-    result.calibration = calibration.description;
-    ReturnFreedMemory();
-  }
+  TwinOnDemand twin(spec, checkpoint, output);
+  Calibration calibration;  // int8: what the tuner and the report ran on
+  if (int8) calibration = TuneInt8(source_dir, spec, checkpoint, options, twin, result);
+
   // The int8 matrices stay in the writer's memory until the file is written (a
   // quarter of the fp32 size); everything else is made as the writer reaches it.
   auto writer = std::make_unique<ModelWriter>(std::move(writer_setup));
-  std::filesystem::path first;  // int8: the file without the report
-  std::unique_ptr<RemoveOnExit> first_cleanup;
   result.tensor_errors = spec.Emit(checkpoint, *writer, int8, int8 ? &result.tuning.overrides
                                                                    : nullptr);
   result.model_type = spec.model_type;
@@ -429,62 +549,16 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
   result.num_tokenizer_files = AddTokenizer(source_dir, *writer);
   result.warnings = spec.warnings;
   AddCompiledTokenizer(source_dir, config, *writer, result.warnings);
+  std::unique_ptr<RemoveOnExit> first_cleanup;  // int8: the file without the report
   if (int8) {
-    // The report: the int8 model, written without it first and mapped, against
-    // its fp32 twin on the calibration; both sessions hold one layer's weights
-    // at a time. Then the file again, with the report in its provenance, its
-    // tensors read back from the first file: the writer's int8 matrices are
-    // freed before the report runs.
-    first = output;
-    first += ".unreported-" + std::to_string(static_cast<long>(getpid()));
-    first_cleanup = std::make_unique<RemoveOnExit>(first);
-    WriteModel(*writer, first, nullptr);
-    try {
-      writer->RereadHeldBytesFrom(first.string());
-    } catch (const std::runtime_error& e) {
-      Fail(e.what());
-    }
-    ReturnFreedMemory();
-    {
-      Result<Model> written = Model::Load(first.c_str());
-      if (!written.ok()) {
-        Fail("internal: the converted model does not load: ", written.status().message());
-      }
-      const Model& int8_model = written.value();
-      // Loading checked every packed tile: those pages go until a layer needs them.
-      int8_model.ReleasePages(int8_model.file_data() + int8_model.data_offset(),
-                              static_cast<size_t>(int8_model.data_size()));
-      size_t tokens = 0;
-      for (const std::vector<int32_t>& seq : calibration.sequences) tokens += seq.size();
-      std::filesystem::path rows = output;
-      rows += ".rows-" + std::to_string(static_cast<long>(getpid()));
-      result.layer_errors = MeasureLayers(fp32_twin(), int8_model, calibration, /*stream=*/true,
-                                          TwinKeepBytes(spec, tokens), rows);
-    }
-    twin.reset();
-    ReturnFreedMemory();
-    double gain = 0;
-    for (const ModelSpec::TensorError& t : result.tensor_errors) {
-      gain += t.sqnr_block32_db - t.sqnr_db;
-    }
-    if (!result.tensor_errors.empty()) gain /= static_cast<double>(result.tensor_errors.size());
-    result.block32_gain_db = gain;
-    AddReport(result, &provenance);
-    writer->SetProvenance(provenance);
+    first_cleanup = AddInt8Report(output, spec, calibration, twin, *writer, provenance, result);
   }
   WriteModel(*writer, partial, options.progress);
   writer.reset();  // the int8 matrices' memory, before the file is mapped to check it
   first_cleanup.reset();
   ReturnFreedMemory();
 
-  Result<Model> loaded = Model::Load(partial.c_str());
-  if (!loaded.ok()) {
-    Fail("internal: the converted model does not load: ", loaded.status().message());
-  }
-  result.file_bytes = loaded.value().file_size();
-  std::error_code ec;
-  std::filesystem::rename(partial, output, ec);
-  if (ec) Fail("cannot create ", output.string(), ": ", ec.message());
+  result.file_bytes = CheckAndRename(partial, output);
   cleanup.Release();
   return result;
 }

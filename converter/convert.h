@@ -1,4 +1,4 @@
-// The converter's pipeline, as octet-convert runs it (DESIGN.md §1):
+// The converter's pipeline, as octet-convert runs it (docs/design.md §1):
 //   config.json + safetensors -> importer (ModelSpec) -> Validate() -> write
 // -> reload with the runtime's loader as a final check. Host-only code: every
 // failure throws convert::Error with one line naming the problem.

@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "import/common.h"
 #include "import/error.h"
 #include "import/importer.h"
 
@@ -105,14 +106,7 @@ ModelSpec ImportGemma(const ConfigView& config, const Checkpoint& checkpoint) {
   fb::ArchitectureT& a = spec.architecture;
   RejectTrue(config, "use_bidirectional_attention", "octet's Gemma decoders are causal");
 
-  a.vocab_size = config.Count("vocab_size");
-  a.hidden_size = config.Count("hidden_size");
-  a.num_layers = config.Count("num_hidden_layers");
-  a.intermediate_size = config.Count("intermediate_size");
-  a.max_positions = config.CountOr("max_position_embeddings", 0);
-  a.norm = fb::NormKind::RmsNorm;
-  a.norm_placement = fb::NormPlacement::Pre;
-  a.norm_eps = static_cast<float>(config.NumberOr("rms_norm_eps", 1e-6));
+  ReadRmsDecoderSizes(config, 0, 1e-6, a);
   a.activation = ReadActivation(config, !gemma2, spec);
   a.gated_ffn = true;
   a.position = fb::PositionKind::Rope;
@@ -122,11 +116,7 @@ ModelSpec ImportGemma(const ConfigView& config, const Checkpoint& checkpoint) {
   a.sandwich_norms = gemma2;
 
   fb::AttentionT& att = *a.attention;
-  att.num_heads = config.Count("num_attention_heads");
-  att.num_kv_heads = config.CountOr("num_key_value_heads", att.num_heads);
-  if (att.num_kv_heads > att.num_heads || att.num_heads % att.num_kv_heads != 0) {
-    config.Invalid("num_key_value_heads", Cat("a divisor of num_attention_heads ", att.num_heads));
-  }
+  ReadHeadCounts(config, att);
   att.head_dim = config.CountOr("head_dim", 256);
   att.qkv_bias = att.out_bias = config.BoolOr("attention_bias", false);
   if (gemma2) {
@@ -192,8 +182,7 @@ ModelSpec ImportGemma(const ConfigView& config, const Checkpoint& checkpoint) {
     const std::string dst = Cat("layers.", i, ".");
     const auto linear = [&](const std::string& to, const std::string& from, uint32_t out,
                             uint32_t in, bool bias) {
-      spec.Map(dst + to + ".weight", {out, in}, src + from + ".weight");
-      if (bias) spec.Map(dst + to + ".bias", {out}, src + from + ".bias");
+      MapLinear(spec, dst, src, to, from, out, in, bias);
     };
     norm(dst + "attn_norm.weight", src + "input_layernorm.weight");
     linear("attn.q", "self_attn.q_proj", q_rows, h, att.qkv_bias);
@@ -216,12 +205,7 @@ ModelSpec ImportGemma(const ConfigView& config, const Checkpoint& checkpoint) {
     linear("ffn.down", "mlp.down_proj", h, inter, false);
   }
   norm("final_norm.weight", p + "norm.weight");
-  if (!a.tied_embeddings) {
-    spec.Map("lm_head", {a.vocab_size, h}, "lm_head.weight");
-  } else {
-    spec.RequireDuplicate("lm_head.weight", p + "embed_tokens.weight",
-                          "config.json ties the head to the embedding: tie_word_embeddings");
-  }
+  MapLmHead(spec, p);
   return spec;
 }
 

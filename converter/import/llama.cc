@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 
+#include "import/common.h"
 #include "import/error.h"
 #include "import/importer.h"
 
@@ -124,34 +125,20 @@ ModelSpec ImportLlama(const ConfigView& config, const Checkpoint& checkpoint) {
   fb::ArchitectureT& a = spec.architecture;
   RejectTrue(config, "mlp_bias", "octet's llama feed-forward has no biases");
 
-  a.vocab_size = config.Count("vocab_size");
-  a.hidden_size = config.Count("hidden_size");
-  a.num_layers = config.Count("num_hidden_layers");
-  a.intermediate_size = config.Count("intermediate_size");
-  a.max_positions = config.CountOr("max_position_embeddings", 0);
-  a.norm = fb::NormKind::RmsNorm;
-  a.norm_placement = fb::NormPlacement::Pre;
-  a.norm_eps = static_cast<float>(config.NumberOr("rms_norm_eps", 1e-6));
+  ReadRmsDecoderSizes(config, 0, 1e-6, a);
   a.activation = ActivationFromConfig(config, "hidden_act", "silu");
   a.gated_ffn = true;
   a.position = fb::PositionKind::Rope;
   a.tied_embeddings = config.BoolOr("tie_word_embeddings", false);
 
   fb::AttentionT& att = *a.attention;
-  att.num_heads = config.Count("num_attention_heads");
-  att.num_kv_heads = config.CountOr("num_key_value_heads", att.num_heads);
-  if (att.num_kv_heads > att.num_heads || att.num_heads % att.num_kv_heads != 0) {
-    config.Invalid("num_key_value_heads", Cat("a divisor of num_attention_heads ", att.num_heads));
-  }
+  ReadHeadCounts(config, att);
   if (config.Has("head_dim")) {
     att.head_dim = config.Count("head_dim");
   } else if (family == fb::Family::Qwen3) {
     att.head_dim = 128;
   } else {
-    if (a.hidden_size % att.num_heads != 0) {
-      config.Invalid("num_attention_heads", Cat("a divisor of hidden_size ", a.hidden_size));
-    }
-    att.head_dim = a.hidden_size / att.num_heads;
+    att.head_dim = HeadDimFromHidden(config, a);
   }
   if (family == fb::Family::Qwen2) {
     att.qkv_bias = true;
@@ -174,8 +161,7 @@ ModelSpec ImportLlama(const ConfigView& config, const Checkpoint& checkpoint) {
     const std::string dst = Cat("layers.", i, ".");
     const auto linear = [&](const std::string& to, const std::string& from, uint32_t out,
                             uint32_t in, bool bias) {
-      spec.Map(dst + to + ".weight", {out, in}, src + from + ".weight");
-      if (bias) spec.Map(dst + to + ".bias", {out}, src + from + ".bias");
+      MapLinear(spec, dst, src, to, from, out, in, bias);
     };
     spec.Map(dst + "attn_norm.weight", {h}, src + "input_layernorm.weight");
     linear("attn.q", "self_attn.q_proj", q_rows, h, att.qkv_bias);
@@ -192,15 +178,8 @@ ModelSpec ImportLlama(const ConfigView& config, const Checkpoint& checkpoint) {
     linear("ffn.down", "mlp.down_proj", h, inter, false);
   }
   spec.Map("final_norm.weight", {h}, p + "norm.weight");
-  if (!a.tied_embeddings) {
-    spec.Map("lm_head", {a.vocab_size, h}, "lm_head.weight");
-  } else {
-    spec.RequireDuplicate("lm_head.weight", p + "embed_tokens.weight",
-                          "config.json ties the head to the embedding: tie_word_embeddings");
-  }
-  spec.ignore = [p](const std::string& name) {
-    return name.rfind(p + "layers.", 0) == 0 && EndsWith(name, ".self_attn.rotary_emb.inv_freq");
-  };
+  MapLmHead(spec, p);
+  spec.ignore = IgnoreRotaryInvFreq(p);
   return spec;
 }
 

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "import/common.h"
 #include "import/error.h"
 #include "import/importer.h"
 
@@ -109,32 +110,18 @@ std::unique_ptr<fb::RopeT> ReadRope(const ConfigView& config, const fb::Architec
 ModelSpec ImportPhi3(const ConfigView& config, const Checkpoint& checkpoint) {
   ModelSpec spec = NewSpec(config, "phi3", fb::Family::Phi3, fb::Structure::DecoderOnly);
   fb::ArchitectureT& a = spec.architecture;
-  a.vocab_size = config.Count("vocab_size");
-  a.hidden_size = config.Count("hidden_size");
-  a.num_layers = config.Count("num_hidden_layers");
-  a.intermediate_size = config.Count("intermediate_size");
-  a.max_positions = config.CountOr("max_position_embeddings", 4096);
-  a.norm = fb::NormKind::RmsNorm;
-  a.norm_placement = fb::NormPlacement::Pre;
-  a.norm_eps = static_cast<float>(config.NumberOr("rms_norm_eps", 1e-5));
+  ReadRmsDecoderSizes(config, 4096, 1e-5, a);
   a.activation = ActivationFromConfig(config, "hidden_act", "silu");
   a.gated_ffn = true;
   a.position = fb::PositionKind::Rope;
   a.tied_embeddings = config.BoolOr("tie_word_embeddings", false);
 
   fb::AttentionT& att = *a.attention;
-  att.num_heads = config.Count("num_attention_heads");
-  att.num_kv_heads = config.CountOr("num_key_value_heads", att.num_heads);
-  if (att.num_kv_heads > att.num_heads || att.num_heads % att.num_kv_heads != 0) {
-    config.Invalid("num_key_value_heads", Cat("a divisor of num_attention_heads ", att.num_heads));
-  }
+  ReadHeadCounts(config, att);
   if (config.Has("head_dim")) {
     att.head_dim = config.Count("head_dim");
   } else {
-    if (a.hidden_size % att.num_heads != 0) {
-      config.Invalid("num_attention_heads", Cat("a divisor of hidden_size ", a.hidden_size));
-    }
-    att.head_dim = a.hidden_size / att.num_heads;
+    att.head_dim = HeadDimFromHidden(config, a);
   }
   att.sliding_window = config.Has("sliding_window") ? config.Count("sliding_window") : 0;
   a.rope = ReadRope(config, a, spec);
@@ -175,15 +162,8 @@ ModelSpec ImportPhi3(const ConfigView& config, const Checkpoint& checkpoint) {
     spec.Map(dst + "ffn.down.weight", {h, inter}, src + "mlp.down_proj.weight");
   }
   spec.Map("final_norm.weight", {h}, p + "norm.weight");
-  if (!a.tied_embeddings) {
-    spec.Map("lm_head", {a.vocab_size, h}, "lm_head.weight");
-  } else {
-    spec.RequireDuplicate("lm_head.weight", p + "embed_tokens.weight",
-                          "config.json ties the head to the embedding: tie_word_embeddings");
-  }
-  spec.ignore = [p](const std::string& name) {
-    return name.rfind(p + "layers.", 0) == 0 && EndsWith(name, ".self_attn.rotary_emb.inv_freq");
-  };
+  MapLmHead(spec, p);
+  spec.ignore = IgnoreRotaryInvFreq(p);
   return spec;
 }
 

@@ -1,4 +1,4 @@
-// Weight quantization for --dtype int8 (DESIGN.md §4): which tensors become
+// Weight quantization for --dtype int8 (docs/design.md §4): which tensors become
 // int8 and how, with the error each one takes. The arithmetic is the runtime's
 // (core/quant.h: symmetric, one scale per output channel = row, round half to
 // even), so the file holds exactly what the runtime would compute.

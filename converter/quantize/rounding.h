@@ -1,4 +1,4 @@
-// The converter's techniques for accurate 8-bit linear layers (issue 10), each
+// The converter's techniques for accurate 8-bit linear layers, each
 // a pure function of a layer's weights and its calibration inputs, so each can
 // be tested on a constructed case and measured on its own:
 //

@@ -237,18 +237,16 @@ bool GlobMatch(const std::string& pattern, const std::string& name) {
   while (p < pattern.size() && pattern[p] == '*') ++p;
   return p == pattern.size();
 }
+namespace {
 
-TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
-                            const Calibration& calibration,
-                            const std::vector<std::vector<int32_t>>& evaluation,
-                            const TuneOptions& options) {
-  TuneResult result;
-  // --keep-fp32: every pattern must name at least one int8 tensor.
+// Every int8 tensor a --keep-fp32 pattern names; each pattern must name one.
+std::set<std::string> KeepFp32Matches(const ModelSpec& spec, const TuneOptions& options) {
+  std::set<std::string> keep;
   for (const std::string& pattern : options.keep_fp32) {
     bool any = false;
     for (const TensorMapping& m : spec.tensors) {
       if (QuantizedAsInt8(m.name, m.shape) && GlobMatch(pattern, m.name)) {
-        result.overrides.keep_f32.insert(m.name);
+        keep.insert(m.name);
         any = true;
       }
     }
@@ -258,36 +256,44 @@ TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
            "'layers.*.ffn.down.weight')");
     }
   }
+  return keep;
+}
 
-  {
-    size_t tokens = 0;
-    for (const std::vector<int32_t>& s : calibration.sequences) tokens += s.size();
-    const uint64_t bytes = TuneMemoryBytes(spec, tokens, options);
-    if (!options.enabled || bytes > options.max_memory_bytes) {
-      char detail[200];
-      if (!options.enabled) {
-        std::snprintf(detail, sizeof(detail), "tuning off (--no-tune)");
-      } else {
-        std::snprintf(detail, sizeof(detail),
-                      "tuning skipped: it would hold %.1f GiB (limit %.1f GiB); round to nearest",
-                      static_cast<double>(bytes) / (1 << 30),
-                      static_cast<double>(options.max_memory_bytes) / (1 << 30));
-      }
-      result.skipped = true;
-      result.steps.push_back({"round to nearest", detail, OutputMetrics(), true});
-      for (const TensorMapping& m : spec.tensors) {
-        if (QuantizedAsInt8(m.name, m.shape)) {
-          ++result.total_matrices;
-          if (result.overrides.keep_f32.count(m.name) == 0) ++result.int8_matrices;
-        }
-      }
-      for (const std::string& n : result.overrides.keep_f32) result.fp32_matrices.push_back(n);
-      return result;
+// Why the tuner does not run, or an empty string when it does.
+std::string WhyUntuned(const ModelSpec& spec, const Calibration& calibration,
+                       const TuneOptions& options) {
+  if (!options.enabled) return "tuning off (--no-tune)";
+  size_t tokens = 0;
+  for (const std::vector<int32_t>& s : calibration.sequences) tokens += s.size();
+  const uint64_t bytes = TuneMemoryBytes(spec, tokens, options);
+  if (bytes <= options.max_memory_bytes) return "";
+  char detail[200];
+  std::snprintf(detail, sizeof(detail),
+                "tuning skipped: it would hold %.1f GiB (limit %.1f GiB); round to nearest",
+                static_cast<double>(bytes) / (1 << 30),
+                static_cast<double>(options.max_memory_bytes) / (1 << 30));
+  return detail;
+}
+
+// The result when the tuner does not run: round to nearest, nothing measured.
+TuneResult UntunedResult(const ModelSpec& spec, std::set<std::string> keep_f32,
+                         const std::string& detail) {
+  TuneResult result;
+  result.overrides.keep_f32 = std::move(keep_f32);
+  result.skipped = true;
+  result.steps.push_back({"round to nearest", detail, OutputMetrics(), true});
+  for (const TensorMapping& m : spec.tensors) {
+    if (QuantizedAsInt8(m.name, m.shape)) {
+      ++result.total_matrices;
+      if (result.overrides.keep_f32.count(m.name) == 0) ++result.int8_matrices;
     }
   }
-  Workbench bench(spec, checkpoint);
+  for (const std::string& n : result.overrides.keep_f32) result.fp32_matrices.push_back(n);
+  return result;
+}
 
-  // Every int8 matrix a product reads (the linear layers and the head).
+// Every int8 matrix a product reads (the linear layers and the head).
+std::vector<std::string> ProductMatrices(const ModelSpec& spec) {
   std::vector<std::string> matrices;
   for (const TensorMapping& m : spec.tensors) {
     if (!QuantizedAsInt8(m.name, m.shape)) continue;
@@ -296,291 +302,387 @@ TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
                        spec.architecture.structure != fb::Structure::EncoderOnly);
     if (PackedForGemm(m.name) || head) matrices.push_back(m.name);
   }
-  result.total_matrices = matrices.size();
+  return matrices;
+}
 
-  // The fp32 twin: the reference outputs and the calibration inputs.
-  std::unique_ptr<InMemoryModel> fp32;
-  {
-    ModelWriter writer;
-    writer.SetArchitecture(spec.architecture);
-    spec.Emit(checkpoint, writer, false);
-    fp32 = LoadInMemory(writer);
-  }
-  const OutputReference reference(fp32->model, evaluation);
-  std::map<ProductSite, ProductInputs> inputs =
-      CaptureProductInputs(fp32->model, calibration.sequences, options.max_rows);
-  const std::vector<Group> groups = bench.Groups(inputs);
-  std::map<std::string, const Group*> group_of;
-  for (const Group& g : groups) {
-    for (const std::string& m : g.matrices) group_of[m] = &g;
-  }
+// The fp32 twin, loaded by the runtime: the reference outputs and the
+// calibration inputs come from it.
+std::unique_ptr<InMemoryModel> LoadFp32Twin(const ModelSpec& spec, const Checkpoint& checkpoint) {
+  ModelWriter writer;
+  writer.SetArchitecture(spec.architecture);
+  spec.Emit(checkpoint, writer, false);
+  return LoadInMemory(writer);
+}
 
-  auto measure = [&](const QuantOverrides& o) {
-    return reference.Compare(bench.Build(o)->model);
-  };
-  auto finish = [&](const OutputMetrics& m) {
-    for (const auto& [name, v] : bench.smoothed()) result.overrides.values[name] = v;
-    result.final_metrics = m;
-    result.target_met = TargetMet(m, options);
-    for (const std::string& name : matrices) {
-      if (result.overrides.keep_f32.count(name) == 0) ++result.int8_matrices;
+// One tuning run: the state the steps share. Each step measures the int8
+// model end to end against the fp32 twin and keeps what it changed only
+// where the loss falls; each returns true once the target is met.
+class Tuner {
+ public:
+  Tuner(const ModelSpec& spec, const Checkpoint& checkpoint, const Calibration& calibration,
+        const std::vector<std::vector<int32_t>>& evaluation, const TuneOptions& options,
+        std::set<std::string> keep_f32)
+      : options_(options),
+        bench_(spec, checkpoint),
+        matrices_(ProductMatrices(spec)),
+        fp32_(LoadFp32Twin(spec, checkpoint)),
+        reference_(fp32_->model, evaluation),
+        inputs_(CaptureProductInputs(fp32_->model, calibration.sequences, options.max_rows)),
+        groups_(bench_.Groups(inputs_)) {
+    result_.overrides.keep_f32 = std::move(keep_f32);
+    result_.total_matrices = matrices_.size();
+    for (const Group& g : groups_) {
+      for (const std::string& m : g.matrices) group_of_[m] = &g;
     }
-    for (const std::string& name : result.overrides.keep_f32) result.fp32_matrices.push_back(name);
-    for (const std::string& name : result.overrides.wide_input) result.wide_input_matrices.push_back(name);
-    return result;
-  };
+  }
 
-  // Step 0: round to nearest.
-  OutputMetrics best = measure(result.overrides);
-  result.steps.push_back({"round to nearest",
-                          "symmetric per-channel scales, max|w| / 127", best, true});
-  if (TargetMet(best, options)) return finish(best);
-
-  // Error samples per site (at most 1024 rows) for the per-layer choices.
-  std::map<ProductSite, ProductInputs> samples;
-  for (const auto& [site, x] : inputs) samples[site] = Subsample(x, 1024);
-  auto product_error = [&](const std::string& name, const QuantizedMatrix& q,
-                           const std::vector<float>* inv_smooth, const std::vector<float>& w) {
-    const Group& g = *group_of.at(name);
-    return ProductError(samples.at(g.site), w.data(), bench.Rows(name), q,
-                        inv_smooth != nullptr ? inv_smooth->data() : nullptr);
-  };
+  // Step 0: symmetric per-channel scales, as the file holds without tuning.
+  bool RoundToNearest() {
+    best_ = Measure(result_.overrides);
+    result_.steps.push_back({"round to nearest",
+                             "symmetric per-channel scales, max|w| / 127", best_, true});
+    if (TargetMet(best_, options_)) return true;
+    // Error samples per site (at most 1024 rows) for the per-layer choices.
+    for (const auto& [site, x] : inputs_) samples_[site] = Subsample(x, 1024);
+    return false;
+  }
 
   // Step 1: smoothing. Per group, the alpha of the lowest summed product
   // error, kept where it beats no smoothing. The captured inputs are divided
   // by the factors, as the folded model's would be.
-  if (options.smoothing) {
-    const auto saved_values = [&] {
-      std::map<std::string, std::vector<float>> v;
-      for (const Group& g : groups) {
-        for (const std::string& m : g.matrices) v[m] = bench.Values(m);
-        if (!g.fold_weight.empty()) v[g.fold_weight] = bench.Values(g.fold_weight);
-        if (!g.fold_bias.empty()) v[g.fold_bias] = bench.Values(g.fold_bias);
-      }
-      return v;
-    }();
-    const auto saved_smoothed = bench.smoothed();
-    const auto saved_inputs = inputs;
-    const auto saved_samples = samples;
+  bool Smoothing() {
+    const auto saved_values = SmoothedTensorValues();
+    const auto saved_smoothed = bench_.smoothed();
+    const auto saved_inputs = inputs_;
+    const auto saved_samples = samples_;
     size_t smoothed = 0, eligible = 0;
-    for (const Group& g : groups) {
+    for (const Group& g : groups_) {
       if (g.fold == Group::Fold::kNone) continue;
       bool frozen = false;
-      for (const std::string& m : g.matrices) frozen = frozen || result.overrides.keep_f32.count(m);
+      for (const std::string& m : g.matrices) frozen = frozen || result_.overrides.keep_f32.count(m);
       if (frozen) continue;
       ++eligible;
-      const ProductInputs& x = samples.at(g.site);
-      std::vector<float> w_max(x.k, 0.0f);
-      for (const std::string& m : g.matrices) {
-        const std::vector<float> c = ColumnAbsMax(bench.Values(m).data(), bench.Rows(m), x.k);
-        for (size_t j = 0; j < x.k; ++j) w_max[j] = std::max(w_max[j], c[j]);
-      }
-      std::vector<float> x_max = inputs.at(g.site).abs_max;
-      if (g.tie_heads > 1) {  // one factor per (kv head, dim): V's rows are shared
-        const size_t hd = g.head_dim, kv = x.k / (hd * g.tie_heads);
-        for (size_t v = 0; v < kv; ++v) {
-          for (size_t d = 0; d < hd; ++d) {
-            float mx = 0, mw = 0;
-            for (size_t t = 0; t < g.tie_heads; ++t) {
-              const size_t j = (v * g.tie_heads + t) * hd + d;
-              mx = std::max(mx, x_max[j]);
-              mw = std::max(mw, w_max[j]);
-            }
-            for (size_t t = 0; t < g.tie_heads; ++t) {
-              const size_t j = (v * g.tie_heads + t) * hd + d;
-              x_max[j] = mx;
-              w_max[j] = mw;
-            }
-          }
-        }
-      }
-      double base = 0;
-      for (const std::string& m : g.matrices) {
-        const std::vector<float>& w = bench.Values(m);
-        base += product_error(m, QuantizeRows(w.data(), bench.Rows(m), x.k), nullptr, w);
-      }
-      double best_err = base;
-      std::vector<float> best_s;
-      for (double alpha : {0.3, 0.4, 0.5, 0.6, 0.7, 0.8}) {
-        const std::vector<float> s = SmoothingFactors(x_max, w_max, alpha);
-        std::vector<float> inv(x.k);
-        for (size_t j = 0; j < x.k; ++j) inv[j] = 1.0f / s[j];
-        double err = 0;
-        for (const std::string& m : g.matrices) {
-          std::vector<float> ws = bench.Values(m);
-          const size_t rows = bench.Rows(m);
-          for (size_t r = 0; r < rows; ++r) {
-            for (size_t j = 0; j < x.k; ++j) ws[r * x.k + j] *= s[j];
-          }
-          err += product_error(m, QuantizeRows(ws.data(), rows, x.k), &inv,
-                               bench.Values(m));
-        }
-        if (err < best_err) {
-          best_err = err;
-          best_s = s;
-        }
-      }
-      if (best_s.empty()) continue;
+      const std::vector<float> s = BestSmoothingFactors(g);
+      if (s.empty()) continue;
       ++smoothed;
-      // Apply: W diag(s) for the readers, 1/s into the writer.
-      for (const std::string& m : g.matrices) {
-        std::vector<float>& w = bench.Values(m);
-        const size_t rows = bench.Rows(m);
-        for (size_t r = 0; r < rows; ++r) {
-          for (size_t j = 0; j < x.k; ++j) w[r * x.k + j] *= best_s[j];
-        }
-        bench.MarkSmoothed(m);
-      }
-      // The writer's output channel j (a norm weight, a row of V or up)
-      // and its bias: divided by s_j. For O, channel j of the input is
-      // query head h's dim d, written by V's row (h / tie) * hd + d.
-      auto writer_channel = [&](size_t j) {
-        if (g.tie_heads <= 1) return j;
-        const size_t hd = g.head_dim, h = j / hd;
-        return (h / g.tie_heads) * hd + j % hd;
-      };
-      std::vector<float> divisor(g.fold == Group::Fold::kNorm ? x.k
-                                                               : bench.Rows(g.fold_weight),
-                                 0.0f);
-      for (size_t j = 0; j < x.k; ++j) divisor[writer_channel(j)] = best_s[j];
-      if (g.fold == Group::Fold::kNorm) {
-        std::vector<float>& nw = bench.Values(g.fold_weight);
-        for (size_t j = 0; j < x.k; ++j) nw[j] /= divisor[j];
-      } else {
-        std::vector<float>& w = bench.Values(g.fold_weight);
-        const size_t cols = bench.Cols(g.fold_weight);
-        for (size_t r = 0; r < divisor.size(); ++r) {
-          for (size_t c = 0; c < cols; ++c) w[r * cols + c] /= divisor[r];
-        }
-      }
-      bench.MarkSmoothed(g.fold_weight);
-      if (!g.fold_bias.empty()) {
-        std::vector<float>& b = bench.Values(g.fold_bias);
-        for (size_t r = 0; r < b.size(); ++r) b[r] /= divisor[r];
-        bench.MarkSmoothed(g.fold_bias);
-      }
-      for (auto* set : {&inputs, &samples}) {
-        ProductInputs& in = set->at(g.site);
-        for (size_t i = 0; i < in.n(); ++i) {
-          for (size_t j = 0; j < in.k; ++j) in.rows[i * in.k + j] /= best_s[j];
-        }
-        for (size_t j = 0; j < in.k; ++j) in.abs_max[j] /= best_s[j];
-      }
+      ApplySmoothing(g, s);
     }
-    const OutputMetrics m = measure(result.overrides);
-    const bool kept = smoothed > 0 && (Loss(m) < Loss(best) || options.keep_all);
-    result.steps.push_back({"smoothing", Count(smoothed, eligible, "inputs smoothed"), m, kept});
+    const OutputMetrics m = Measure(result_.overrides);
+    const bool kept = smoothed > 0 && (Loss(m) < Loss(best_) || options_.keep_all);
+    result_.steps.push_back({"smoothing", Count(smoothed, eligible, "inputs smoothed"), m, kept});
     if (kept) {
-      best = m;
-      if (TargetMet(best, options)) return finish(best);
-    } else {
-      bench.RestoreSmoothed(saved_values, saved_smoothed);
-      inputs = saved_inputs;
-      samples = saved_samples;
+      best_ = m;
+      return TargetMet(best_, options_);
+    }
+    bench_.RestoreSmoothed(saved_values, saved_smoothed);
+    inputs_ = saved_inputs;
+    samples_ = saved_samples;
+    return false;
+  }
+
+  // Before steps 2 and 3: each tunable matrix rounded to nearest (with the
+  // smoothing kept) and its product error.
+  void StartPerMatrixRounding() {
+    for (const std::string& m : matrices_) {
+      if (group_of_.count(m) && result_.overrides.keep_f32.count(m) == 0) tunable_.push_back(m);
+    }
+    for (const std::string& m : tunable_) {
+      const std::vector<float>& w = bench_.Values(m);
+      current_[m] = QuantizeRows(w.data(), bench_.Rows(m), bench_.Cols(m));
+      current_err_[m] = MatrixProductError(m, current_[m], nullptr, w);
     }
   }
 
-  // Steps 2 and 3: clipping, then compensated rounding, per matrix, each kept
-  // where it lowers the product's error on the calibration.
-  std::map<std::string, std::vector<double>> hessians;
-  auto hessian = [&](const std::string& m) -> const std::vector<double>& {
-    const ProductSite& site = group_of.at(m)->site;
+  // Step 2: clipping, per-row scales that minimize the product error.
+  bool Clipping() {
+    TryPerMatrixStep("clipping", [&](const std::string& m, const std::vector<float>& w,
+                                     const QuantizedMatrix&) {
+      const std::vector<float> scales =
+          ClipScales(w.data(), bench_.Rows(m), bench_.Cols(m), Hessian(m).data(), 0.5, 26);
+      return RoundWithScales(w.data(), bench_.Rows(m), bench_.Cols(m), scales);
+    });
+    return TargetMet(best_, options_);
+  }
+
+  // Step 3: compensated rounding with the scales the file holds by now.
+  bool CompensatedRounding() {
+    TryPerMatrixStep("compensated rounding", [&](const std::string& m, const std::vector<float>& w,
+                                                 const QuantizedMatrix& now) {
+      return convert::CompensatedRounding(w.data(), bench_.Rows(m), bench_.Cols(m), now.scales,
+                                          Hessian(m).data());
+    });
+    return TargetMet(best_, options_);
+  }
+
+  // Steps 4 and 5 (mixed precision) pick by measuring the output
+  // distribution: encoders stop before them.
+  bool HasDistribution() const { return best_.has_distribution; }
+
+  // Step 4: 16-bit inputs (two int8 digits: the weights, the file's bytes
+  // and the kernels stay int8; the product costs twice), scored by the share
+  // of its product's error the 8-bit input makes.
+  void WideInputs() {
+    MeasureSignal();
+    std::map<std::string, double> score;
+    for (const std::string& m : matrices_) {
+      if (result_.overrides.keep_f32.count(m) || !group_of_.count(m)) continue;
+      const std::vector<float>& w = bench_.Values(m);
+      const auto q = current_.find(m);
+      const QuantizedMatrix rounded =
+          q == current_.end() ? QuantizeRows(w.data(), bench_.Rows(m), bench_.Cols(m))
+                              : QuantizedMatrix();
+      const QuantizedMatrix& now = q != current_.end() ? q->second : rounded;
+      const ProductInputs& x = samples_.at(group_of_.at(m)->site);
+      const double with8 = ProductError(x, w.data(), bench_.Rows(m), now, nullptr, true);
+      const double weights_only = ProductError(x, w.data(), bench_.Rows(m), now, nullptr, false);
+      score[m] = signal_.at(m) > 0 ? (with8 - weights_only) / signal_.at(m) : 0;
+    }
+    Greedy("16-bit inputs", options_.max_wide_fraction, score,
+           [](QuantOverrides& o, const std::string& m) { o.wide_input.insert(m); });
+  }
+
+  // Step 5, the last resort: matrices kept F32, scored by their whole
+  // product error.
+  void Fp32Products() {
+    MeasureSignal();
+    std::map<std::string, double> score;
+    for (const std::string& m : matrices_) {
+      if (result_.overrides.keep_f32.count(m)) continue;
+      if (!group_of_.count(m)) {
+        score[m] = 0;
+        continue;
+      }
+      const auto q = current_.find(m);
+      const double err = q != current_.end() ? current_err_.at(m) : 0;
+      score[m] = signal_.at(m) > 0 ? err / signal_.at(m) : 0;
+    }
+    Greedy("fp32 products", options_.max_fp32_fraction, score,
+           [](QuantOverrides& o, const std::string& m) {
+             o.keep_f32.insert(m);
+             o.int8.erase(m);
+             o.wide_input.erase(m);
+           });
+  }
+
+  // The report: every decision, the last measurement and the counts.
+  TuneResult Finish() {
+    for (const auto& [name, v] : bench_.smoothed()) result_.overrides.values[name] = v;
+    result_.final_metrics = best_;
+    result_.target_met = TargetMet(best_, options_);
+    for (const std::string& name : matrices_) {
+      if (result_.overrides.keep_f32.count(name) == 0) ++result_.int8_matrices;
+    }
+    for (const std::string& name : result_.overrides.keep_f32) {
+      result_.fp32_matrices.push_back(name);
+    }
+    for (const std::string& name : result_.overrides.wide_input) {
+      result_.wide_input_matrices.push_back(name);
+    }
+    return std::move(result_);
+  }
+
+ private:
+  OutputMetrics Measure(const QuantOverrides& o) const {
+    return reference_.Compare(bench_.Build(o)->model);
+  }
+
+  double MatrixProductError(const std::string& name, const QuantizedMatrix& q,
+                            const std::vector<float>* inv_smooth, const std::vector<float>& w) {
+    const Group& g = *group_of_.at(name);
+    return ProductError(samples_.at(g.site), w.data(), bench_.Rows(name), q,
+                        inv_smooth != nullptr ? inv_smooth->data() : nullptr);
+  }
+
+  // The tensors smoothing may change, as they are now (to undo it).
+  std::map<std::string, std::vector<float>> SmoothedTensorValues() {
+    std::map<std::string, std::vector<float>> v;
+    for (const Group& g : groups_) {
+      for (const std::string& m : g.matrices) v[m] = bench_.Values(m);
+      if (!g.fold_weight.empty()) v[g.fold_weight] = bench_.Values(g.fold_weight);
+      if (!g.fold_bias.empty()) v[g.fold_bias] = bench_.Values(g.fold_bias);
+    }
+    return v;
+  }
+
+  // The smoothing factors of the alpha with the lowest summed product error
+  // of `g`'s matrices, or none when no alpha beats no smoothing.
+  std::vector<float> BestSmoothingFactors(const Group& g) {
+    const ProductInputs& x = samples_.at(g.site);
+    std::vector<float> w_max(x.k, 0.0f);
+    for (const std::string& m : g.matrices) {
+      const std::vector<float> c = ColumnAbsMax(bench_.Values(m).data(), bench_.Rows(m), x.k);
+      for (size_t j = 0; j < x.k; ++j) w_max[j] = std::max(w_max[j], c[j]);
+    }
+    std::vector<float> x_max = inputs_.at(g.site).abs_max;
+    if (g.tie_heads > 1) {  // one factor per (kv head, dim): V's rows are shared
+      const size_t hd = g.head_dim, kv = x.k / (hd * g.tie_heads);
+      for (size_t v = 0; v < kv; ++v) {
+        for (size_t d = 0; d < hd; ++d) {
+          float mx = 0, mw = 0;
+          for (size_t t = 0; t < g.tie_heads; ++t) {
+            const size_t j = (v * g.tie_heads + t) * hd + d;
+            mx = std::max(mx, x_max[j]);
+            mw = std::max(mw, w_max[j]);
+          }
+          for (size_t t = 0; t < g.tie_heads; ++t) {
+            const size_t j = (v * g.tie_heads + t) * hd + d;
+            x_max[j] = mx;
+            w_max[j] = mw;
+          }
+        }
+      }
+    }
+    double base = 0;
+    for (const std::string& m : g.matrices) {
+      const std::vector<float>& w = bench_.Values(m);
+      base += MatrixProductError(m, QuantizeRows(w.data(), bench_.Rows(m), x.k), nullptr, w);
+    }
+    double best_err = base;
+    std::vector<float> best_s;
+    for (double alpha : {0.3, 0.4, 0.5, 0.6, 0.7, 0.8}) {
+      const std::vector<float> s = SmoothingFactors(x_max, w_max, alpha);
+      std::vector<float> inv(x.k);
+      for (size_t j = 0; j < x.k; ++j) inv[j] = 1.0f / s[j];
+      double err = 0;
+      for (const std::string& m : g.matrices) {
+        std::vector<float> ws = bench_.Values(m);
+        const size_t rows = bench_.Rows(m);
+        for (size_t r = 0; r < rows; ++r) {
+          for (size_t j = 0; j < x.k; ++j) ws[r * x.k + j] *= s[j];
+        }
+        err += MatrixProductError(m, QuantizeRows(ws.data(), rows, x.k), &inv, bench_.Values(m));
+      }
+      if (err < best_err) {
+        best_err = err;
+        best_s = s;
+      }
+    }
+    return best_s;
+  }
+
+  // Folds factors `s` into `g`: W diag(s) for the readers, 1/s into the
+  // writer, and the captured inputs divided by s.
+  void ApplySmoothing(const Group& g, const std::vector<float>& s) {
+    const size_t k = samples_.at(g.site).k;
+    for (const std::string& m : g.matrices) {
+      std::vector<float>& w = bench_.Values(m);
+      const size_t rows = bench_.Rows(m);
+      for (size_t r = 0; r < rows; ++r) {
+        for (size_t j = 0; j < k; ++j) w[r * k + j] *= s[j];
+      }
+      bench_.MarkSmoothed(m);
+    }
+    // The writer's output channel j (a norm weight, a row of V or up)
+    // and its bias: divided by s_j. For O, channel j of the input is
+    // query head h's dim d, written by V's row (h / tie) * hd + d.
+    auto writer_channel = [&](size_t j) {
+      if (g.tie_heads <= 1) return j;
+      const size_t hd = g.head_dim, h = j / hd;
+      return (h / g.tie_heads) * hd + j % hd;
+    };
+    std::vector<float> divisor(g.fold == Group::Fold::kNorm ? k : bench_.Rows(g.fold_weight),
+                               0.0f);
+    for (size_t j = 0; j < k; ++j) divisor[writer_channel(j)] = s[j];
+    if (g.fold == Group::Fold::kNorm) {
+      std::vector<float>& nw = bench_.Values(g.fold_weight);
+      for (size_t j = 0; j < k; ++j) nw[j] /= divisor[j];
+    } else {
+      std::vector<float>& w = bench_.Values(g.fold_weight);
+      const size_t cols = bench_.Cols(g.fold_weight);
+      for (size_t r = 0; r < divisor.size(); ++r) {
+        for (size_t c = 0; c < cols; ++c) w[r * cols + c] /= divisor[r];
+      }
+    }
+    bench_.MarkSmoothed(g.fold_weight);
+    if (!g.fold_bias.empty()) {
+      std::vector<float>& b = bench_.Values(g.fold_bias);
+      for (size_t r = 0; r < b.size(); ++r) b[r] /= divisor[r];
+      bench_.MarkSmoothed(g.fold_bias);
+    }
+    for (auto* set : {&inputs_, &samples_}) {
+      ProductInputs& in = set->at(g.site);
+      for (size_t i = 0; i < in.n(); ++i) {
+        for (size_t j = 0; j < in.k; ++j) in.rows[i * in.k + j] /= s[j];
+      }
+      for (size_t j = 0; j < in.k; ++j) in.abs_max[j] /= s[j];
+    }
+  }
+
+  // The Hessian of the input `m` reads (computed once per input).
+  const std::vector<double>& Hessian(const std::string& m) {
+    const ProductSite& site = group_of_.at(m)->site;
     const std::string key = SiteTensorName(site.stack, site.layer, "") + std::to_string(
         static_cast<int>(site.which));
-    auto it = hessians.find(key);
-    if (it == hessians.end()) it = hessians.emplace(key, InputHessian(inputs.at(site))).first;
+    auto it = hessians_.find(key);
+    if (it == hessians_.end()) it = hessians_.emplace(key, InputHessian(inputs_.at(site))).first;
     return it->second;
-  };
-  std::vector<std::string> tunable;
-  for (const std::string& m : matrices) {
-    if (group_of.count(m) && result.overrides.keep_f32.count(m) == 0) tunable.push_back(m);
   }
-  std::map<std::string, QuantizedMatrix> current;  // per matrix: what the file holds
-  std::map<std::string, double> current_err;
-  for (const std::string& m : tunable) {
-    const std::vector<float>& w = bench.Values(m);
-    current[m] = QuantizeRows(w.data(), bench.Rows(m), bench.Cols(m));
-    current_err[m] = product_error(m, current[m], nullptr, w);
-  }
-  // The product error above is against the (smoothed) weights with the
-  // (smoothed) inputs: the same product as the original.
-  auto try_step = [&](const char* name, auto make) {
-    std::map<std::string, QuantizedMatrix> next = current;
-    std::map<std::string, double> next_err = current_err;
+
+  // Steps 2 and 3: `make` rounds each tunable matrix anew, kept per matrix
+  // where it lowers the product's error on the calibration, and as a whole
+  // where it lowers the loss. The product error is against the (smoothed)
+  // weights with the (smoothed) inputs: the same product as the original.
+  template <typename Make>
+  void TryPerMatrixStep(const char* name, Make make) {
+    std::map<std::string, QuantizedMatrix> next = current_;
+    std::map<std::string, double> next_err = current_err_;
     size_t changed = 0;
-    for (const std::string& m : tunable) {
-      const std::vector<float>& w = bench.Values(m);
+    for (const std::string& m : tunable_) {
+      const std::vector<float>& w = bench_.Values(m);
       QuantizedMatrix q = make(m, w, next.at(m));
-      const double err = product_error(m, q, nullptr, w);
+      const double err = MatrixProductError(m, q, nullptr, w);
       if (err < next_err.at(m)) {
         next[m] = std::move(q);
         next_err[m] = err;
         ++changed;
       }
     }
-    QuantOverrides o = result.overrides;
+    QuantOverrides o = result_.overrides;
     for (const auto& [m, q] : next) o.int8[m] = q;
-    const OutputMetrics metrics = changed > 0 ? measure(o) : best;
-    const bool kept = changed > 0 && (Loss(metrics) < Loss(best) || options.keep_all);
-    result.steps.push_back({name, Count(changed, tunable.size(), "matrices changed"), metrics,
-                            kept});
+    const OutputMetrics metrics = changed > 0 ? Measure(o) : best_;
+    const bool kept = changed > 0 && (Loss(metrics) < Loss(best_) || options_.keep_all);
+    result_.steps.push_back({name, Count(changed, tunable_.size(), "matrices changed"), metrics,
+                             kept});
     if (kept) {
-      current = std::move(next);
-      current_err = std::move(next_err);
-      result.overrides.int8 = o.int8;
-      best = metrics;
+      current_ = std::move(next);
+      current_err_ = std::move(next_err);
+      result_.overrides.int8 = o.int8;
+      best_ = metrics;
     }
-    return kept;
-  };
-  if (options.clipping) {
-    try_step("clipping", [&](const std::string& m, const std::vector<float>& w,
-                             const QuantizedMatrix&) {
-      const std::vector<float> scales =
-          ClipScales(w.data(), bench.Rows(m), bench.Cols(m), hessian(m).data(), 0.5, 26);
-      return RoundWithScales(w.data(), bench.Rows(m), bench.Cols(m), scales);
-    });
-    if (TargetMet(best, options)) return finish(best);
-  }
-  if (options.compensation) {
-    try_step("compensated rounding", [&](const std::string& m, const std::vector<float>& w,
-                                         const QuantizedMatrix& now) {
-      return CompensatedRounding(w.data(), bench.Rows(m), bench.Cols(m), now.scales,
-                                 hessian(m).data());
-    });
-    if (TargetMet(best, options)) return finish(best);
   }
 
-  // Steps 4 and 5, mixed precision as the last resort, each greedy: every
-  // round tries the few matrices that score highest and keeps the one that
-  // lowers the loss most, until the target is met or the budget is spent.
-  // Step 4 gives a matrix 16-bit inputs (two int8 digits: the weights, the
-  // file's bytes and the kernels stay int8; the product costs twice), scored by
-  // the share of its product's error the 8-bit input makes; step 5 keeps a
-  // matrix F32, scored by its whole product error.
-  if (!best.has_distribution) return finish(best);
-  std::map<std::string, double> signal;  // per matrix: ‖x·Wᵀ‖² on the samples
-  for (const std::string& m : matrices) {
-    if (!group_of.count(m)) continue;
-    const ProductInputs& x = samples.at(group_of.at(m)->site);
-    const std::vector<float>& w = bench.Values(m);
-    double sum = 0;
-    const size_t rows = bench.Rows(m);
-    for (size_t i = 0; i < x.n(); ++i) {
-      for (size_t r = 0; r < rows; ++r) {
-        double y = 0;
-        for (size_t j = 0; j < x.k; ++j) y += static_cast<double>(x.rows[i * x.k + j]) * w[r * x.k + j];
-        sum += y * y;
+  // Per matrix: ‖x·Wᵀ‖² on the samples (once, for the scores of steps 4 and 5).
+  void MeasureSignal() {
+    if (signal_measured_) return;
+    signal_measured_ = true;
+    for (const std::string& m : matrices_) {
+      if (!group_of_.count(m)) continue;
+      const ProductInputs& x = samples_.at(group_of_.at(m)->site);
+      const std::vector<float>& w = bench_.Values(m);
+      double sum = 0;
+      const size_t rows = bench_.Rows(m);
+      for (size_t i = 0; i < x.n(); ++i) {
+        for (size_t r = 0; r < rows; ++r) {
+          double y = 0;
+          for (size_t j = 0; j < x.k; ++j) {
+            y += static_cast<double>(x.rows[i * x.k + j]) * w[r * x.k + j];
+          }
+          sum += y * y;
+        }
       }
+      signal_[m] = sum;
     }
-    signal[m] = sum;
   }
-  auto greedy = [&](const char* step, double fraction,
-                    const std::map<std::string, double>& score,
-                    void (*apply)(QuantOverrides&, const std::string&)) {
+
+  // Mixed precision, greedy: every round tries the few matrices that score
+  // highest and keeps the one that lowers the loss most, until the target is
+  // met or the budget (`fraction` of the matrices) is spent.
+  void Greedy(const char* step, double fraction, const std::map<std::string, double>& score,
+              void (*apply)(QuantOverrides&, const std::string&)) {
     const auto budget = static_cast<size_t>(
-        std::floor(fraction * static_cast<double>(matrices.size())));
+        std::floor(fraction * static_cast<double>(matrices_.size())));
     std::vector<std::string> chosen;
-    while (chosen.size() < budget && !TargetMet(best, options)) {
+    while (chosen.size() < budget && !TargetMet(best_, options_)) {
       std::vector<std::pair<double, std::string>> ranked;
       for (const auto& [m, r] : score) {
         if (std::find(chosen.begin(), chosen.end(), m) == chosen.end()) ranked.push_back({r, m});
@@ -589,11 +691,11 @@ TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
       std::sort(ranked.rbegin(), ranked.rend());
       if (ranked.size() > 4) ranked.resize(4);
       std::string pick;
-      OutputMetrics pick_metrics = best;
+      OutputMetrics pick_metrics = best_;
       for (const auto& [r, m] : ranked) {
-        QuantOverrides o = result.overrides;
+        QuantOverrides o = result_.overrides;
         apply(o, m);
-        const OutputMetrics metrics = measure(o);
+        const OutputMetrics metrics = Measure(o);
         if (Loss(metrics) < Loss(pick_metrics)) {
           pick = m;
           pick_metrics = metrics;
@@ -601,53 +703,56 @@ TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
       }
       if (pick.empty()) break;
       chosen.push_back(pick);
-      apply(result.overrides, pick);
-      best = pick_metrics;
+      apply(result_.overrides, pick);
+      best_ = pick_metrics;
     }
     if (!chosen.empty()) {
       std::string names;
       for (const std::string& m : chosen) names += (names.empty() ? "" : ", ") + m;
-      result.steps.push_back({step, names, best, true});
+      result_.steps.push_back({step, names, best_, true});
     }
-  };
-  if (options.wide_inputs) {
-    std::map<std::string, double> score;
-    for (const std::string& m : matrices) {
-      if (result.overrides.keep_f32.count(m) || !group_of.count(m)) continue;
-      const std::vector<float>& w = bench.Values(m);
-      const auto q = current.find(m);
-      const QuantizedMatrix rounded =
-          q == current.end() ? QuantizeRows(w.data(), bench.Rows(m), bench.Cols(m))
-                             : QuantizedMatrix();
-      const QuantizedMatrix& now = q != current.end() ? q->second : rounded;
-      const ProductInputs& x = samples.at(group_of.at(m)->site);
-      const double with8 = ProductError(x, w.data(), bench.Rows(m), now, nullptr, true);
-      const double weights_only = ProductError(x, w.data(), bench.Rows(m), now, nullptr, false);
-      score[m] = signal.at(m) > 0 ? (with8 - weights_only) / signal.at(m) : 0;
-    }
-    greedy("16-bit inputs", options.max_wide_fraction, score,
-           [](QuantOverrides& o, const std::string& m) { o.wide_input.insert(m); });
   }
-  if (options.fp32_fallback) {
-    std::map<std::string, double> score;
-    for (const std::string& m : matrices) {
-      if (result.overrides.keep_f32.count(m)) continue;
-      if (!group_of.count(m)) {
-        score[m] = 0;
-        continue;
-      }
-      const auto q = current.find(m);
-      const double err = q != current.end() ? current_err.at(m) : 0;
-      score[m] = signal.at(m) > 0 ? err / signal.at(m) : 0;
-    }
-    greedy("fp32 products", options.max_fp32_fraction, score,
-           [](QuantOverrides& o, const std::string& m) {
-             o.keep_f32.insert(m);
-             o.int8.erase(m);
-             o.wide_input.erase(m);
-           });
-  }
-  return finish(best);
+
+  const TuneOptions& options_;
+  Workbench bench_;
+  const std::vector<std::string> matrices_;      // every int8 matrix a product reads
+  const std::unique_ptr<InMemoryModel> fp32_;    // the twin the reference ran on
+  const OutputReference reference_;              // the fp32 outputs on the evaluation
+  std::map<ProductSite, ProductInputs> inputs_;  // calibration inputs per product (smoothed)
+  std::map<ProductSite, ProductInputs> samples_;  // at most 1024 rows of each
+  const std::vector<Group> groups_;
+  std::map<std::string, const Group*> group_of_;  // matrix -> the group that reads its input
+  TuneResult result_;
+  OutputMetrics best_;  // the last kept measurement
+  // Steps 2 and 3: the matrices they round, what the file holds for each and its error.
+  std::vector<std::string> tunable_;
+  std::map<std::string, QuantizedMatrix> current_;
+  std::map<std::string, double> current_err_;
+  std::map<std::string, std::vector<double>> hessians_;  // per product input
+  std::map<std::string, double> signal_;                 // steps 4 and 5
+  bool signal_measured_ = false;
+};
+
+}  // namespace
+
+TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
+                            const Calibration& calibration,
+                            const std::vector<std::vector<int32_t>>& evaluation,
+                            const TuneOptions& options) {
+  std::set<std::string> keep_f32 = KeepFp32Matches(spec, options);
+  const std::string untuned = WhyUntuned(spec, calibration, options);
+  if (!untuned.empty()) return UntunedResult(spec, std::move(keep_f32), untuned);
+
+  Tuner tuner(spec, checkpoint, calibration, evaluation, options, std::move(keep_f32));
+  if (tuner.RoundToNearest()) return tuner.Finish();
+  if (options.smoothing && tuner.Smoothing()) return tuner.Finish();
+  tuner.StartPerMatrixRounding();
+  if (options.clipping && tuner.Clipping()) return tuner.Finish();
+  if (options.compensation && tuner.CompensatedRounding()) return tuner.Finish();
+  if (!tuner.HasDistribution()) return tuner.Finish();
+  if (options.wide_inputs) tuner.WideInputs();
+  if (options.fp32_fallback) tuner.Fp32Products();
+  return tuner.Finish();
 }
 
 }  // namespace convert

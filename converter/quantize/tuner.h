@@ -1,4 +1,4 @@
-// The int8 tuner (issue 10): makes the int8 file as close to its fp32 twin as
+// The int8 tuner: makes the int8 file as close to its fp32 twin as
 // the calibration can tell, step by step, and stops when a target is met.
 //
 //   step                  what changes (per layer, kept where it lowers the error)

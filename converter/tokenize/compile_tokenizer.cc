@@ -205,6 +205,148 @@ int32_t JsonId(const json& v, const std::string& where) {
   return static_cast<int32_t>(v.get<int64_t>());
 }
 
+// One BPE merge: the ids of its halves, its rank and the id of the merged token.
+struct BpeMergeEntry {
+  uint32_t left, right, rank, merged;
+};
+
+// model.merges ("left right" strings or [left, right] pairs) as ids; a pair
+// listed twice keeps its last rank, as in tokenizers' merge map.
+std::vector<BpeMergeEntry> ReadBpeMerges(const json& model, size_t prefix_len, const Vocab& vocab) {
+  const json* merges = Member(model, "merges");
+  if (merges == nullptr || !merges->is_array()) Fail("tokenizer.json: model.merges is missing");
+  std::vector<BpeMergeEntry> entries;
+  std::unordered_map<uint64_t, size_t> seen;
+  for (size_t rank = 0; rank < merges->size(); ++rank) {
+    const json& e = (*merges)[rank];
+    std::string a, b;
+    if (e.is_string()) {
+      const std::string s = e.get<std::string>();
+      const size_t space = s.find(' ');
+      if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos) {
+        Fail("tokenizer.json: model.merges[", rank, "] = ", JsonValueString(e), " is not \"left right\"");
+      }
+      a = s.substr(0, space);
+      b = s.substr(space + 1);
+    } else if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) {
+      a = e[0].get<std::string>();
+      b = e[1].get<std::string>();
+    } else {
+      Fail("tokenizer.json: model.merges[", rank, "] = ", JsonValueString(e), " is not \"left right\" or [left, right]");
+    }
+    if (b.size() < prefix_len) Fail("tokenizer.json: model.merges[", rank, "]: the right part is shorter than the subword prefix");
+    const std::string merged = a + b.substr(prefix_len);
+    const int32_t ia = vocab.Id(a), ib = vocab.Id(b), im = vocab.Id(merged);
+    for (const auto& [tok, id] : {std::pair{a, ia}, std::pair{b, ib}, std::pair{merged, im}}) {
+      if (id < 0) Fail("tokenizer.json: model.merges[", rank, "]: ", json(tok).dump(), " is not in the vocab");
+    }
+    const uint64_t key = static_cast<uint64_t>(ia) << 32 | static_cast<uint32_t>(ib);
+    const BpeMergeEntry entry{static_cast<uint32_t>(ia), static_cast<uint32_t>(ib), static_cast<uint32_t>(rank), static_cast<uint32_t>(im)};
+    const auto it = seen.find(key);
+    if (it != seen.end()) {
+      entries[it->second] = entry;
+    } else {
+      seen[key] = entries.size();
+      entries.push_back(entry);
+    }
+  }
+  return entries;
+}
+
+// The merges as the runtime's open-addressing table: [slots], then per slot
+// left, right, rank, merged (text::TokPairHash, at most three quarters full).
+std::vector<uint32_t> BpeMergeTable(const std::vector<BpeMergeEntry>& entries) {
+  uint32_t slots = 16;
+  while (static_cast<uint64_t>(slots) * 3 < static_cast<uint64_t>(entries.size()) * 4 + 4) slots <<= 1;
+  std::vector<uint32_t> table(1 + 4 * static_cast<size_t>(slots), 0);
+  table[0] = slots;
+  for (uint32_t i = 0; i < slots; ++i) table[1 + 4 * static_cast<size_t>(i)] = text::kTokEmptyPair;
+  for (const BpeMergeEntry& e : entries) {
+    uint32_t i = text::TokPairHash(e.left, e.right) & (slots - 1);
+    while (table[1 + 4 * static_cast<size_t>(i)] != text::kTokEmptyPair) i = (i + 1) & (slots - 1);
+    uint32_t* s = &table[1 + 4 * static_cast<size_t>(i)];
+    s[0] = e.left;
+    s[1] = e.right;
+    s[2] = e.rank;
+    s[3] = e.merged;
+  }
+  return table;
+}
+
+void CompileBpeModel(const json& model, bool byte_level, const std::string& unk_token,
+                     fb::TokModelT& m, const Vocab& vocab) {
+  const std::string where = "model";
+  m.kind = fb::TokModelKind::Bpe;
+  if (const json* d = Member(model, "dropout")) {
+    if (!d->is_number() || d->get<double>() != 0.0) Unsupported("model BPE dropout");
+  }
+  m.byte_fallback = Bool(model, "byte_fallback", false, where);
+  m.fuse_unk = Bool(model, "fuse_unk", false, where);
+  m.ignore_merges = Bool(model, "ignore_merges", false, where);
+  m.continuing_subword_prefix = String(model, "continuing_subword_prefix", "", where);
+  m.end_of_word_suffix = String(model, "end_of_word_suffix", "", where);
+  // tokenizers looks the unk token up when a character is unknown: absent = error there.
+  if (!unk_token.empty() && m.unk_id < 0) {
+    Fail("tokenizer.json: model.unk_token ", json(unk_token).dump(), " is not in the vocab");
+  }
+  if (byte_level && (!m.continuing_subword_prefix.empty() || !m.end_of_word_suffix.empty())) {
+    Unsupported("model BPE with a ByteLevel pre_tokenizer and a subword prefix or suffix");
+  }
+  m.byte_level = byte_level;
+  if (byte_level || m.byte_fallback) {
+    m.byte_ids.assign(256, -1);
+    for (int b = 0; b < 256; ++b) {
+      m.byte_ids[b] = vocab.Id(byte_level ? ByteLevelChar(static_cast<uint8_t>(b))
+                                          : HexByteToken(static_cast<uint8_t>(b)));
+    }
+  }
+  m.merges = BpeMergeTable(ReadBpeMerges(model, m.continuing_subword_prefix.size(), vocab));
+}
+
+void CompileUnigramModel(const json& model, const json* v, fb::TokModelT& m, Vocab& vocab) {
+  m.kind = fb::TokModelKind::Unigram;
+  if (v == nullptr || !v->is_array()) Fail("tokenizer.json: model.vocab must be a list of [piece, score]");
+  double min_score = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < v->size(); ++i) {
+    const json& e = (*v)[i];
+    if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number()) {
+      Fail("tokenizer.json: model.vocab[", i, "] is not [piece, score]");
+    }
+    vocab.by_id[static_cast<int32_t>(i)] = e[0].get<std::string>();
+    vocab.by_token[e[0].get<std::string>()] = static_cast<int32_t>(i);
+    m.scores_f64.push_back(e[1].get<double>());
+    m.scores.push_back(static_cast<float>(e[1].get<double>()));
+    min_score = std::min(min_score, e[1].get<double>());
+  }
+  if (v->empty()) Fail("tokenizer.json: model.vocab is empty");
+  m.unk_score = min_score - 10.0;
+  if (const json* u = Member(model, "unk_id")) m.unk_id = JsonId(*u, "model.unk_id");
+  m.byte_fallback = Bool(model, "byte_fallback", false, "model");
+  m.fuse_unk = true;
+  if (m.byte_fallback) {
+    m.byte_ids.assign(256, -1);
+    for (int b = 0; b < 256; ++b) m.byte_ids[b] = vocab.Id(HexByteToken(static_cast<uint8_t>(b)));
+  }
+}
+
+// The index: every model token as the model matches it.
+void IndexModelTokens(bool byte_level, fb::TokModelT& m, const Vocab& vocab) {
+  std::vector<std::pair<std::string, int32_t>> keys;
+  if (m.kind == fb::TokModelKind::Unigram) {
+    for (const auto& [id, token] : vocab.by_id) keys.push_back({token, id});
+  } else {
+    for (const auto& [token, id] : vocab.by_token) {
+      if (!byte_level) {
+        keys.push_back({token, id});
+        continue;
+      }
+      std::string raw;
+      if (ByteLevelBytes(token, &raw)) keys.push_back({raw, id});
+    }
+  }
+  m.index = BuildIndex(keys, &m.max_token_bytes);
+}
+
 void CompileModel(const json& model, bool byte_level, fb::TokenizerSpecT& spec, Vocab& vocab) {
   auto m = std::make_unique<fb::TokModelT>();
   const std::string type = TypeOf(model);
@@ -225,86 +367,7 @@ void CompileModel(const json& model, bool byte_level, fb::TokenizerSpecT& spec, 
     }
   }
   if (type == "BPE") {
-    m->kind = fb::TokModelKind::Bpe;
-    if (const json* d = Member(model, "dropout")) {
-      if (!d->is_number() || d->get<double>() != 0.0) Unsupported("model BPE dropout");
-    }
-    m->byte_fallback = Bool(model, "byte_fallback", false, where);
-    m->fuse_unk = Bool(model, "fuse_unk", false, where);
-    m->ignore_merges = Bool(model, "ignore_merges", false, where);
-    m->continuing_subword_prefix = String(model, "continuing_subword_prefix", "", where);
-    m->end_of_word_suffix = String(model, "end_of_word_suffix", "", where);
-    // tokenizers looks the unk token up when a character is unknown: absent = error there.
-    if (!unk_token.empty() && m->unk_id < 0) {
-      Fail("tokenizer.json: model.unk_token ", json(unk_token).dump(), " is not in the vocab");
-    }
-    if (byte_level && (!m->continuing_subword_prefix.empty() || !m->end_of_word_suffix.empty())) {
-      Unsupported("model BPE with a ByteLevel pre_tokenizer and a subword prefix or suffix");
-    }
-    m->byte_level = byte_level;
-    if (byte_level || m->byte_fallback) {
-      m->byte_ids.assign(256, -1);
-      for (int b = 0; b < 256; ++b) {
-        m->byte_ids[b] = vocab.Id(byte_level ? ByteLevelChar(static_cast<uint8_t>(b))
-                                             : HexByteToken(static_cast<uint8_t>(b)));
-      }
-    }
-    const json* merges = Member(model, "merges");
-    if (merges == nullptr || !merges->is_array()) Fail("tokenizer.json: model.merges is missing");
-    const size_t prefix_len = m->continuing_subword_prefix.size();
-    struct Entry {
-      uint32_t left, right, rank, merged;
-    };
-    std::vector<Entry> entries;
-    std::unordered_map<uint64_t, size_t> seen;
-    for (size_t rank = 0; rank < merges->size(); ++rank) {
-      const json& e = (*merges)[rank];
-      std::string a, b;
-      if (e.is_string()) {
-        const std::string s = e.get<std::string>();
-        const size_t space = s.find(' ');
-        if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos) {
-          Fail("tokenizer.json: model.merges[", rank, "] = ", JsonValueString(e), " is not \"left right\"");
-        }
-        a = s.substr(0, space);
-        b = s.substr(space + 1);
-      } else if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) {
-        a = e[0].get<std::string>();
-        b = e[1].get<std::string>();
-      } else {
-        Fail("tokenizer.json: model.merges[", rank, "] = ", JsonValueString(e), " is not \"left right\" or [left, right]");
-      }
-      if (b.size() < prefix_len) Fail("tokenizer.json: model.merges[", rank, "]: the right part is shorter than the subword prefix");
-      const std::string merged = a + b.substr(prefix_len);
-      const int32_t ia = vocab.Id(a), ib = vocab.Id(b), im = vocab.Id(merged);
-      for (const auto& [tok, id] : {std::pair{a, ia}, std::pair{b, ib}, std::pair{merged, im}}) {
-        if (id < 0) Fail("tokenizer.json: model.merges[", rank, "]: ", json(tok).dump(), " is not in the vocab");
-      }
-      const uint64_t key = static_cast<uint64_t>(ia) << 32 | static_cast<uint32_t>(ib);
-      const Entry entry{static_cast<uint32_t>(ia), static_cast<uint32_t>(ib), static_cast<uint32_t>(rank), static_cast<uint32_t>(im)};
-      // A pair listed twice keeps its last rank, as in tokenizers' merge map.
-      const auto it = seen.find(key);
-      if (it != seen.end()) {
-        entries[it->second] = entry;
-      } else {
-        seen[key] = entries.size();
-        entries.push_back(entry);
-      }
-    }
-    uint32_t slots = 16;
-    while (static_cast<uint64_t>(slots) * 3 < static_cast<uint64_t>(entries.size()) * 4 + 4) slots <<= 1;
-    m->merges.assign(1 + 4 * static_cast<size_t>(slots), 0);
-    m->merges[0] = slots;
-    for (uint32_t i = 0; i < slots; ++i) m->merges[1 + 4 * static_cast<size_t>(i)] = text::kTokEmptyPair;
-    for (const Entry& e : entries) {
-      uint32_t i = text::TokPairHash(e.left, e.right) & (slots - 1);
-      while (m->merges[1 + 4 * static_cast<size_t>(i)] != text::kTokEmptyPair) i = (i + 1) & (slots - 1);
-      uint32_t* s = &m->merges[1 + 4 * static_cast<size_t>(i)];
-      s[0] = e.left;
-      s[1] = e.right;
-      s[2] = e.rank;
-      s[3] = e.merged;
-    }
+    CompileBpeModel(model, byte_level, unk_token, *m, vocab);
   } else if (type == "WordPiece") {
     m->kind = fb::TokModelKind::WordPiece;
     m->continuing_subword_prefix = String(model, "continuing_subword_prefix", "##", where);
@@ -315,47 +378,11 @@ void CompileModel(const json& model, bool byte_level, fb::TokenizerSpecT& spec, 
   } else if (type == "WordLevel") {
     m->kind = fb::TokModelKind::WordLevel;
   } else if (type == "Unigram") {
-    m->kind = fb::TokModelKind::Unigram;
-    if (v == nullptr || !v->is_array()) Fail("tokenizer.json: model.vocab must be a list of [piece, score]");
-    double min_score = std::numeric_limits<double>::infinity();
-    for (size_t i = 0; i < v->size(); ++i) {
-      const json& e = (*v)[i];
-      if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number()) {
-        Fail("tokenizer.json: model.vocab[", i, "] is not [piece, score]");
-      }
-      vocab.by_id[static_cast<int32_t>(i)] = e[0].get<std::string>();
-      vocab.by_token[e[0].get<std::string>()] = static_cast<int32_t>(i);
-      m->scores_f64.push_back(e[1].get<double>());
-      m->scores.push_back(static_cast<float>(e[1].get<double>()));
-      min_score = std::min(min_score, e[1].get<double>());
-    }
-    if (v->empty()) Fail("tokenizer.json: model.vocab is empty");
-    m->unk_score = min_score - 10.0;
-    if (const json* u = Member(model, "unk_id")) m->unk_id = JsonId(*u, "model.unk_id");
-    m->byte_fallback = Bool(model, "byte_fallback", false, where);
-    m->fuse_unk = true;
-    if (m->byte_fallback) {
-      m->byte_ids.assign(256, -1);
-      for (int b = 0; b < 256; ++b) m->byte_ids[b] = vocab.Id(HexByteToken(static_cast<uint8_t>(b)));
-    }
+    CompileUnigramModel(model, v, *m, vocab);
   } else {
     Unsupported("model " + type);
   }
-  // The index: every model token as the model matches it.
-  std::vector<std::pair<std::string, int32_t>> keys;
-  if (m->kind == fb::TokModelKind::Unigram) {
-    for (const auto& [id, token] : vocab.by_id) keys.push_back({token, id});
-  } else {
-    for (const auto& [token, id] : vocab.by_token) {
-      if (!byte_level) {
-        keys.push_back({token, id});
-        continue;
-      }
-      std::string raw;
-      if (ByteLevelBytes(token, &raw)) keys.push_back({raw, id});
-    }
-  }
-  m->index = BuildIndex(keys, &m->max_token_bytes);
+  IndexModelTokens(byte_level, *m, vocab);
   spec.model = std::move(m);
 }
 

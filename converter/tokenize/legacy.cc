@@ -609,46 +609,43 @@ std::string PrependScheme(bool add_prefix_space, bool legacy) {
   return legacy ? "always" : "first";
 }
 
-json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
-  const char* cls_name = SpmClassName(kind);
-  const SentencePieceModel proto = ReadSentencePieceModel(FindSpmFile(dir, kind));
-  const bool is_bpe = proto.model_type == SentencePieceModel::ModelType::kBpe;
-  const bool byte_fallback = kind == SpmKind::kLlama || kind == SpmKind::kGemma;
-  const bool legacy = ConfigBool(config, "legacy", true);
-  const bool add_prefix_space = ConfigBool(config, "add_prefix_space", true);
+// T5Tokenizer's extra_ids: how many <extra_id_N> sentinels (100 unless the config says).
+int64_t T5ExtraIds(const json& config) {
+  if (config.contains("extra_ids") && config["extra_ids"].is_number_integer()) {
+    return config["extra_ids"].get<int64_t>();
+  }
+  return 100;
+}
 
+// The slow tokenizer class's special-token defaults.
+SpecialDefaults SpmSpecialDefaults(const json& config, SpmKind kind) {
   SpecialDefaults d;
   d.flags.normalized = false;
   d.mask_flags = d.flags;
+  // ALBERT and XLM-R: BERT-style roles with their own strings, mask lstripped.
+  auto cls_sep_mask = [&d](const char* cls, const char* sep, const char* mask) {
+    d.bos = d.cls = cls;
+    d.eos = d.sep = sep;
+    d.unk = "<unk>";
+    d.pad = "<pad>";
+    d.mask = mask;
+    d.mask_flags.lstrip = true;
+    d.mask_flags.wrapped = true;
+  };
   switch (kind) {
     case SpmKind::kT5: {
       d.eos = "</s>";
       d.unk = "<unk>";
       d.pad = "<pad>";
-      int64_t extra = 100;
-      if (config.contains("extra_ids") && config["extra_ids"].is_number_integer()) {
-        extra = config["extra_ids"].get<int64_t>();
-      }
+      const int64_t extra = T5ExtraIds(config);
       for (int64_t i = 0; i < extra; ++i) d.additional.push_back(Cat("<extra_id_", i, ">"));
       break;
     }
     case SpmKind::kAlbert:
-      d.bos = d.cls = "[CLS]";
-      d.eos = d.sep = "[SEP]";
-      d.unk = "<unk>";
-      d.pad = "<pad>";
-      d.mask = "[MASK]";
-      d.mask_flags.lstrip = true;
-      d.mask_flags.wrapped = true;
+      cls_sep_mask("[CLS]", "[SEP]", "[MASK]");
       break;
     case SpmKind::kXlmRoberta:
-      d.bos = d.cls = "<s>";
-      d.eos = d.sep = "</s>";
-      d.unk = "<unk>";
-      d.pad = "<pad>";
-      d.mask = "<mask>";
-      d.mask_flags.lstrip = true;
-      d.mask_flags.wrapped = true;
+      cls_sep_mask("<s>", "</s>", "<mask>");
       break;
     case SpmKind::kLlama:
       d.bos = "<s>";
@@ -662,20 +659,37 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
       d.pad = "<pad>";
       break;
   }
-  const SpecialTokens s = ReadSpecialTokens(config, d);
+  return d;
+}
 
-  // The converter's vocab(proto).
+// Llama's pieces 0..2 as convert_ids_to_tokens gives them: the pieces
+// themselves unless tokenizer_config.json's added_tokens_decoder renames them.
+std::string LlamaLeadingToken(const json& config, size_t id, const std::string& piece) {
+  if (!config.contains("added_tokens_decoder") || !config["added_tokens_decoder"].is_object()) {
+    return piece;
+  }
+  const json& dec = config["added_tokens_decoder"];
+  const std::string key = std::to_string(id);
+  if (dec.contains(key) && dec[key].is_object() && dec[key].contains("content") &&
+      dec[key]["content"].is_string()) {
+    return dec[key]["content"].get<std::string>();
+  }
+  return piece;
+}
+
+// The converter's vocab(proto): the pieces and scores the tokenizer.json
+// model lists, in id order.
+ScoredVocab SpmScoredVocab(const SentencePieceModel& proto, const json& config,
+                           const SpecialTokens& s, SpmKind kind) {
   ScoredVocab scored;
   const auto& pieces = proto.pieces;
   switch (kind) {
     case SpmKind::kT5: {
       for (const auto& p : pieces) scored.emplace_back(p.piece, p.score);
       // T5Converter appends the sentinels last first: <extra_id_99> ... <extra_id_0>.
-      int64_t extra = 100;
-      if (config.contains("extra_ids") && config["extra_ids"].is_number_integer()) {
-        extra = config["extra_ids"].get<int64_t>();
+      for (int64_t i = T5ExtraIds(config) - 1; i >= 0; --i) {
+        scored.emplace_back(Cat("<extra_id_", i, ">"), 0.0);
       }
-      for (int64_t i = extra - 1; i >= 0; --i) scored.emplace_back(Cat("<extra_id_", i, ">"), 0.0);
       break;
     }
     case SpmKind::kAlbert:
@@ -695,20 +709,8 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
       break;
     case SpmKind::kLlama:
       for (size_t i = 0; i < pieces.size(); ++i) {
-        // convert_ids_to_tokens(0..2) with score 0: the pieces themselves
-        // unless tokenizer_config.json's added_tokens_decoder renames them.
         if (i < 3) {
-          std::string token = pieces[i].piece;
-          if (config.contains("added_tokens_decoder") &&
-              config["added_tokens_decoder"].is_object()) {
-            const json& dec = config["added_tokens_decoder"];
-            const std::string key = std::to_string(i);
-            if (dec.contains(key) && dec[key].is_object() && dec[key].contains("content") &&
-                dec[key]["content"].is_string()) {
-              token = dec[key]["content"].get<std::string>();
-            }
-          }
-          scored.emplace_back(token, 0.0);
+          scored.emplace_back(LlamaLeadingToken(config, i, pieces[i].piece), 0.0);
         } else {
           scored.emplace_back(pieces[i].piece, pieces[i].score);
         }
@@ -735,52 +737,59 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
       break;
     }
   }
+  return scored;
+}
 
-  Vocabulary vocab;
-  json model;
+// The tokenizer.json model (Unigram or BPE) of `scored`; its tokens into `vocab`.
+json SpmModel(const SentencePieceModel& proto, const ScoredVocab& scored, SpmKind kind,
+              Vocabulary* vocab) {
+  const bool byte_fallback = kind == SpmKind::kLlama || kind == SpmKind::kGemma;
   int64_t unk_id = proto.unk_id;
   if (kind == SpmKind::kXlmRoberta) unk_id = 3;
   if (kind == SpmKind::kLlama) unk_id = 0;
   if (kind == SpmKind::kGemma) unk_id = 3;
-  if (!is_bpe) {
+  if (proto.model_type != SentencePieceModel::ModelType::kBpe) {
     json list = json::array();
     for (size_t i = 0; i < scored.size(); ++i) {
       list.push_back({scored[i].first, scored[i].second});
-      vocab.SetModelToken(scored[i].first, static_cast<int64_t>(i));
+      vocab->SetModelToken(scored[i].first, static_cast<int64_t>(i));
     }
     if (unk_id < 0 || unk_id >= static_cast<int64_t>(scored.size())) {
-      Fail(cls_name, ": unk id ", unk_id, " is outside the vocabulary");
+      Fail(SpmClassName(kind), ": unk id ", unk_id, " is outside the vocabulary");
     }
-    model = {{"type", "Unigram"},
-             {"unk_id", unk_id},
-             {"vocab", std::move(list)},
-             {"byte_fallback", byte_fallback}};
-  } else {
-    json bpe_vocab = json::object();
-    for (size_t i = 0; i < scored.size(); ++i) {
-      bpe_vocab[scored[i].first] = static_cast<int64_t>(i);
-      vocab.SetModelToken(scored[i].first, static_cast<int64_t>(i));
-    }
-    // The extractor's own vocab: the model's pieces by id (a repeated piece keeps its last id).
-    std::unordered_map<std::string, int64_t> piece_ids;
-    for (size_t i = 0; i < pieces.size(); ++i) piece_ids[pieces[i].piece] = static_cast<int64_t>(i);
-    if (kind == SpmKind::kGemma && !piece_ids.count("\t") && piece_ids.count("<0x09>")) {
-      piece_ids["\t"] = piece_ids["<0x09>"];
-    }
-    model = {{"type", "BPE"},
-             {"dropout", nullptr},
-             {"unk_token", proto.unk_piece},
-             {"continuing_subword_prefix", nullptr},
-             {"end_of_word_suffix", nullptr},
-             {"fuse_unk", true},
-             {"byte_fallback", byte_fallback},
-             {"ignore_merges", false},
-             {"vocab", std::move(bpe_vocab)},
-             {"merges", SpmMerges(piece_ids, scored)}};
+    return {{"type", "Unigram"},
+            {"unk_id", unk_id},
+            {"vocab", std::move(list)},
+            {"byte_fallback", byte_fallback}};
   }
+  json bpe_vocab = json::object();
+  for (size_t i = 0; i < scored.size(); ++i) {
+    bpe_vocab[scored[i].first] = static_cast<int64_t>(i);
+    vocab->SetModelToken(scored[i].first, static_cast<int64_t>(i));
+  }
+  // The extractor's own vocab: the model's pieces by id (a repeated piece keeps its last id).
+  const auto& pieces = proto.pieces;
+  std::unordered_map<std::string, int64_t> piece_ids;
+  for (size_t i = 0; i < pieces.size(); ++i) piece_ids[pieces[i].piece] = static_cast<int64_t>(i);
+  if (kind == SpmKind::kGemma && !piece_ids.count("\t") && piece_ids.count("<0x09>")) {
+    piece_ids["\t"] = piece_ids["<0x09>"];
+  }
+  return {{"type", "BPE"},
+          {"dropout", nullptr},
+          {"unk_token", proto.unk_piece},
+          {"continuing_subword_prefix", nullptr},
+          {"end_of_word_suffix", nullptr},
+          {"fuse_unk", true},
+          {"byte_fallback", byte_fallback},
+          {"ignore_merges", false},
+          {"vocab", std::move(bpe_vocab)},
+          {"merges", SpmMerges(piece_ids, scored)}};
+}
 
-  // Control pieces are special added tokens, user-defined ones plain added
-  // tokens (Gemma's turn markers are special too); then the config's.
+// Control pieces are special added tokens, user-defined ones plain added
+// tokens (Gemma's turn markers are special too).
+void AddSpmPieceTokens(const SentencePieceModel& proto, SpmKind kind, Vocabulary* vocab) {
+  const auto& pieces = proto.pieces;
   for (size_t i = 0; i < pieces.size(); ++i) {
     const auto type = pieces[i].type;
     if (type != SentencePieceModel::PieceType::kControl &&
@@ -792,16 +801,22 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
     t.special = type == SentencePieceModel::PieceType::kControl ||
                 (kind == SpmKind::kGemma &&
                  (t.content == "<start_of_turn>" || t.content == "<end_of_turn>"));
-    vocab.Add(t);
+    vocab->Add(t);
   }
-  AddFastTokenizerTokens(config, s, &vocab);
+}
 
-  const std::string charsmap = proto.precompiled_charsmap;
+// The text pipeline around the model: normalizer, pre-tokenizer, decoder.
+struct SpmPipeline {
+  json normalizer, pre_tokenizer, decoder;
+};
+
+SpmPipeline SpmTextPipeline(const std::string& charsmap, const json& config, bool legacy,
+                            bool add_prefix_space, SpmKind kind) {
   auto precompiled = [&]() {
     return json{{"type", "Precompiled"}, {"precompiled_charsmap", Base64(charsmap)}};
   };
   const std::string scheme = PrependScheme(add_prefix_space, legacy);
-  json normalizer, pre_tokenizer, decoder, post = nullptr;
+  SpmPipeline p;
   switch (kind) {
     case SpmKind::kT5:
     case SpmKind::kXlmRoberta: {
@@ -810,9 +825,9 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
       if (!charsmap.empty()) steps.push_back(precompiled());
       steps.push_back({{"type", "Strip"}, {"strip_left", false}, {"strip_right", true}});
       steps.push_back(ReplaceStep(" {2,}", kMetaspace, true));
-      normalizer = {{"type", "Sequence"}, {"normalizers", steps}};
-      pre_tokenizer = Metaspace(scheme, true);
-      decoder = Metaspace(scheme, true);
+      p.normalizer = {{"type", "Sequence"}, {"normalizers", steps}};
+      p.pre_tokenizer = Metaspace(scheme, true);
+      p.decoder = Metaspace(scheme, true);
       break;
     }
     case SpmKind::kAlbert: {
@@ -824,80 +839,99 @@ json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
       if (ConfigBool(config, "do_lower_case", true)) steps.push_back(Typed("Lowercase"));
       if (!charsmap.empty()) steps.push_back(precompiled());
       steps.push_back(ReplaceStep(" {2,}", " ", true));
-      normalizer = {{"type", "Sequence"}, {"normalizers", steps}};
-      pre_tokenizer = Metaspace(scheme, true);
-      decoder = Metaspace(scheme, true);
+      p.normalizer = {{"type", "Sequence"}, {"normalizers", steps}};
+      p.pre_tokenizer = Metaspace(scheme, true);
+      p.decoder = Metaspace(scheme, true);
       break;
     }
     case SpmKind::kLlama: {
-      normalizer = nullptr;
-      pre_tokenizer = nullptr;
+      p.normalizer = nullptr;
+      p.pre_tokenizer = nullptr;
       if (legacy) {
         json steps = json::array();
         if (add_prefix_space) steps.push_back({{"type", "Prepend"}, {"prepend", kMetaspace}});
         steps.push_back(ReplaceStep(" ", kMetaspace));
-        normalizer = {{"type", "Sequence"}, {"normalizers", steps}};
+        p.normalizer = {{"type", "Sequence"}, {"normalizers", steps}};
       } else {
-        pre_tokenizer = Metaspace(scheme, false);
+        p.pre_tokenizer = Metaspace(scheme, false);
       }
       json steps =
           json::array({ReplaceStep(kMetaspace, " "), Typed("ByteFallback"), Typed("Fuse")});
       if (add_prefix_space) {
         steps.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
       }
-      decoder = {{"type", "Sequence"}, {"decoders", steps}};
+      p.decoder = {{"type", "Sequence"}, {"decoders", steps}};
       break;
     }
     case SpmKind::kGemma:
-      normalizer = ReplaceStep(" ", kMetaspace);
-      pre_tokenizer = {{"type", "Split"},
-                       {"pattern", Pattern(" ", false)},
-                       {"behavior", "MergedWithPrevious"},
-                       {"invert", false}};
-      decoder = {
+      p.normalizer = ReplaceStep(" ", kMetaspace);
+      p.pre_tokenizer = {{"type", "Split"},
+                         {"pattern", Pattern(" ", false)},
+                         {"behavior", "MergedWithPrevious"},
+                         {"invert", false}};
+      p.decoder = {
           {"type", "Sequence"},
           {"decoders", {ReplaceStep(kMetaspace, " "), Typed("ByteFallback"), Typed("Fuse")}}};
       break;
   }
+  return p;
+}
 
+// The post-processor: the special tokens each class adds around a sequence.
+json SpmPostProcessor(const json& config, const SpecialTokens& s, const Vocabulary& vocab,
+                      SpmKind kind) {
+  const char* cls_name = SpmClassName(kind);
   switch (kind) {
     case SpmKind::kT5: {
       const std::string& eos = Content(s.eos, "eos_token");
-      post = Template({"$A", eos}, {"$A", eos, "$B", eos}, {{eos, vocab.Id(eos, cls_name)}});
-      break;
+      return Template({"$A", eos}, {"$A", eos, "$B", eos}, {{eos, vocab.Id(eos, cls_name)}});
     }
     case SpmKind::kAlbert:
-      post = Template(
+      return Template(
           {"[CLS]:0", "$A:0", "[SEP]:0"}, {"[CLS]:0", "$A:0", "[SEP]:0", "$B:1", "[SEP]:1"},
           {{"[CLS]", vocab.Id("[CLS]", cls_name)}, {"[SEP]", vocab.Id("[SEP]", cls_name)}});
-      break;
     case SpmKind::kXlmRoberta:
-      post = Template({"<s>", "$A", "</s>"}, {"<s>", "$A", "</s>", "</s>", "$B", "</s>"},
+      return Template({"<s>", "$A", "</s>"}, {"<s>", "$A", "</s>", "</s>", "$B", "</s>"},
                       {{"<s>", vocab.Id("<s>", cls_name)}, {"</s>", vocab.Id("</s>", cls_name)}});
-      break;
     case SpmKind::kLlama:
-    case SpmKind::kGemma: {
-      // LlamaTokenizerFast / GemmaTokenizerFast.update_post_processor().
-      const bool add_bos = ConfigBool(config, "add_bos_token", true);
-      const bool add_eos = ConfigBool(config, "add_eos_token", false);
-      std::vector<std::string> single, pair;
-      std::vector<std::pair<std::string, int64_t>> specials;
-      const std::string bos = add_bos ? Content(s.bos, "bos_token") : "";
-      const std::string eos = add_eos ? Content(s.eos, "eos_token") : "";
-      if (add_bos) single.push_back(bos + ":0");
-      single.push_back("$A:0");
-      if (add_eos) single.push_back(eos + ":0");
-      pair = single;
-      if (add_bos) pair.push_back(bos + ":1");
-      pair.push_back("$B:1");
-      if (add_eos) pair.push_back(eos + ":1");
-      if (add_bos) specials.emplace_back(bos, vocab.Id(bos, cls_name));
-      if (add_eos) specials.emplace_back(eos, vocab.Id(eos, cls_name));
-      post = Template(single, pair, specials);
+    case SpmKind::kGemma:
       break;
-    }
   }
-  return Assemble(vocab, normalizer, pre_tokenizer, post, decoder, std::move(model));
+  // LlamaTokenizerFast / GemmaTokenizerFast.update_post_processor().
+  const bool add_bos = ConfigBool(config, "add_bos_token", true);
+  const bool add_eos = ConfigBool(config, "add_eos_token", false);
+  std::vector<std::string> single, pair;
+  std::vector<std::pair<std::string, int64_t>> specials;
+  const std::string bos = add_bos ? Content(s.bos, "bos_token") : "";
+  const std::string eos = add_eos ? Content(s.eos, "eos_token") : "";
+  if (add_bos) single.push_back(bos + ":0");
+  single.push_back("$A:0");
+  if (add_eos) single.push_back(eos + ":0");
+  pair = single;
+  if (add_bos) pair.push_back(bos + ":1");
+  pair.push_back("$B:1");
+  if (add_eos) pair.push_back(eos + ":1");
+  if (add_bos) specials.emplace_back(bos, vocab.Id(bos, cls_name));
+  if (add_eos) specials.emplace_back(eos, vocab.Id(eos, cls_name));
+  return Template(single, pair, specials);
+}
+
+// The tokenizer.json transformers' SpmConverter subclass for `kind` makes
+// from the SentencePiece model in `dir` and tokenizer_config.json.
+json SpmJson(const fs::path& dir, const json& config, SpmKind kind) {
+  const SentencePieceModel proto = ReadSentencePieceModel(FindSpmFile(dir, kind));
+  const bool legacy = ConfigBool(config, "legacy", true);
+  const bool add_prefix_space = ConfigBool(config, "add_prefix_space", true);
+  const SpecialTokens s = ReadSpecialTokens(config, SpmSpecialDefaults(config, kind));
+  Vocabulary vocab;
+  json model = SpmModel(proto, SpmScoredVocab(proto, config, s, kind), kind, &vocab);
+  AddSpmPieceTokens(proto, kind, &vocab);
+  AddFastTokenizerTokens(config, s, &vocab);
+  SpmPipeline pipeline =
+      SpmTextPipeline(proto.precompiled_charsmap, config, legacy, add_prefix_space, kind);
+  json post = SpmPostProcessor(config, s, vocab, kind);
+  return Assemble(vocab, std::move(pipeline.normalizer), std::move(pipeline.pre_tokenizer),
+                  std::move(post), std::move(pipeline.decoder), std::move(model));
 }
 
 // --- which converter ------------------------------------------------------------
