@@ -164,12 +164,7 @@ octet_status Fail(octet_status code, const char* format, ...) {
 }
 
 bool IsEos(const octet_model& model, int32_t id) {
-  if (model.has_tokenizer) {
-    const fb::TokenizerSpec& spec = model.tokenizer.spec();
-    if (spec.eos_ids() != nullptr && spec.eos_ids()->size() > 0) return model.tokenizer.IsEos(id);
-  }
-  const int32_t eos = model.model.architecture().eos_token_id();
-  return eos >= 0 && id == eos;
+  return IsEosToken(model.model, model.has_tokenizer ? &model.tokenizer : nullptr, id);
 }
 
 void SyncCapture(octet_session* session) {

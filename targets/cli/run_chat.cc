@@ -268,11 +268,11 @@ void Chat(const RunRequest& r, const api::Model& model, TextCodec& codec) {
   limits.max_new_tokens = 0;  // answers live in max_seq too: the context is the limit
   limits.threads = r.threads;
   api::Session session = OpenSession(model, limits);
-  octet_sampling params = api::Sampling();
-  params.temperature = static_cast<float>(r.temperature);
-  params.top_k = static_cast<uint32_t>(std::min<uint64_t>(r.top_k, UINT32_MAX));
-  params.top_p = static_cast<float>(r.top_p);
-  uint64_t rng = r.seed;
+  octet_generate_options options = api::GenerateOptions();
+  options.temperature = static_cast<float>(r.temperature);
+  options.top_k = static_cast<uint32_t>(std::min<uint64_t>(r.top_k, UINT32_MAX));
+  options.top_p = static_cast<float>(r.top_p);
+  uint64_t rng = r.seed;  // one random stream for every answer
 
   // One clock reading for the whole chat: a template that prints the date
   // renders earlier turns the same way every turn.
@@ -336,30 +336,43 @@ void Chat(const RunRequest& r, const api::Model& model, TextCodec& codec) {
     cached = ids;
     if (r.verbose) std::fprintf(stderr, "chat: context %s\n", JoinIds(cached).c_str());
 
+    // The answer: octet_generate_continue samples from what the prompt left
+    // and steps each token but the last, up to answer_max tokens or the
+    // context's end, whichever comes first; it stops at an eos id, which the
+    // template closes the turn with.
+    const uint64_t room = context - cached.size();  // steps the session still holds
+    options.max_new_tokens = static_cast<uint32_t>(std::min(answer_max, room + 1));
     TextStream stream(model, /*skip_special_tokens=*/true, stdout);
     std::vector<int32_t> answer;
-    int32_t token = 0;
-    bool first = true, cut = false;
-    for (;;) {
-      Check(session.Sample(params, &rng, &token), "sampling");
-      ++stats.generated_tokens;
-      if (first) {
-        stats.prefill_seconds += SecondsSince(start);
-        start = NowNanos();
-        first = false;
-      }
-      if (model.is_eos(token)) break;  // the template closes the turn
-      answer.push_back(token);
-      stream.Push(token);
-      if (answer.size() == answer_max) break;
-      if (cached.size() >= context) {
-        cut = true;
-        break;
-      }
-      Check(session.Step({token}), "generation");
-      cached.push_back(token);
-      ++stats.decode_tokens;
+    int32_t token = 0;  // the last sampled
+    bool first = true, eos = false;
+    std::vector<uint32_t> counts;
+    const api::Status generated = session.GenerateContinue(
+        options,
+        [&](const octet_token_event& e) {
+          if (e.id < 0) return true;  // the generator's own text stream: not used
+          if (first) {
+            stats.prefill_seconds += SecondsSince(start);
+            start = NowNanos();
+            first = false;
+          }
+          token = e.id;
+          eos = e.is_eos != 0;
+          if (!eos) {
+            answer.push_back(token);
+            stream.Push(token);
+          }
+          return true;
+        },
+        &rng, &counts);
+    Check(generated, "generation");
+    const uint32_t sampled_count = counts.empty() ? 0 : counts[0];
+    stats.generated_tokens += sampled_count;
+    if (sampled_count > 0) {
+      stats.decode_tokens += sampled_count - 1;  // every token but the last was stepped
+      cached.insert(cached.end(), answer.begin(), answer.begin() + (sampled_count - 1));
     }
+    const bool cut = !eos && sampled_count == room + 1 && room + 1 < answer_max;
     stats.decode_seconds += SecondsSince(start);
     stream.Finish();
     WriteText(stdout, "\n", 1);

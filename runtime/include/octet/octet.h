@@ -343,6 +343,21 @@ OCTET_API octet_status octet_generate(octet_session* session, const int32_t* ids
                                       const octet_generate_options* options,
                                       uint32_t* out_counts);
 
+/* Decoder-only models: generates after what the session holds (a run, an
+ * extend or a loaded state: its last output gives each sequence's first token),
+ * for the batch of that output, as octet_generate does after the prompts: the
+ * same options, events, stop rules and cancel, out_counts[batch] (may be NULL).
+ * For a chat's next answer once the turn is extended in. Each token but the
+ * last is stepped into the cache, so the session must hold max_new_tokens - 1
+ * more positions per sequence (OCTET_LIMIT_EXCEEDED from the step that does
+ * not fit). The text starts with the first new token: no earlier context.
+ * rng_state (may be NULL: options->seed) is the random state, advanced as
+ * octet_session_sample advances it, so answers can draw from one stream.
+ * OCTET_INVALID_STATE before any run, extend or state load. */
+OCTET_API octet_status octet_generate_continue(octet_session* session,
+                                               const octet_generate_options* options,
+                                               uint64_t* rng_state, uint32_t* out_counts);
+
 /* Stops the generation running on this session (the one started last) before
  * its next step; safe from any thread. A cancel that lands while that
  * generation is still starting is not lost; a generation started after this
