@@ -1,6 +1,6 @@
 // The C API's diagnostics (octet.h, last section): the model file described as
 // JSON (what `octet inspect --json` prints), the runtime's and a session's
-// facts, the per-op profile and the int8 peak probe (what `octet bench` reports).
+// facts and the per-op profile (what `octet bench` reports).
 //
 // The JSON is written straight into the caller's buffer by JsonWriter below,
 // which counts every byte whether it fits or not: one pass gives the text and
@@ -14,10 +14,8 @@
 
 #include "api/internal.h"
 #include "engine/forward.h"
-#include "kernels/int8_peak.h"
 #include "kernels/kernel_table.h"
 #include "ops/f32_fully_connected.h"
-#include "platform/clock.h"
 #include "platform/cpu.h"
 #include "platform/thread_pool.h"
 
@@ -713,14 +711,6 @@ uint64_t DecodeWeightBytes(const Model& model) {
 static_assert(static_cast<size_t>(OpKind::kCount) <= OCTET_PROFILE_MAX_KINDS,
               "octet_profile holds every OpKind");
 
-// ---- The int8 peak -------------------------------------------------------------
-
-struct PeakRound {
-  Int8PeakFn probe = nullptr;
-  uint64_t iterations = 0;
-  uint64_t ops[kMaxSessionThreads] = {};
-};
-
 }  // namespace
 }  // namespace api
 }  // namespace octet
@@ -842,52 +832,6 @@ OCTET_API octet_status octet_session_profile(const octet_session* session, octet
   o.linear_ops = p.linear_ops;
   o.head_ops = p.head_ops;
   octet::api::CopyOut(o, out);
-  return OCTET_OK;
-}
-
-OCTET_API octet_status octet_measure_int8_peak(uint32_t threads, double* gops, const char** probe) {
-  if (gops == nullptr || probe == nullptr) {
-    return Fail(OCTET_INVALID_ARGUMENT, "octet_measure_int8_peak: gops and probe must not be null");
-  }
-  *gops = 0;
-  *probe = "none";
-  if (threads > octet::kMaxSessionThreads) {
-    return Fail(OCTET_INVALID_ARGUMENT, "octet_measure_int8_peak: %u threads; at most %u", threads,
-                octet::kMaxSessionThreads);
-  }
-  if (threads == 0) threads = octet::api::DefaultThreads();
-  const char* name = nullptr;
-  const octet::Int8PeakFn fn = octet::SelectInt8Peak(&name);
-  if (fn == nullptr) return OCTET_OK;
-  octet::Result<octet::ThreadPool*> created = octet::ThreadPool::Create(threads);
-  if (!created.ok()) return Fail(created.status());
-  const std::unique_ptr<octet::ThreadPool> pool(created.value());
-  std::unique_ptr<octet::api::PeakRound> round(new (std::nothrow) octet::api::PeakRound);
-  if (round == nullptr) return Fail(OCTET_OUT_OF_MEMORY, "octet_measure_int8_peak: no memory");
-  round->probe = fn;
-  round->iterations = uint64_t{1} << 21;  // ~5 ms a round
-  fn(uint64_t{1} << 16);                  // wakes the units up
-  // The best of several short rounds, every thread probing at once: a shared
-  // machine takes cycles from some.
-  constexpr int kRounds = 7;
-  double best = 0;
-  for (int r = 0; r < kRounds; ++r) {
-    const int64_t start = octet::MonotonicNanos();
-    pool->Parallel(
-        threads,
-        [](void* ctx, size_t task, size_t) {
-          octet::api::PeakRound* pr = static_cast<octet::api::PeakRound*>(ctx);
-          pr->ops[task] = pr->probe(pr->iterations);
-        },
-        round.get());
-    const double seconds = static_cast<double>(octet::MonotonicNanos() - start) / 1e9;
-    double total = 0;
-    for (uint32_t t = 0; t < threads; ++t) total += static_cast<double>(round->ops[t]);
-    const double rate = seconds > 0 ? total / seconds / 1e9 : 0;
-    if (rate > best) best = rate;
-  }
-  *gops = best;
-  *probe = name;
   return OCTET_OK;
 }
 

@@ -519,7 +519,10 @@ OCTET_API octet_status octet_chat_render(const octet_model* model,
                                          const octet_chat_options* options, char* text,
                                          size_t capacity, size_t* text_len);
 
-/* ---- Diagnostics: for tools, benchmarks and bug reports ------------------------ */
+/* ---- Diagnostics: a model's description, the runtime's and a session's facts,
+ * a per-operation profile. Supported API under the same ABI rules as the rest:
+ * for apps that report what they run and where the time goes, for tools and
+ * for bug reports. ---------------------------------------------------------------- */
 
 /* The model file described as one JSON object (UTF-8, not NUL-terminated):
  * "file" (size, format version, data segment, mapped; not the path, which
@@ -585,14 +588,6 @@ OCTET_API octet_status octet_session_profile_start(octet_session* session);
 /* Stops timing; the counters stay readable. */
 OCTET_API octet_status octet_session_profile_stop(octet_session* session);
 OCTET_API octet_status octet_session_profile(const octet_session* session, octet_profile* out);
-
-/* The machine's int8 multiply-add peak on `threads` threads at once (0: the
- * machine's fast cores; at most 256), measured now (the best of a few ~5 ms
- * rounds): *gops for all threads together, and the probe's name (the
- * instruction it times, "vpdpbusd zmm", ...); *gops 0 and probe "none" where
- * no probe exists for the CPU. For reading a benchmark's efficiency; takes
- * about 0.1 s. */
-OCTET_API octet_status octet_measure_int8_peak(uint32_t threads, double* gops, const char** probe);
 
 #ifdef __cplusplus
 }
