@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <utility>
 
@@ -64,6 +65,15 @@ void CopyOut(const T& from, T* to) {
   to->struct_size = size;
 }
 
+// The start of every *_init: *s zeroed, its struct_size set. False when s is null.
+template <typename T>
+bool InitStruct(T* s) {
+  if (s == nullptr) return false;
+  std::memset(static_cast<void*>(s), 0, sizeof(T));
+  s->struct_size = sizeof(T);
+  return true;
+}
+
 // Reads the caller's `in` (struct_size bytes, at least the size field) over
 // defaults: fields a older caller does not know keep their defaults.
 template <typename T>
@@ -74,6 +84,28 @@ bool CopyIn(const T* in, T* out) {
   out->struct_size = sizeof(T);
   return true;
 }
+
+// The session entry points' argument checks, in one place. In order: the
+// session and the other pointers the call requires are not null
+// (OCTET_INVALID_ARGUMENT, "fn: session is null" or "fn: session, a and b
+// must not be null"); then the model is of the kind the call needs
+// (OCTET_UNSUPPORTED with the message `unsupported`).
+enum class SessionKind {
+  kAny,
+  kNotEncoderDecoder,     // runs with octet_session_run
+  kEncoderDecoder,
+  kEncoderOnly,
+  kLogits,                // not encoder-only
+  kDecoderWithLayers,     // steps: decoder-only or encoder-decoder, with layers
+  kDecoderOnlyWithLayers,
+};
+struct Required {
+  const void* pointer;
+  const char* name;
+};
+octet_status CheckSession(const char* fn, const octet_session* session,
+                          std::initializer_list<Required> others = {},
+                          SessionKind kind = SessionKind::kAny, const char* unsupported = nullptr);
 
 bool IsEos(const octet_model& model, int32_t id);
 // Sets up the session's generator (its arrays and, a model with a tokenizer,

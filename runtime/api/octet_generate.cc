@@ -49,19 +49,39 @@ octet_status ReadGenerateOptions(const octet_generate_options* in, octet_generat
   return OCTET_OK;
 }
 
-// The engine's callbacks for one call: the session's output after the
-// prompts, the events as octet_token_event for the caller's on_token.
-struct CallbackGlue {
-  octet_session* session;
-  const octet_generate_options* options;
+// One octet_generate or octet_generate_continue: its start (the session
+// checked, the generation's number taken before the options are read, so a
+// cancel meanwhile is not lost; then the model's kind), and the engine's
+// callbacks: the session's output after the prompts, the events as
+// octet_token_event for the caller's on_token.
+struct GenerateCall {
+  octet_session* session = nullptr;
+  Generator* generator = nullptr;
+  uint64_t generation = 0;
+  octet_generate_options options;
+  GenerateParams params;
+
+  octet_status Start(const char* fn, octet_session* s, const octet_generate_options* in,
+                     SessionKind kind, const char* unsupported) {
+    octet_status st = CheckSession(fn, s);
+    if (st != OCTET_OK) return st;
+    session = s;
+    generator = s->generator.get();
+    if (generator != nullptr) generation = generator->Begin();
+    st = ReadGenerateOptions(in, &options, &params);
+    if (st != OCTET_OK) return st;
+    // Sessions of decoders with layers have a generator.
+    return generator == nullptr ? Fail(OCTET_UNSUPPORTED, "%s", unsupported)
+                                : CheckSession(fn, s, {}, kind, unsupported);
+  }
 
   static void OnPrompt(void* user) {
-    octet_session* session = static_cast<CallbackGlue*>(user)->session;
+    octet_session* session = static_cast<GenerateCall*>(user)->session;
     session->has_output = true;
     SyncCapture(session);
   }
   static int OnToken(void* user, const TokenEvent& e) {
-    const octet_generate_options& o = *static_cast<CallbackGlue*>(user)->options;
+    const octet_generate_options& o = static_cast<GenerateCall*>(user)->options;
     octet_token_event event;
     std::memset(&event, 0, sizeof(event));
     event.struct_size = sizeof(event);
@@ -77,7 +97,7 @@ struct CallbackGlue {
     GenerateCallbacks c;
     c.user = this;
     c.on_prompt = OnPrompt;
-    if (options->on_token != nullptr) c.on_token = OnToken;
+    if (options.on_token != nullptr) c.on_token = OnToken;
     return c;
   }
 };
@@ -91,15 +111,10 @@ using octet::api::Fail;
 extern "C" {
 
 OCTET_API void octet_generate_options_init(octet_generate_options* options) {
-  if (options == nullptr) return;
-  std::memset(options, 0, sizeof(*options));
-  options->struct_size = sizeof(*options);
-  options->max_new_tokens = 128;
+  if (!octet::api::InitStruct(options)) return;
+  options->max_new_tokens = 128;  // top_k, seed and flags 0, no callbacks
   options->temperature = 1.0f;
-  options->top_k = 0;
   options->top_p = 1.0f;
-  options->seed = 0;
-  options->flags = 0;
 }
 
 OCTET_API void octet_session_cancel(octet_session* session) {
@@ -110,47 +125,31 @@ OCTET_API octet_status octet_generate(octet_session* session, const int32_t* ids
                                       const uint32_t* lengths, uint32_t batch, uint32_t seq,
                                       const octet_generate_options* options,
                                       uint32_t* out_counts) {
-  using namespace octet;
-  if (session == nullptr) return Fail(OCTET_INVALID_ARGUMENT, "octet_generate: session is null");
-  Generator* generator = session->generator.get();
-  // The number first: a cancel while the arguments are checked is not lost.
-  const uint64_t generation = generator != nullptr ? generator->Begin() : 0;
-  octet_generate_options o;
-  GenerateParams params;
-  const octet_status st = api::ReadGenerateOptions(options, &o, &params);
+  octet::api::GenerateCall call;
+  const octet_status st = call.Start(
+      "octet_generate", session, options, octet::api::SessionKind::kDecoderWithLayers,
+      "octet_generate needs a decoder with layers; this model is encoder-only or has none");
   if (st != OCTET_OK) return st;
-  if (generator == nullptr) {
-    return Fail(OCTET_UNSUPPORTED, "octet_generate needs a decoder with layers; this model is "
-                "encoder-only or has none");
-  }
-  api::CallbackGlue glue{session, &o};
-  return api::Check(generator->Generate(&session->session, ids, lengths, batch, seq, params,
-                                        glue.Callbacks(), out_counts, generation));
+  return octet::api::Check(call.generator->Generate(&session->session, ids, lengths, batch, seq,
+                                                    call.params, call.Callbacks(), out_counts,
+                                                    call.generation));
 }
 
 OCTET_API octet_status octet_generate_continue(octet_session* session,
                                                const octet_generate_options* options,
                                                uint64_t* rng_state, uint32_t* out_counts) {
-  using namespace octet;
-  if (session == nullptr) {
-    return Fail(OCTET_INVALID_ARGUMENT, "octet_generate_continue: session is null");
-  }
-  Generator* generator = session->generator.get();
-  const uint64_t generation = generator != nullptr ? generator->Begin() : 0;
-  octet_generate_options o;
-  GenerateParams params;
-  const octet_status st = api::ReadGenerateOptions(options, &o, &params);
+  octet::api::GenerateCall call;
+  const octet_status st = call.Start(
+      "octet_generate_continue", session, options,
+      octet::api::SessionKind::kDecoderOnlyWithLayers,
+      "octet_generate_continue needs a decoder-only model with layers");
   if (st != OCTET_OK) return st;
-  if (generator == nullptr ||
-      session->model->model.architecture().structure() != fb::Structure::DecoderOnly) {
-    return Fail(OCTET_UNSUPPORTED, "octet_generate_continue needs a decoder-only model with layers");
-  }
   if (!session->has_output) {
     return Fail(OCTET_INVALID_STATE, "octet_generate_continue: no run, extend or loaded state yet");
   }
-  api::CallbackGlue glue{session, &o};
-  return api::Check(generator->Continue(&session->session, params, glue.Callbacks(), rng_state,
-                                        out_counts, generation));
+  return octet::api::Check(call.generator->Continue(&session->session, call.params,
+                                                    call.Callbacks(), rng_state, out_counts,
+                                                    call.generation));
 }
 
 }  // extern "C"

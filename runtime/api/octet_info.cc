@@ -761,10 +761,9 @@ OCTET_API octet_status octet_get_runtime_info(octet_runtime_info* info) {
 
 OCTET_API octet_status octet_session_get_info(const octet_session* session,
                                               octet_session_info* info) {
-  if (session == nullptr || info == nullptr) {
-    return Fail(OCTET_INVALID_ARGUMENT,
-                "octet_session_get_info: session and info must not be null");
-  }
+  const octet_status checked =
+      octet::api::CheckSession("octet_session_get_info", session, {{info, "info"}});
+  if (checked != OCTET_OK) return checked;
   if (info->struct_size < sizeof(size_t)) {
     return Fail(OCTET_INVALID_ARGUMENT, "octet_session_info.struct_size is %zu (unset?)",
                 info->struct_size);
@@ -795,26 +794,24 @@ OCTET_API octet_status octet_session_get_info(const octet_session* session,
 }
 
 OCTET_API octet_status octet_session_profile_start(octet_session* session) {
-  if (session == nullptr) {
-    return Fail(OCTET_INVALID_ARGUMENT, "octet_session_profile_start: session is null");
-  }
+  const octet_status checked = octet::api::CheckSession("octet_session_profile_start", session);
+  if (checked != OCTET_OK) return checked;
   session->profile.Clear();
   session->session.SetProfile(&session->profile);
   return OCTET_OK;
 }
 
 OCTET_API octet_status octet_session_profile_stop(octet_session* session) {
-  if (session == nullptr) {
-    return Fail(OCTET_INVALID_ARGUMENT, "octet_session_profile_stop: session is null");
-  }
+  const octet_status checked = octet::api::CheckSession("octet_session_profile_stop", session);
+  if (checked != OCTET_OK) return checked;
   session->session.SetProfile(nullptr);
   return OCTET_OK;
 }
 
 OCTET_API octet_status octet_session_profile(const octet_session* session, octet_profile* out) {
-  if (session == nullptr || out == nullptr) {
-    return Fail(OCTET_INVALID_ARGUMENT, "octet_session_profile: session and out must not be null");
-  }
+  const octet_status checked =
+      octet::api::CheckSession("octet_session_profile", session, {{out, "out"}});
+  if (checked != OCTET_OK) return checked;
   if (out->struct_size < sizeof(size_t)) {
     return Fail(OCTET_INVALID_ARGUMENT, "octet_profile.struct_size is %zu (unset?)",
                 out->struct_size);
