@@ -11,7 +11,8 @@
 #       the .deb Depends on (libc6 included): the library's package is found with
 #       dpkg -S (the host's libraries and the cross compilers' libc6-<arch>-cross,
 #       ...) or, for the arm libraries unpacked in .deps/, a short table;
-#     - liboctet.so has SONAME liboctet.so.0 and exports only octet_* symbols;
+#     - liboctet.so has SONAME liboctet.so.0, exports only octet_* symbols, and
+#       exactly the functions its packaged headers declare (scripts/check-exports.sh);
 #   the unpacked packages (dpkg-deb -x), per architecture, under qemu-user for arm:
 #     - the `octet` CLI runs a model (models/demo/tiny-decoder.octet);
 #     - tests/packaging/consumer/app.c, compiled against the unpacked -dev files
@@ -230,6 +231,13 @@ for p in "${PRESETS[@]}"; do
       pass "$p: liboctet.so exports only octet_* ($(wc -l <<<"$exported") symbols)"
     else
       fail "$p: liboctet.so exports symbols other than octet_*" "$others"
+    fi
+    # Exactly the functions the packaged headers declare (the ctest abi.exports_* rule).
+    headers=("$WORK/$p/root/usr/include/octet/octet.h" "$WORK/$p/root/usr/include/octet/octet.hpp")
+    if report=$("$ROOT/scripts/check-exports.sh" "$so" "${headers[@]}" 2>&1); then
+      pass "$p: liboctet.so exports exactly what usr/include/octet declares"
+    else
+      fail "$p: liboctet.so's exports and usr/include/octet's declarations differ" "$report"
     fi
   else
     fail "$p: liboctet.so.0 in liboctet0"

@@ -3,14 +3,15 @@
 // buffer read by octet_last_error().
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <utility>
 
 #include "core/status.h"
+#include "engine/generator.h"
 #include "engine/session.h"
 #include "format/model.h"
 #include "octet/octet.h"
@@ -29,47 +30,15 @@ struct octet_model {
   octet::Status chat_status;
 };
 
-namespace octet {
-namespace api {
-
-// One sequence's streaming decoder for generation: its workspace and buffer.
-struct GenerationStream {
-  text::TokenizerWorkspace workspace;
-  text::StreamDecoder decoder;
-  bool keep_special = false;  // how the decoder was initialized
-  std::unique_ptr<char[]> buffer;
-  size_t capacity = 0;
-};
-
-// Generation's per-sequence arrays, [max_batch] each, made with the session.
-struct GenerationScratch {
-  std::unique_ptr<uint32_t[]> counts;   // tokens generated
-  std::unique_ptr<uint8_t[]> done;
-  std::unique_ptr<int32_t[]> next;      // sampled
-  std::unique_ptr<int32_t[]> feed;      // fed to the step
-  std::unique_ptr<uint32_t[]> ones;     // decoder lengths of the start token
-};
-
-}  // namespace api
-}  // namespace octet
-
 struct octet_session {
   octet_session(const octet_model* m, octet::Session s) : model(m), session(std::move(s)) {}
 
   const octet_model* model = nullptr;
   octet::Session session;
   bool has_output = false;
-  // Cancel: each octet_generate takes the next number as it starts, and
-  // octet_session_cancel marks the number of the one started last (running, or
-  // finished: then it affects nothing). A cancel that lands while a generation
-  // validates its arguments is not lost, and one made before a generation
-  // starts does not touch it.
-  std::atomic<uint64_t> generations{0};
-  std::atomic<uint64_t> cancelled{0};
-  // Generation's text streams, one per sequence of max_batch (with a tokenizer).
-  std::unique_ptr<octet::api::GenerationStream[]> streams;
-  uint32_t num_streams = 0;
-  octet::api::GenerationScratch generation;  // decoders
+  // Generation (octet_generate, octet_session_cancel): decoders with layers;
+  // null for other models.
+  std::unique_ptr<octet::Generator> generator;
   // The caller's attention capture, and the engine's request it mirrors.
   octet_attention_capture* user_capture = nullptr;
   octet::AttentionCapture capture;
@@ -96,6 +65,15 @@ void CopyOut(const T& from, T* to) {
   to->struct_size = size;
 }
 
+// The start of every *_init: *s zeroed, its struct_size set. False when s is null.
+template <typename T>
+bool InitStruct(T* s) {
+  if (s == nullptr) return false;
+  std::memset(static_cast<void*>(s), 0, sizeof(T));
+  s->struct_size = sizeof(T);
+  return true;
+}
+
 // Reads the caller's `in` (struct_size bytes, at least the size field) over
 // defaults: fields a older caller does not know keep their defaults.
 template <typename T>
@@ -107,9 +85,31 @@ bool CopyIn(const T* in, T* out) {
   return true;
 }
 
+// The session entry points' argument checks, in one place. In order: the
+// session and the other pointers the call requires are not null
+// (OCTET_INVALID_ARGUMENT, "fn: session is null" or "fn: session, a and b
+// must not be null"); then the model is of the kind the call needs
+// (OCTET_UNSUPPORTED with the message `unsupported`).
+enum class SessionKind {
+  kAny,
+  kNotEncoderDecoder,     // runs with octet_session_run
+  kEncoderDecoder,
+  kEncoderOnly,
+  kLogits,                // not encoder-only
+  kDecoderWithLayers,     // steps: decoder-only or encoder-decoder, with layers
+  kDecoderOnlyWithLayers,
+};
+struct Required {
+  const void* pointer;
+  const char* name;
+};
+octet_status CheckSession(const char* fn, const octet_session* session,
+                          std::initializer_list<Required> others = {},
+                          SessionKind kind = SessionKind::kAny, const char* unsupported = nullptr);
+
 bool IsEos(const octet_model& model, int32_t id);
-// Sets up the session's generation arrays and (a model with a tokenizer) text
-// streams for `count` sequences.
+// Sets up the session's generator (its arrays and, a model with a tokenizer,
+// text streams) for `count` sequences.
 octet_status InitGeneration(octet_session* session, uint32_t count);
 // After a run: the caller's capture gets the shape the engine set.
 void SyncCapture(octet_session* session);

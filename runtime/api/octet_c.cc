@@ -163,13 +163,50 @@ octet_status Fail(octet_status code, const char* format, ...) {
   return code;
 }
 
-bool IsEos(const octet_model& model, int32_t id) {
-  if (model.has_tokenizer) {
-    const fb::TokenizerSpec& spec = model.tokenizer.spec();
-    if (spec.eos_ids() != nullptr && spec.eos_ids()->size() > 0) return model.tokenizer.IsEos(id);
+namespace {
+
+bool IsKind(const fb::Architecture& a, SessionKind kind) {
+  const fb::Structure s = a.structure();
+  switch (kind) {
+    case SessionKind::kAny: return true;
+    case SessionKind::kNotEncoderDecoder: return s != fb::Structure::EncoderDecoder;
+    case SessionKind::kEncoderDecoder: return s == fb::Structure::EncoderDecoder;
+    case SessionKind::kEncoderOnly: return s == fb::Structure::EncoderOnly;
+    case SessionKind::kLogits: return s != fb::Structure::EncoderOnly;
+    case SessionKind::kDecoderWithLayers: return HasSteps(a);
+    case SessionKind::kDecoderOnlyWithLayers:
+      return s == fb::Structure::DecoderOnly && HasSteps(a);
   }
-  const int32_t eos = model.model.architecture().eos_token_id();
-  return eos >= 0 && id == eos;
+  return false;
+}
+
+}  // namespace
+
+octet_status CheckSession(const char* fn, const octet_session* session,
+                          std::initializer_list<Required> others, SessionKind kind,
+                          const char* unsupported) {
+  bool missing = session == nullptr;
+  for (const Required& r : others) missing = missing || r.pointer == nullptr;
+  if (missing) {
+    if (others.size() == 0) return Fail(OCTET_INVALID_ARGUMENT, "%s: session is null", fn);
+    // "session, a and b must not be null"
+    char names[160] = "session";
+    size_t i = 0;
+    for (const Required& r : others) {
+      const size_t n = std::strlen(names);
+      std::snprintf(names + n, sizeof(names) - n, "%s%s", ++i == others.size() ? " and " : ", ",
+                    r.name);
+    }
+    return Fail(OCTET_INVALID_ARGUMENT, "%s: %s must not be null", fn, names);
+  }
+  if (!IsKind(session->model->model.architecture(), kind)) {
+    return Fail(OCTET_UNSUPPORTED, "%s", unsupported);
+  }
+  return OCTET_OK;
+}
+
+bool IsEos(const octet_model& model, int32_t id) {
+  return IsEosToken(model.model, model.has_tokenizer ? &model.tokenizer : nullptr, id);
 }
 
 void SyncCapture(octet_session* session) {
@@ -283,15 +320,10 @@ OCTET_API int octet_model_is_eos(const octet_model* model, int32_t id) {
 // ---- Sessions ----
 
 OCTET_API void octet_session_options_init(octet_session_options* options) {
-  if (options == nullptr) return;
-  std::memset(options, 0, sizeof(*options));
-  options->struct_size = sizeof(*options);
-  options->max_batch = 1;
+  if (!octet::api::InitStruct(options)) return;
+  options->max_batch = 1;  // the rest (max_new_tokens, flags, prefill_chunk) 0
   options->max_seq = 128;
-  options->max_new_tokens = 0;
   options->threads = 1;
-  options->flags = 0;
-  options->prefill_chunk = 0;
 }
 
 OCTET_API octet_status octet_session_plan_memory(const octet_model* model,
@@ -381,24 +413,22 @@ OCTET_API size_t octet_session_arena_bytes(const octet_session* session) {
 
 OCTET_API octet_status octet_session_run(octet_session* session, const int32_t* ids,
                                          const uint32_t* lengths, uint32_t batch, uint32_t seq) {
-  if (session == nullptr) return Fail(OCTET_INVALID_ARGUMENT, "octet_session_run: session is null");
-  if (octet::api::Structure(session) == octet::fb::Structure::EncoderDecoder) {
-    return Fail(OCTET_UNSUPPORTED, "encoder-decoder models run with "
-                "octet_session_run_encoder_decoder (encoder and decoder ids)");
-  }
+  const octet_status st = octet::api::CheckSession(
+      "octet_session_run", session, {}, octet::api::SessionKind::kNotEncoderDecoder,
+      "encoder-decoder models run with octet_session_run_encoder_decoder (encoder and decoder "
+      "ids)");
+  if (st != OCTET_OK) return st;
   return octet::api::Ran(session, session->session.Run(ids, lengths, batch, seq));
 }
 
 OCTET_API octet_status octet_session_run_encoder_decoder(
     octet_session* session, const int32_t* enc_ids, const uint32_t* enc_lengths, uint32_t enc_seq,
     const int32_t* dec_ids, const uint32_t* dec_lengths, uint32_t dec_seq, uint32_t batch) {
-  if (session == nullptr) {
-    return Fail(OCTET_INVALID_ARGUMENT, "octet_session_run_encoder_decoder: session is null");
-  }
-  if (octet::api::Structure(session) != octet::fb::Structure::EncoderDecoder) {
-    return Fail(OCTET_UNSUPPORTED, "octet_session_run_encoder_decoder needs an encoder-decoder "
-                "model (marian, t5); this one runs with octet_session_run");
-  }
+  const octet_status st = octet::api::CheckSession(
+      "octet_session_run_encoder_decoder", session, {}, octet::api::SessionKind::kEncoderDecoder,
+      "octet_session_run_encoder_decoder needs an encoder-decoder model (marian, t5); this one "
+      "runs with octet_session_run");
+  if (st != OCTET_OK) return st;
   return octet::api::Ran(session, session->session.RunEncoderDecoder(
                                       enc_ids, enc_lengths, enc_seq, dec_ids, dec_lengths,
                                       dec_seq, batch));
@@ -406,13 +436,12 @@ OCTET_API octet_status octet_session_run_encoder_decoder(
 
 OCTET_API octet_status octet_session_step(octet_session* session, const int32_t* ids,
                                           uint32_t batch) {
-  if (session == nullptr) return Fail(OCTET_INVALID_ARGUMENT, "octet_session_step: session is null");
-  if (!octet::api::HasSteps(session->model->model.architecture())) {
-    return Fail(OCTET_UNSUPPORTED, "octet_session_step needs a decoder with layers (decoder-only "
-                "or encoder-decoder); this model is encoder-only or has no layers");
-  }
-  const bool enc_dec =
-      session->model->model.architecture().structure() == octet::fb::Structure::EncoderDecoder;
+  const octet_status checked = octet::api::CheckSession(
+      "octet_session_step", session, {}, octet::api::SessionKind::kDecoderWithLayers,
+      "octet_session_step needs a decoder with layers (decoder-only or encoder-decoder); this "
+      "model is encoder-only or has no layers");
+  if (checked != OCTET_OK) return checked;
+  const bool enc_dec = octet::api::Structure(session) == octet::fb::Structure::EncoderDecoder;
   const octet::Status st = enc_dec ? session->session.StepEncoderDecoder(ids, batch)
                                    : session->session.Step(ids, batch);
   // A failed step leaves the cache as it was: the last output stays valid.
@@ -423,11 +452,10 @@ OCTET_API octet_status octet_session_step(octet_session* session, const int32_t*
 
 OCTET_API octet_status octet_session_extend(octet_session* session, const int32_t* ids,
                                             uint32_t batch, uint32_t k) {
-  if (session == nullptr) return Fail(OCTET_INVALID_ARGUMENT, "octet_session_extend: session is null");
-  if (octet::api::Structure(session) != octet::fb::Structure::DecoderOnly ||
-      !octet::api::HasSteps(session->model->model.architecture())) {
-    return Fail(OCTET_UNSUPPORTED, "octet_session_extend needs a decoder-only model with layers");
-  }
+  const octet_status checked = octet::api::CheckSession(
+      "octet_session_extend", session, {}, octet::api::SessionKind::kDecoderOnlyWithLayers,
+      "octet_session_extend needs a decoder-only model with layers");
+  if (checked != OCTET_OK) return checked;
   const octet::Status st = session->session.Extend(ids, batch, k);
   if (!st.ok()) return Fail(st);
   session->has_output = true;
@@ -435,9 +463,8 @@ OCTET_API octet_status octet_session_extend(octet_session* session, const int32_
 }
 
 OCTET_API octet_status octet_session_output(const octet_session* session, octet_output* out) {
-  if (session == nullptr || out == nullptr) {
-    return Fail(OCTET_INVALID_ARGUMENT, "octet_session_output: session and out must not be null");
-  }
+  const octet_status st = octet::api::CheckSession("octet_session_output", session, {{out, "out"}});
+  if (st != OCTET_OK) return st;
   if (!session->has_output) {
     return Fail(OCTET_INVALID_STATE, "octet_session_output: no successful run yet");
   }
@@ -449,25 +476,20 @@ OCTET_API octet_status octet_session_output(const octet_session* session, octet_
 // ---- Sampling ----
 
 OCTET_API void octet_sampling_init(octet_sampling* sampling) {
-  if (sampling == nullptr) return;
-  std::memset(sampling, 0, sizeof(*sampling));
-  sampling->struct_size = sizeof(*sampling);
-  sampling->temperature = 1.0f;
-  sampling->top_k = 0;
+  if (!octet::api::InitStruct(sampling)) return;
+  sampling->temperature = 1.0f;  // top_k 0, no hook
   sampling->top_p = 1.0f;
 }
 
 OCTET_API octet_status octet_session_sample(octet_session* session,
                                             const octet_sampling* sampling,
                                             uint64_t* rng_state, int32_t* out_ids) {
-  if (session == nullptr || rng_state == nullptr || out_ids == nullptr) {
-    return Fail(OCTET_INVALID_ARGUMENT,
-                "octet_session_sample: session, rng_state and out_ids must not be null");
-  }
-  if (octet::api::Structure(session) == octet::fb::Structure::EncoderOnly) {
-    return Fail(OCTET_UNSUPPORTED, "octet_session_sample needs a model that outputs logits (a "
-                "decoder); this one is encoder-only");
-  }
+  const octet_status st = octet::api::CheckSession(
+      "octet_session_sample", session, {{rng_state, "rng_state"}, {out_ids, "out_ids"}},
+      octet::api::SessionKind::kLogits,
+      "octet_session_sample needs a model that outputs logits (a decoder); this one is "
+      "encoder-only");
+  if (st != OCTET_OK) return st;
   octet_sampling s;
   octet_sampling_init(&s);
   if (sampling != nullptr && !octet::api::CopyIn(sampling, &s)) {
@@ -492,13 +514,11 @@ OCTET_API octet_status octet_session_embed(octet_session* session, const int32_t
                                            const uint32_t* lengths, uint32_t batch, uint32_t seq,
                                            octet_pooling pooling, uint32_t flags, float* out,
                                            size_t out_floats) {
-  if (session == nullptr || out == nullptr) {
-    return Fail(OCTET_INVALID_ARGUMENT, "octet_session_embed: session and out must not be null");
-  }
+  const octet_status checked = octet::api::CheckSession(
+      "octet_session_embed", session, {{out, "out"}}, octet::api::SessionKind::kEncoderOnly,
+      "octet_session_embed needs an encoder-only model (bert)");
+  if (checked != OCTET_OK) return checked;
   const octet::fb::Architecture& a = session->model->model.architecture();
-  if (a.structure() != octet::fb::Structure::EncoderOnly) {
-    return Fail(OCTET_UNSUPPORTED, "octet_session_embed needs an encoder-only model (bert)");
-  }
   if (pooling != OCTET_POOLING_MEAN && pooling != OCTET_POOLING_CLS) {
     return Fail(OCTET_INVALID_ARGUMENT, "unknown pooling %d", static_cast<int>(pooling));
   }
@@ -533,9 +553,8 @@ OCTET_API octet_status octet_session_embed(octet_session* session, const int32_t
 
 OCTET_API octet_status octet_session_capture_attention(octet_session* session,
                                                        octet_attention_capture* capture) {
-  if (session == nullptr) {
-    return Fail(OCTET_INVALID_ARGUMENT, "octet_session_capture_attention: session is null");
-  }
+  const octet_status checked = octet::api::CheckSession("octet_session_capture_attention", session);
+  if (checked != OCTET_OK) return checked;
   if (capture == nullptr) {
     session->user_capture = nullptr;
     return octet::api::Check(session->session.SetAttentionCapture(nullptr));
@@ -579,9 +598,9 @@ OCTET_API octet_status octet_session_capture_attention(octet_session* session,
 // ---- Session state ----
 
 OCTET_API octet_status octet_session_state_size(const octet_session* session, size_t* bytes) {
-  if (session == nullptr || bytes == nullptr) {
-    return Fail(OCTET_INVALID_ARGUMENT, "octet_session_state_size: session and bytes must not be null");
-  }
+  const octet_status checked =
+      octet::api::CheckSession("octet_session_state_size", session, {{bytes, "bytes"}});
+  if (checked != OCTET_OK) return checked;
   *bytes = 0;
   size_t written = 0;
   const octet::Status st = session->session.SaveState(nullptr, 0, &written);
@@ -592,18 +611,16 @@ OCTET_API octet_status octet_session_state_size(const octet_session* session, si
 
 OCTET_API octet_status octet_session_state_save(const octet_session* session, void* buffer,
                                                 size_t capacity, size_t* written) {
-  if (session == nullptr || written == nullptr) {
-    return Fail(OCTET_INVALID_ARGUMENT,
-                "octet_session_state_save: session and written must not be null");
-  }
+  const octet_status checked =
+      octet::api::CheckSession("octet_session_state_save", session, {{written, "written"}});
+  if (checked != OCTET_OK) return checked;
   return octet::api::Check(session->session.SaveState(buffer, capacity, written));
 }
 
 OCTET_API octet_status octet_session_state_load(octet_session* session, const void* data,
                                                 size_t size) {
-  if (session == nullptr) {
-    return Fail(OCTET_INVALID_ARGUMENT, "octet_session_state_load: session is null");
-  }
+  const octet_status checked = octet::api::CheckSession("octet_session_state_load", session);
+  if (checked != OCTET_OK) return checked;
   const octet::Status st = session->session.LoadState(data, size);
   if (!st.ok()) return Fail(st);
   session->has_output = true;

@@ -1,23 +1,20 @@
 // The C API's diagnostics (octet.h, last section): the model file described as
 // JSON (what `octet inspect --json` prints), the runtime's and a session's
-// facts, the per-op profile and the int8 peak probe (what `octet bench` reports).
+// facts and the per-op profile (what `octet bench` reports).
 //
-// The JSON is written straight into the caller's buffer by JsonWriter below,
+// The JSON is written straight into the caller's buffer by core/json_writer.h,
 // which counts every byte whether it fits or not: one pass gives the text and
 // the size it needs, with no allocation.
-#include <clocale>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 
 #include "api/internal.h"
+#include "core/json_writer.h"
 #include "engine/forward.h"
-#include "kernels/int8_peak.h"
 #include "kernels/kernel_table.h"
 #include "ops/f32_fully_connected.h"
-#include "platform/clock.h"
 #include "platform/cpu.h"
 #include "platform/thread_pool.h"
 
@@ -27,115 +24,18 @@ namespace {
 
 // ---- JSON text ---------------------------------------------------------------
 
-// Length of the well-formed UTF-8 sequence at s[i] (a byte >= 0x80) within n
-// bytes, or 0 when it is malformed (overlong, surrogate, > U+10FFFF, truncated).
-size_t Utf8SequenceLength(const char* s, size_t n, size_t i) {
-  const auto byte = [s](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char lead = byte(i);
-  size_t length = 0;
-  unsigned char min_second = 0x80;
-  unsigned char max_second = 0xbf;
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    length = 2;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    length = 3;
-    if (lead == 0xe0) min_second = 0xa0;
-    if (lead == 0xed) max_second = 0x9f;
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    length = 4;
-    if (lead == 0xf0) min_second = 0x90;
-    if (lead == 0xf4) max_second = 0x8f;
-  } else {
-    return 0;
-  }
-  if (i + length > n) return 0;
-  if (byte(i + 1) < min_second || byte(i + 1) > max_second) return 0;
-  for (size_t k = 2; k < length; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xbf) return 0;
-  }
-  return length;
-}
-
-// printf's decimal point is the locale's: an app may have set one with a
-// comma. JSON's is '.', whatever the locale.
-void UseDotDecimalPoint(char* text) {
-  const char* point = std::localeconv()->decimal_point;
-  if (point == nullptr || std::strcmp(point, ".") == 0 || point[0] == '\0') return;
-  char* at = std::strstr(text, point);
-  if (at == nullptr) return;
-  const size_t n = std::strlen(point);
-  *at = '.';
-  std::memmove(at + 1, at + n, std::strlen(at + n) + 1);
-}
-
-// JSON text into [out, out + capacity); size() counts every byte, written or
-// not. The layout is the CLI's JsonValue::Serialize(2) (targets/cli/json.cc),
-// so `octet inspect --json` reads the same whichever side wrote it: two spaces
-// per level, one member or element per line, arrays of scalars on one line,
-// empty containers as {} and []; strings escaped as JsonQuote escapes them;
-// numbers as JsonNumber writes them.
-class JsonWriter {
+// The one JSON writer (core/json_writer.h) with what the sections add: the
+// file's flatbuffers strings and schema enums.
+class DescribeWriter : public JsonWriter {
  public:
-  JsonWriter(char* out, size_t capacity) : out_(out), capacity_(capacity) {}
+  DescribeWriter(char* out, size_t capacity) : JsonWriter(out, capacity) {}
 
-  size_t size() const { return size_; }
-  // False when the document was not closed or nested too deep (a bug here).
-  bool ok() const { return ok_ && depth_ == 0; }
-
-  void BeginObject() { Open('{', false, false); }
-  void EndObject() { Close('}'); }
-  // flat: every element is a scalar (the array stays on one line).
-  void BeginArray(bool flat) { Open('[', true, flat); }
-  void EndArray() { Close(']'); }
-
-  // An object's member name; its value follows (w->Key("size").Uint(n)).
-  JsonWriter& Key(const char* key, size_t n) {
-    if (depth_ == 0 || stack_[depth_ - 1].array) {
-      ok_ = false;
-      return *this;
-    }
-    Level& level = stack_[depth_ - 1];
-    if (level.count++ > 0) Put(',');
-    NewLine(depth_);
-    Quote(key, n);
-    Put(": ");
+  DescribeWriter& Key(const char* key, size_t n) {
+    JsonWriter::Key(key, n);
     return *this;
   }
-  JsonWriter& Key(const char* key) { return Key(key, std::strlen(key)); }
-
-  void Null() { Scalar("null"); }
-  void Bool(bool value) { Scalar(value ? "true" : "false"); }
-  void Uint(uint64_t value) {
-    char text[24];
-    std::snprintf(text, sizeof(text), "%llu", static_cast<unsigned long long>(value));
-    Scalar(text);
-  }
-  void Int(int64_t value) {
-    char text[24];
-    std::snprintf(text, sizeof(text), "%lld", static_cast<long long>(value));
-    Scalar(text);
-  }
-  // The fewest digits that read back as the same float; integers below 1e15
-  // without an exponent; null when not finite (JSON has no NaN or infinity).
-  void Float(float value) {
-    if (!std::isfinite(value)) return Null();
-    char text[32];
-    if (value == std::trunc(value) && std::fabs(value) < 1e15f) {
-      std::snprintf(text, sizeof(text), "%.0f", static_cast<double>(value));
-    } else {
-      for (int precision = 1; precision <= 9; ++precision) {
-        std::snprintf(text, sizeof(text), "%.*g", precision, static_cast<double>(value));
-        if (std::strtof(text, nullptr) == value) break;
-      }
-    }
-    UseDotDecimalPoint(text);
-    Scalar(text);
-  }
-  void String(const char* text, size_t n) {
-    BeforeValue();
-    Quote(text, n);
-  }
-  void String(const char* text) { String(text, text == nullptr ? 0 : std::strlen(text)); }
+  DescribeWriter& Key(const char* key) { return Key(key, std::strlen(key)); }
+  using JsonWriter::String;
   // A flatbuffers string; absent is "".
   void String(const flatbuffers::String* s) {
     if (s == nullptr) return String("", 0);
@@ -152,120 +52,6 @@ class JsonWriter {
     std::snprintf(text, sizeof(text), "unknown(%d)", value);
     String(text);
   }
-
- private:
-  static constexpr size_t kMaxDepth = 8;
-  struct Level {
-    bool array = false;
-    bool flat = false;
-    uint32_t count = 0;
-  };
-
-  void Put(const char* text, size_t n) {
-    if (size_ < capacity_) {
-      const size_t room = capacity_ - size_;
-      std::memcpy(out_ + size_, text, n < room ? n : room);
-    }
-    size_ += n;
-  }
-  void Put(const char* text) { Put(text, std::strlen(text)); }
-  void Put(char c) { Put(&c, 1); }
-  void NewLine(size_t level) {
-    Put('\n');
-    for (size_t i = 0; i < level; ++i) Put("  ", 2);
-  }
-
-  // Inside an array: the separator and line break before an element.
-  void BeforeValue() {
-    if (depth_ == 0 || !stack_[depth_ - 1].array) return;
-    Level& level = stack_[depth_ - 1];
-    if (level.count++ > 0) Put(level.flat ? ", " : ",");
-    if (!level.flat) NewLine(depth_);
-  }
-  void Scalar(const char* text) {
-    BeforeValue();
-    Put(text);
-  }
-  void Open(char bracket, bool array, bool flat) {
-    if (depth_ > 0 && stack_[depth_ - 1].array && stack_[depth_ - 1].flat) ok_ = false;
-    BeforeValue();
-    if (depth_ == kMaxDepth) {
-      ok_ = false;
-      return;
-    }
-    stack_[depth_++] = Level{array, flat, 0};
-    Put(bracket);
-  }
-  void Close(char bracket) {
-    if (depth_ == 0) {
-      ok_ = false;
-      return;
-    }
-    const Level level = stack_[--depth_];
-    if (level.count > 0 && !(level.array && level.flat)) NewLine(depth_);
-    Put(bracket);
-  }
-
-  // As targets/cli/json.cc's JsonQuote: the two-character escapes, \u00XX for
-  // the other control characters and DEL, valid UTF-8 as is, \ufffd for each
-  // byte of anything else.
-  void Quote(const char* text, size_t n) {
-    Put('"');
-    size_t i = 0;
-    while (i < n) {
-      const auto c = static_cast<unsigned char>(text[i]);
-      switch (c) {
-        case '"':
-          Put("\\\"");
-          break;
-        case '\\':
-          Put("\\\\");
-          break;
-        case '\b':
-          Put("\\b");
-          break;
-        case '\f':
-          Put("\\f");
-          break;
-        case '\n':
-          Put("\\n");
-          break;
-        case '\r':
-          Put("\\r");
-          break;
-        case '\t':
-          Put("\\t");
-          break;
-        default:
-          if (c < 0x20 || c == 0x7f) {
-            char escaped[8];
-            std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-            Put(escaped);
-          } else if (c < 0x80) {
-            Put(static_cast<char>(c));
-          } else {
-            const size_t length = Utf8SequenceLength(text, n, i);
-            if (length == 0) {
-              Put("\\ufffd");
-              ++i;
-              continue;
-            }
-            Put(text + i, length);
-            i += length;
-            continue;
-          }
-      }
-      ++i;
-    }
-    Put('"');
-  }
-
-  char* out_;
-  size_t capacity_;
-  size_t size_ = 0;
-  bool ok_ = true;
-  Level stack_[kMaxDepth];
-  size_t depth_ = 0;  // open containers
 };
 
 // ---- The model described -------------------------------------------------------
@@ -274,7 +60,7 @@ class JsonWriter {
 
 constexpr uint32_t kPlanSeq = 512;
 
-void FileSection(const Model& model, JsonWriter* w) {
+void FileSection(const Model& model, DescribeWriter* w) {
   const fb::Model& root = model.root();
   char version[32];
   std::snprintf(version, sizeof(version), "%u.%u", static_cast<unsigned>(root.format_major()),
@@ -291,7 +77,7 @@ void FileSection(const Model& model, JsonWriter* w) {
   w->EndObject();
 }
 
-void AttentionSection(const fb::Attention& a, JsonWriter* w) {
+void AttentionSection(const fb::Attention& a, DescribeWriter* w) {
   w->BeginObject();
   w->Key("num_heads").Uint(a.num_heads());
   w->Key("num_kv_heads").Uint(a.num_kv_heads());
@@ -318,14 +104,14 @@ void AttentionSection(const fb::Attention& a, JsonWriter* w) {
   w->EndObject();
 }
 
-void FloatList(const flatbuffers::Vector<float>* list, JsonWriter* w) {
+void FloatList(const flatbuffers::Vector<float>* list, DescribeWriter* w) {
   if (list == nullptr || list->size() == 0) return w->Null();
   w->BeginArray(true);
   for (const float f : *list) w->Float(f);
   w->EndArray();
 }
 
-void RopeSection(const fb::Rope* rope, JsonWriter* w) {
+void RopeSection(const fb::Rope* rope, DescribeWriter* w) {
   if (rope == nullptr) return w->Null();
   w->BeginObject();
   w->Key("theta").Float(rope->theta());
@@ -345,7 +131,7 @@ void RopeSection(const fb::Rope* rope, JsonWriter* w) {
 }
 
 // Every field of fb::Architecture, in schema order.
-void ArchitectureSection(const fb::Architecture& a, JsonWriter* w) {
+void ArchitectureSection(const fb::Architecture& a, DescribeWriter* w) {
   w->BeginObject();
   w->Key("family").Enum(fb::EnumNameFamily, a.family());
   w->Key("structure").Enum(fb::EnumNameStructure, a.structure());
@@ -379,7 +165,7 @@ void ArchitectureSection(const fb::Architecture& a, JsonWriter* w) {
   w->EndObject();
 }
 
-void QuantizationSection(const fb::Quantization* q, JsonWriter* w) {
+void QuantizationSection(const fb::Quantization* q, DescribeWriter* w) {
   if (q == nullptr) return w->Null();
   w->BeginObject();
   w->Key("scheme").Enum(fb::EnumNameQuantScheme, q->scheme());
@@ -415,7 +201,7 @@ const char* DTypeText(fb::DType dtype, char* buffer, size_t size) {
 }
 
 // The tensor table in file order.
-void TensorsSection(const fb::Model& root, JsonWriter* w) {
+void TensorsSection(const fb::Model& root, DescribeWriter* w) {
   w->BeginArray(false);
   if (const auto* list = root.tensors()) {
     for (const fb::Tensor* t : *list) {
@@ -441,7 +227,7 @@ void TensorsSection(const fb::Model& root, JsonWriter* w) {
 
 // The weight bytes, in total and by dtype (dtypes by name, as a sorted map
 // lists them).
-void WeightsSection(const fb::Model& root, JsonWriter* w) {
+void WeightsSection(const fb::Model& root, DescribeWriter* w) {
   constexpr size_t kDTypes = 256;  // DType is a ubyte
   uint64_t by_dtype[kDTypes] = {};
   bool present[kDTypes] = {};
@@ -486,7 +272,7 @@ void WeightsSection(const fb::Model& root, JsonWriter* w) {
 }
 
 template <typename List, typename NameOf>
-void StepNames(const List* list, NameOf name_of, JsonWriter* w) {
+void StepNames(const List* list, NameOf name_of, DescribeWriter* w) {
   w->BeginArray(true);
   if (list != nullptr) {
     for (const auto* step : *list) {
@@ -496,7 +282,7 @@ void StepNames(const List* list, NameOf name_of, JsonWriter* w) {
   w->EndArray();
 }
 
-void TokenizerSection(const fb::Tokenizer* tokenizer, JsonWriter* w) {
+void TokenizerSection(const fb::Tokenizer* tokenizer, DescribeWriter* w) {
   if (tokenizer == nullptr) return w->Null();
   w->BeginObject();
   w->Key("kind").Enum(fb::EnumNameTokenizerKind, tokenizer->kind());
@@ -542,7 +328,7 @@ bool SameString(const flatbuffers::String* a, const flatbuffers::String* b) {
   return na == nb && (na == 0 || std::memcmp(a->c_str(), b->c_str(), na) == 0);
 }
 
-void ProvenanceSection(const fb::Provenance* provenance, JsonWriter* w) {
+void ProvenanceSection(const fb::Provenance* provenance, DescribeWriter* w) {
   if (provenance == nullptr) return w->Null();
   w->BeginObject();
   w->Key("source").String(provenance->source());
@@ -581,7 +367,7 @@ void ProvenanceSection(const fb::Provenance* provenance, JsonWriter* w) {
   w->EndObject();
 }
 
-void StoredPlanSection(const fb::MemoryPlan* plan, JsonWriter* w) {
+void StoredPlanSection(const fb::MemoryPlan* plan, DescribeWriter* w) {
   if (plan == nullptr) return w->Null();
   w->BeginObject();
   w->Key("max_batch").Uint(plan->max_batch());
@@ -604,7 +390,7 @@ void StoredPlanSection(const fb::MemoryPlan* plan, JsonWriter* w) {
 
 // What a session on this build would plan for batch 1 and min(512,
 // max_positions) tokens; a failure is reported in the section.
-void SessionPlanSection(const Model& model, JsonWriter* w) {
+void SessionPlanSection(const Model& model, DescribeWriter* w) {
   const uint32_t max_positions = model.architecture().max_positions();
   SessionLimits limits;
   limits.max_batch = 1;
@@ -638,7 +424,7 @@ const char* CpuFeaturesText() {
   return features.text;
 }
 
-void CpuSection(JsonWriter* w) {
+void CpuSection(DescribeWriter* w) {
   const KernelTable& kernels = GetKernelTable();
   w->BeginObject();
   w->Key("features").String(CpuFeaturesText());
@@ -647,7 +433,7 @@ void CpuSection(JsonWriter* w) {
   w->EndObject();
 }
 
-void Describe(const Model& model, JsonWriter* w) {
+void Describe(const Model& model, DescribeWriter* w) {
   const fb::Model& root = model.root();
   w->BeginObject();
   w->Key("file");
@@ -713,14 +499,6 @@ uint64_t DecodeWeightBytes(const Model& model) {
 static_assert(static_cast<size_t>(OpKind::kCount) <= OCTET_PROFILE_MAX_KINDS,
               "octet_profile holds every OpKind");
 
-// ---- The int8 peak -------------------------------------------------------------
-
-struct PeakRound {
-  Int8PeakFn probe = nullptr;
-  uint64_t iterations = 0;
-  uint64_t ops[kMaxSessionThreads] = {};
-};
-
 }  // namespace
 }  // namespace api
 }  // namespace octet
@@ -739,7 +517,7 @@ OCTET_API octet_status octet_model_describe(const octet_model* model, char* json
   if (json == nullptr && capacity > 0) {
     return Fail(OCTET_INVALID_ARGUMENT, "octet_model_describe: json is null");
   }
-  octet::api::JsonWriter writer(json, capacity);
+  octet::api::DescribeWriter writer(json, capacity);
   octet::api::Describe(model->model, &writer);
   if (!writer.ok()) return Fail(OCTET_INTERNAL, "octet_model_describe: malformed JSON (a bug)");
   *json_len = writer.size();
@@ -771,10 +549,9 @@ OCTET_API octet_status octet_get_runtime_info(octet_runtime_info* info) {
 
 OCTET_API octet_status octet_session_get_info(const octet_session* session,
                                               octet_session_info* info) {
-  if (session == nullptr || info == nullptr) {
-    return Fail(OCTET_INVALID_ARGUMENT,
-                "octet_session_get_info: session and info must not be null");
-  }
+  const octet_status checked =
+      octet::api::CheckSession("octet_session_get_info", session, {{info, "info"}});
+  if (checked != OCTET_OK) return checked;
   if (info->struct_size < sizeof(size_t)) {
     return Fail(OCTET_INVALID_ARGUMENT, "octet_session_info.struct_size is %zu (unset?)",
                 info->struct_size);
@@ -805,26 +582,24 @@ OCTET_API octet_status octet_session_get_info(const octet_session* session,
 }
 
 OCTET_API octet_status octet_session_profile_start(octet_session* session) {
-  if (session == nullptr) {
-    return Fail(OCTET_INVALID_ARGUMENT, "octet_session_profile_start: session is null");
-  }
+  const octet_status checked = octet::api::CheckSession("octet_session_profile_start", session);
+  if (checked != OCTET_OK) return checked;
   session->profile.Clear();
   session->session.SetProfile(&session->profile);
   return OCTET_OK;
 }
 
 OCTET_API octet_status octet_session_profile_stop(octet_session* session) {
-  if (session == nullptr) {
-    return Fail(OCTET_INVALID_ARGUMENT, "octet_session_profile_stop: session is null");
-  }
+  const octet_status checked = octet::api::CheckSession("octet_session_profile_stop", session);
+  if (checked != OCTET_OK) return checked;
   session->session.SetProfile(nullptr);
   return OCTET_OK;
 }
 
 OCTET_API octet_status octet_session_profile(const octet_session* session, octet_profile* out) {
-  if (session == nullptr || out == nullptr) {
-    return Fail(OCTET_INVALID_ARGUMENT, "octet_session_profile: session and out must not be null");
-  }
+  const octet_status checked =
+      octet::api::CheckSession("octet_session_profile", session, {{out, "out"}});
+  if (checked != OCTET_OK) return checked;
   if (out->struct_size < sizeof(size_t)) {
     return Fail(OCTET_INVALID_ARGUMENT, "octet_profile.struct_size is %zu (unset?)",
                 out->struct_size);
@@ -842,52 +617,6 @@ OCTET_API octet_status octet_session_profile(const octet_session* session, octet
   o.linear_ops = p.linear_ops;
   o.head_ops = p.head_ops;
   octet::api::CopyOut(o, out);
-  return OCTET_OK;
-}
-
-OCTET_API octet_status octet_measure_int8_peak(uint32_t threads, double* gops, const char** probe) {
-  if (gops == nullptr || probe == nullptr) {
-    return Fail(OCTET_INVALID_ARGUMENT, "octet_measure_int8_peak: gops and probe must not be null");
-  }
-  *gops = 0;
-  *probe = "none";
-  if (threads > octet::kMaxSessionThreads) {
-    return Fail(OCTET_INVALID_ARGUMENT, "octet_measure_int8_peak: %u threads; at most %u", threads,
-                octet::kMaxSessionThreads);
-  }
-  if (threads == 0) threads = octet::api::DefaultThreads();
-  const char* name = nullptr;
-  const octet::Int8PeakFn fn = octet::SelectInt8Peak(&name);
-  if (fn == nullptr) return OCTET_OK;
-  octet::Result<octet::ThreadPool*> created = octet::ThreadPool::Create(threads);
-  if (!created.ok()) return Fail(created.status());
-  const std::unique_ptr<octet::ThreadPool> pool(created.value());
-  std::unique_ptr<octet::api::PeakRound> round(new (std::nothrow) octet::api::PeakRound);
-  if (round == nullptr) return Fail(OCTET_OUT_OF_MEMORY, "octet_measure_int8_peak: no memory");
-  round->probe = fn;
-  round->iterations = uint64_t{1} << 21;  // ~5 ms a round
-  fn(uint64_t{1} << 16);                  // wakes the units up
-  // The best of several short rounds, every thread probing at once: a shared
-  // machine takes cycles from some.
-  constexpr int kRounds = 7;
-  double best = 0;
-  for (int r = 0; r < kRounds; ++r) {
-    const int64_t start = octet::MonotonicNanos();
-    pool->Parallel(
-        threads,
-        [](void* ctx, size_t task, size_t) {
-          octet::api::PeakRound* pr = static_cast<octet::api::PeakRound*>(ctx);
-          pr->ops[task] = pr->probe(pr->iterations);
-        },
-        round.get());
-    const double seconds = static_cast<double>(octet::MonotonicNanos() - start) / 1e9;
-    double total = 0;
-    for (uint32_t t = 0; t < threads; ++t) total += static_cast<double>(round->ops[t]);
-    const double rate = seconds > 0 ? total / seconds / 1e9 : 0;
-    if (rate > best) best = rate;
-  }
-  *gops = best;
-  *probe = name;
   return OCTET_OK;
 }
 

@@ -279,9 +279,7 @@ OCTET_API void octet_text_stream_reset(octet_text_stream* stream) {
 // ---- Chat templates ----
 
 OCTET_API void octet_chat_options_init(octet_chat_options* options) {
-  if (options == nullptr) return;
-  std::memset(options, 0, sizeof(*options));
-  options->struct_size = sizeof(*options);
+  octet::api::InitStruct(options);
 }
 
 OCTET_API octet_status octet_chat_render(const octet_model* model,

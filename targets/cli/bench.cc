@@ -16,6 +16,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/format_util.h"
+#include "cli/int8_peak.h"
 #include "cli/json.h"
 #include "cli/tool_main.h"
 #include "common/alloc_counter.h"
@@ -278,14 +279,13 @@ BenchResult Measure(const BenchSettings& s, const octet_model_info& info, octet_
     // The peak on as many threads as the session runs on.
     octet_session_info session_info;
     api::Status st = api::GetSessionInfo(session, &session_info);
-    double gops = 0;
-    const char* probe = "none";
-    if (st.ok()) {
-      st = api::Status::FromCode(octet_measure_int8_peak(session_info.threads, &gops, &probe));
+    Int8Peak peak;
+    std::string error = st.message;
+    if (!st.ok() || !MeasureInt8Peak(session_info.threads, &peak, &error)) {
+      throw Failure("cannot measure the int8 peak: " + error);
     }
-    if (!st.ok()) throw Failure("cannot measure the int8 peak: " + st.message);
-    result.int8_peak_gops = gops;
-    result.int8_peak_probe = probe;
+    result.int8_peak_gops = peak.gops;
+    result.int8_peak_probe = peak.probe;
   }
   result.heap_counter_active = HeapAllocationCounterActive();
   result.peak_rss_bytes = PeakRssBytes();

@@ -1,8 +1,9 @@
 // A tiny JSON document for the CLI's --json output: build a tree of values (or
-// Parse() one, e.g. octet_model_describe's), then Serialize() it. Objects keep
-// their keys in insertion order, strings are escaped per RFC 8259 (control
-// characters as \u00XX), and non-finite numbers become null (JSON has no NaN
-// or infinity).
+// Parse() one, e.g. octet_model_describe's), then Serialize() it with the
+// runtime's writer (core/json_writer.h), so both write the same bytes. Objects
+// keep their keys in insertion order, strings are escaped per RFC 8259
+// (control characters as \u00XX), and non-finite numbers become null (JSON has
+// no NaN or infinity).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,8 @@
 #include <vector>
 
 namespace octet {
+class JsonWriter;  // core/json_writer.h: the one writer, shared with the runtime
+
 namespace cli {
 
 class JsonValue {
@@ -68,7 +71,7 @@ class JsonValue {
 
  private:
   explicit JsonValue(Kind kind) : kind_(kind) {}
-  void SerializeTo(std::string* out, int indent, int depth) const;
+  void WriteTo(JsonWriter* writer) const;
 
   Kind kind_ = Kind::kNull;
   bool bool_ = false;

@@ -239,6 +239,49 @@ class Conversation {
   std::vector<bool> has_ids_;
 };
 
+// One answer of the chat.
+struct Answer {
+  std::vector<int32_t> ids;  // without the eos id that ended it
+  int32_t last = 0;          // the last sampled id (eos or not)
+  uint32_t sampled = 0;      // ids sampled, eos included
+  bool eos = false;          // an eos id ended it
+};
+
+// octet_generate_continue: samples from what the prompt left and steps each
+// token but the last, up to options.max_new_tokens; it stops at an eos id,
+// which the template closes the turn with. Each id's text goes to `stream`;
+// the first sample ends the prefill time (from *start), the decode time then
+// starts (*start).
+Answer GenerateAnswer(api::Session& session, const octet_generate_options& options,
+                      uint64_t* rng, TextStream* stream, GenerationStats* stats, int64_t* start) {
+  Answer answer;
+  bool first = true;
+  std::vector<uint32_t> counts;
+  const api::Status generated = session.GenerateContinue(
+      options,
+      [&](const octet_token_event& e) {
+        if (e.id < 0) return true;  // the generator's own text stream: not used
+        if (first) {
+          stats->prefill_seconds += SecondsSince(*start);
+          *start = NowNanos();
+          first = false;
+        }
+        answer.last = e.id;
+        answer.eos = e.is_eos != 0;
+        if (!answer.eos) {
+          answer.ids.push_back(e.id);
+          stream->Push(e.id);
+        }
+        return true;
+      },
+      rng, &counts);
+  Check(generated, "generation");
+  answer.sampled = counts.empty() ? 0 : counts[0];
+  stats->generated_tokens += answer.sampled;
+  if (answer.sampled > 0) stats->decode_tokens += answer.sampled - 1;
+  return answer;
+}
+
 }  // namespace
 
 void Chat(const RunRequest& r, const api::Model& model, TextCodec& codec) {
@@ -268,11 +311,11 @@ void Chat(const RunRequest& r, const api::Model& model, TextCodec& codec) {
   limits.max_new_tokens = 0;  // answers live in max_seq too: the context is the limit
   limits.threads = r.threads;
   api::Session session = OpenSession(model, limits);
-  octet_sampling params = api::Sampling();
-  params.temperature = static_cast<float>(r.temperature);
-  params.top_k = static_cast<uint32_t>(std::min<uint64_t>(r.top_k, UINT32_MAX));
-  params.top_p = static_cast<float>(r.top_p);
-  uint64_t rng = r.seed;
+  octet_generate_options options = api::GenerateOptions();
+  options.temperature = static_cast<float>(r.temperature);
+  options.top_k = static_cast<uint32_t>(std::min<uint64_t>(r.top_k, UINT32_MAX));
+  options.top_p = static_cast<float>(r.top_p);
+  uint64_t rng = r.seed;  // one random stream for every answer
 
   // One clock reading for the whole chat: a template that prints the date
   // renders earlier turns the same way every turn.
@@ -336,30 +379,15 @@ void Chat(const RunRequest& r, const api::Model& model, TextCodec& codec) {
     cached = ids;
     if (r.verbose) std::fprintf(stderr, "chat: context %s\n", JoinIds(cached).c_str());
 
+    const uint64_t room = context - cached.size();  // steps the session still holds
+    options.max_new_tokens = static_cast<uint32_t>(std::min(answer_max, room + 1));
     TextStream stream(model, /*skip_special_tokens=*/true, stdout);
-    std::vector<int32_t> answer;
-    int32_t token = 0;
-    bool first = true, cut = false;
-    for (;;) {
-      Check(session.Sample(params, &rng, &token), "sampling");
-      ++stats.generated_tokens;
-      if (first) {
-        stats.prefill_seconds += SecondsSince(start);
-        start = NowNanos();
-        first = false;
-      }
-      if (model.is_eos(token)) break;  // the template closes the turn
-      answer.push_back(token);
-      stream.Push(token);
-      if (answer.size() == answer_max) break;
-      if (cached.size() >= context) {
-        cut = true;
-        break;
-      }
-      Check(session.Step({token}), "generation");
-      cached.push_back(token);
-      ++stats.decode_tokens;
+    const Answer answer = GenerateAnswer(session, options, &rng, &stream, &stats, &start);
+    // Every token but the last was stepped into the cache.
+    if (answer.sampled > 0) {
+      cached.insert(cached.end(), answer.ids.begin(), answer.ids.begin() + (answer.sampled - 1));
     }
+    const bool cut = !answer.eos && answer.sampled == room + 1 && room + 1 < answer_max;
     stats.decode_seconds += SecondsSince(start);
     stream.Finish();
     WriteText(stdout, "\n", 1);
@@ -369,11 +397,11 @@ void Chat(const RunRequest& r, const api::Model& model, TextCodec& codec) {
                    static_cast<unsigned long long>(context));
     }
     if (r.verbose) {
-      std::vector<int32_t> sampled = answer;  // with the eos id that ended it
-      if (!cut && answer.size() < answer_max) sampled.push_back(token);
+      std::vector<int32_t> sampled = answer.ids;  // with the eos id that ended it
+      if (!cut && answer.ids.size() < answer_max) sampled.push_back(answer.last);
       std::fprintf(stderr, "chat: answer %s\n", JoinIds(sampled).c_str());
     }
-    conversation.AddAnswer(answer);
+    conversation.AddAnswer(answer.ids);
   }
   PrintStats(stats);
 }

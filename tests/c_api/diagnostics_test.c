@@ -633,29 +633,6 @@ static void test_profile(const octet_model* model) {
   octet_session_free(session);
 }
 
-/* ---- The int8 peak ----------------------------------------------------------------- */
-
-static void test_int8_peak(void) {
-  double gops = -1;
-  const char* probe = NULL;
-  uint32_t threads;
-
-  EXPECT_ERROR(octet_measure_int8_peak(1, NULL, &probe), OCTET_INVALID_ARGUMENT);
-  EXPECT_ERROR(octet_measure_int8_peak(1, &gops, NULL), OCTET_INVALID_ARGUMENT);
-  EXPECT_ERROR(octet_measure_int8_peak(257, &gops, &probe), OCTET_INVALID_ARGUMENT);
-  for (threads = 1; threads <= 2; ++threads) {
-    gops = -1;
-    probe = NULL;
-    EXPECT(octet_measure_int8_peak(threads, &gops, &probe) == OCTET_OK);
-    EXPECT(probe != NULL && strlen(probe) > 0);
-    if (probe != NULL && strcmp(probe, "none") == 0) {
-      EXPECT(gops == 0);
-    } else {
-      EXPECT(gops > 0);
-    }
-  }
-}
-
 int main(int argc, char** argv) {
   octet_model* int8_model = NULL;
   octet_model* fp32_model = NULL;
@@ -675,7 +652,6 @@ int main(int argc, char** argv) {
   test_session_info(int8_model, fp32_model);
   test_profile(int8_model);
   test_profile(fp32_model);
-  test_int8_peak();
   octet_model_free(fp32_model);
   octet_model_free(int8_model);
   if (failures == 0) printf("C API diagnostics: all checks passed\n");

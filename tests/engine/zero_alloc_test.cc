@@ -266,14 +266,24 @@ TEST_CASE("zero heap allocations inside octet_generate and the session state cal
     const octet_status saved =
         octet_session_state_save(session, state.data(), state.size(), &written);
     const octet_status loaded = octet_session_state_load(session, state.data(), written);
+    // A prompt run by hand, then generation on from it.
+    const octet_status ran = octet_session_run(session, ids, lengths, 2, 8);
+    uint64_t rng = 3;
+    uint32_t continued[2] = {0, 0};
+    const octet_status generated_on = octet_generate_continue(session, &go, &rng, continued);
     const uint64_t allocations = HeapAllocationCount() - before;
     CHECK(generated == OCTET_OK);
     CHECK(saved == OCTET_OK);
     CHECK(loaded == OCTET_OK);
+    CHECK(ran == OCTET_OK);
+    CHECK(generated_on == OCTET_OK);
     CHECK(counts[0] == 17);
     CHECK(counts[1] == 17);
-    CHECK(tokens == 2 * 2 * 17);
-    MESSAGE("heap allocations inside octet_generate, state save and load: " << allocations);
+    CHECK(continued[0] == 17);
+    CHECK(continued[1] == 17);
+    CHECK(tokens == 3 * 2 * 17);
+    MESSAGE("heap allocations inside octet_generate, state save and load, a run and "
+            "octet_generate_continue: " << allocations);
     CHECK(allocations == 0);
     octet_session_free(session);
     octet_model_free(model);

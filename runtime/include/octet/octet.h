@@ -343,6 +343,21 @@ OCTET_API octet_status octet_generate(octet_session* session, const int32_t* ids
                                       const octet_generate_options* options,
                                       uint32_t* out_counts);
 
+/* Decoder-only models: generates after what the session holds (a run, an
+ * extend or a loaded state: its last output gives each sequence's first token),
+ * for the batch of that output, as octet_generate does after the prompts: the
+ * same options, events, stop rules and cancel, out_counts[batch] (may be NULL).
+ * For a chat's next answer once the turn is extended in. Each token but the
+ * last is stepped into the cache, so the session must hold max_new_tokens - 1
+ * more positions per sequence (OCTET_LIMIT_EXCEEDED from the step that does
+ * not fit). The text starts with the first new token: no earlier context.
+ * rng_state (may be NULL: options->seed) is the random state, advanced as
+ * octet_session_sample advances it, so answers can draw from one stream.
+ * OCTET_INVALID_STATE before any run, extend or state load. */
+OCTET_API octet_status octet_generate_continue(octet_session* session,
+                                               const octet_generate_options* options,
+                                               uint64_t* rng_state, uint32_t* out_counts);
+
 /* Stops the generation running on this session (the one started last) before
  * its next step; safe from any thread. A cancel that lands while that
  * generation is still starting is not lost; a generation started after this
@@ -504,7 +519,10 @@ OCTET_API octet_status octet_chat_render(const octet_model* model,
                                          const octet_chat_options* options, char* text,
                                          size_t capacity, size_t* text_len);
 
-/* ---- Diagnostics: for tools, benchmarks and bug reports ------------------------ */
+/* ---- Diagnostics: a model's description, the runtime's and a session's facts,
+ * a per-operation profile. Supported API under the same ABI rules as the rest:
+ * for apps that report what they run and where the time goes, for tools and
+ * for bug reports. ---------------------------------------------------------------- */
 
 /* The model file described as one JSON object (UTF-8, not NUL-terminated):
  * "file" (size, format version, data segment, mapped; not the path, which
@@ -570,14 +588,6 @@ OCTET_API octet_status octet_session_profile_start(octet_session* session);
 /* Stops timing; the counters stay readable. */
 OCTET_API octet_status octet_session_profile_stop(octet_session* session);
 OCTET_API octet_status octet_session_profile(const octet_session* session, octet_profile* out);
-
-/* The machine's int8 multiply-add peak on `threads` threads at once (0: the
- * machine's fast cores; at most 256), measured now (the best of a few ~5 ms
- * rounds): *gops for all threads together, and the probe's name (the
- * instruction it times, "vpdpbusd zmm", ...); *gops 0 and probe "none" where
- * no probe exists for the CPU. For reading a benchmark's efficiency; takes
- * about 0.1 s. */
-OCTET_API octet_status octet_measure_int8_peak(uint32_t threads, double* gops, const char** probe);
 
 #ifdef __cplusplus
 }

@@ -196,16 +196,22 @@ class Session : public Handle<octet_session, octet_session_free> {
     if (ids.size() != lengths.size() * static_cast<size_t>(seq)) {
       return Status{OCTET_INVALID_ARGUMENT, "ids must hold batch x seq values"};
     }
-    if (on_token) {
-      options.on_token = [](void* user, const octet_token_event* event) {
-        return (*static_cast<const TokenFn*>(user))(*event) ? 0 : 1;
-      };
-      options.on_token_user = const_cast<TokenFn*>(&on_token);
-    }
+    SetTokenFn(on_token, &options);
     std::vector<uint32_t> n(lengths.size());
     const octet_status st = octet_generate(get(), ids.data(), lengths.data(),
                                            static_cast<uint32_t>(lengths.size()), seq, &options,
                                            n.data());
+    if (counts != nullptr) *counts = std::move(n);
+    return Status::FromCode(st);
+  }
+  // Generates on from what the session holds (octet_generate_continue): after
+  // a Run, Extend or LoadState. rng_state: null, or the random state to draw
+  // from and advance. counts: one per sequence of the last output.
+  Status GenerateContinue(octet_generate_options options, const TokenFn& on_token,
+                          uint64_t* rng_state = nullptr, std::vector<uint32_t>* counts = nullptr) {
+    SetTokenFn(on_token, &options);
+    std::vector<uint32_t> n(output().batch);
+    const octet_status st = octet_generate_continue(get(), &options, rng_state, n.data());
     if (counts != nullptr) *counts = std::move(n);
     return Status::FromCode(st);
   }
@@ -248,6 +254,15 @@ class Session : public Handle<octet_session, octet_session_free> {
   size_t arena_bytes() const { return octet_session_arena_bytes(get()); }
 
  private:
+  // options->on_token calls on_token (which must outlive the generation).
+  static void SetTokenFn(const TokenFn& on_token, octet_generate_options* options) {
+    if (!on_token) return;
+    options->on_token = [](void* user, const octet_token_event* event) {
+      return (*static_cast<const TokenFn*>(user))(*event) ? 0 : 1;
+    };
+    options->on_token_user = const_cast<TokenFn*>(&on_token);
+  }
+
   uint32_t hidden_size_ = 0;
 };
 
