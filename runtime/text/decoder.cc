@@ -32,53 +32,12 @@ constexpr uint8_t kFffd[3] = {0xEF, 0xBF, 0xBD};
 
 // Rust's String::from_utf8_lossy: each maximal invalid subpart becomes U+FFFD.
 size_t LossyUtf8(const uint8_t* s, size_t n, uint8_t* out, size_t cap) {
+  const char* text = reinterpret_cast<const char*>(s);
   size_t o = 0, i = 0;
   while (i < n) {
-    const uint8_t b = s[i];
-    if (b < 0x80) {
-      o = Put(out, o, cap, s + i, 1);
-      ++i;
-      continue;
-    }
-    size_t width = 0;
-    uint8_t lo = 0x80, hi = 0xBF;
-    if (b >= 0xC2 && b <= 0xDF) {
-      width = 2;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-      width = 3;
-      if (b == 0xE0) lo = 0xA0;
-      if (b == 0xED) hi = 0x9F;
-    } else if (b >= 0xF0 && b <= 0xF4) {
-      width = 4;
-      if (b == 0xF0) lo = 0x90;
-      if (b == 0xF4) hi = 0x8F;
-    }
-    if (width == 0) {
-      o = Put(out, o, cap, kFffd, 3);
-      ++i;
-      continue;
-    }
-    size_t k = 1;
-    bool ok = true;
-    for (; k < width; ++k) {
-      if (i + k >= n) {
-        ok = false;
-        break;
-      }
-      const uint8_t c = s[i + k];
-      const uint8_t l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xBF;
-      if (c < l || c > h) {
-        ok = false;
-        break;
-      }
-    }
-    if (ok) {
-      o = Put(out, o, cap, s + i, width);
-      i += width;
-    } else {
-      o = Put(out, o, cap, kFffd, 3);
-      i += k;
-    }
+    const Utf8Char c = Utf8DecodeAt(text, n, i, Utf8Form::kStrict);
+    o = c.valid ? Put(out, o, cap, s + i, c.length) : Put(out, o, cap, kFffd, 3);
+    i += c.length;
   }
   return o;
 }
@@ -219,7 +178,7 @@ Status TokenizerImpl::DecodeSentencePiece(const fb::DecoderStep& step, const int
   }
   while (e > b) {
     size_t p = e - 1;
-    while (p > b && (buf[p] & 0xC0) == 0x80) --p;
+    while (p > b && Utf8IsContinuation(buf[p])) --p;
     size_t k = p;
     if (!IsPythonSpace(Utf8Decode(Chars(buf), &k))) break;
     e = p;
@@ -234,7 +193,7 @@ Status TokenizerImpl::DecodeSentencePiece(const fb::DecoderStep& step, const int
 }
 
 Status InitDecoders(TokenizerImpl& t) {
-  t.decoders.clear();
+  t.decoders.Clear();
   t.decoder_growth = 2;  // ByteLevel: a 2-byte character may become U+FFFD
   if (t.spec->decoders() == nullptr) return Status::Ok();
   for (const fb::DecoderStep* step : *t.spec->decoders()) {
@@ -250,7 +209,7 @@ Status InitDecoders(TokenizerImpl& t) {
       const size_t g = pn == 0 ? 1 : (cn + pn - 1) / pn + 1;
       t.decoder_growth = Growth{t.decoder_growth, 1, 0}.Apply(g);
     }
-    t.decoders.push_back(std::move(op));
+    if (!t.decoders.Push(std::move(op))) return TokenizerOutOfMemory("decoders");
   }
   return Status::Ok();
 }
@@ -394,7 +353,7 @@ Status TokenizerImpl::DecodeIds(const int32_t* ids, size_t n, bool skip_special,
           }
           for (uint32_t s = 0; s < step.stop() && e0 > b0; ++s) {
             size_t p = e0 - 1;
-            while (p > b0 && (t[p] & 0xC0) == 0x80) --p;
+            while (p > b0 && Utf8IsContinuation(t[p])) --p;
             size_t j = p;
             if (Utf8Decode(Chars(t), &j) != content) break;
             e0 = p;

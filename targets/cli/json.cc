@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "cli/args.h"
+#include "text/utf8.h"
 
 namespace octet {
 namespace cli {
@@ -14,30 +15,8 @@ namespace {
 // Length of the well-formed UTF-8 sequence starting at text[i] (a byte >= 0x80),
 // or 0 when it is malformed (overlong forms, surrogates, > U+10FFFF, truncated).
 size_t Utf8SequenceLength(const std::string& text, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(i);
-  size_t length = 0;
-  unsigned char min_second = 0x80;
-  unsigned char max_second = 0xbf;
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    length = 2;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    length = 3;
-    if (lead == 0xe0) min_second = 0xa0;  // overlong
-    if (lead == 0xed) max_second = 0x9f;  // surrogates
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    length = 4;
-    if (lead == 0xf0) min_second = 0x90;  // overlong
-    if (lead == 0xf4) max_second = 0x8f;  // above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  if (byte(i + 1) < min_second || byte(i + 1) > max_second) return 0;
-  for (size_t k = 2; k < length; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xbf) return 0;
-  }
-  return length;
+  const text::Utf8Char c = text::Utf8DecodeAt(text.data(), text.size(), i, text::Utf8Form::kStrict);
+  return c.valid ? c.length : 0;
 }
 
 // A recursive-descent reader of RFC 8259 text into JsonValue trees.
@@ -168,21 +147,8 @@ class Parser {
   }
 
   static void AppendUtf8(uint32_t cp, std::string* out) {
-    if (cp < 0x80) {
-      out->push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out->push_back(static_cast<char>(0xc0 | (cp >> 6)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    } else if (cp < 0x10000) {
-      out->push_back(static_cast<char>(0xe0 | (cp >> 12)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    } else {
-      out->push_back(static_cast<char>(0xf0 | (cp >> 18)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    }
+    char bytes[text::kMaxUtf8Bytes];
+    out->append(bytes, text::Utf8Encode(cp, bytes));
   }
 
   // A string literal (at its opening quote); escapes decoded, a lone
