@@ -10,6 +10,7 @@
 #include <memory>
 #include <utility>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "engine/session.h"
 #include "format/model.h"
@@ -18,6 +19,7 @@
 #include "text/tokenizer.h"
 
 struct octet_model {
+  OCTET_ALLOCATED_THROUGH_ALLOCATE
   octet::Model model;
   // The file's tokenizer, compiled once at load (shared by every tokenizer,
   // text stream and session of the model: immutable after Init).
@@ -34,6 +36,7 @@ namespace api {
 
 // One sequence's streaming decoder for generation: its workspace and buffer.
 struct GenerationStream {
+  OCTET_ALLOCATED_THROUGH_ALLOCATE
   text::TokenizerWorkspace workspace;
   text::StreamDecoder decoder;
   bool keep_special = false;  // how the decoder was initialized
@@ -54,6 +57,7 @@ struct GenerationScratch {
 }  // namespace octet
 
 struct octet_session {
+  OCTET_ALLOCATED_THROUGH_ALLOCATE
   octet_session(const octet_model* m, octet::Session s) : model(m), session(std::move(s)) {}
 
   const octet_model* model = nullptr;

@@ -69,6 +69,20 @@ using Owned = std::unique_ptr<T, Deleter>;
 template <typename T>
 using OwnedArray = std::unique_ptr<T[], ArrayDeleter>;
 
+// Inside a class: `new (std::nothrow) T`, `new (std::nothrow) T[n]` and
+// `delete` of that class go through Allocate / Free (a throwing `new T` does
+// not compile). For types made with new-expressions across the code base.
+#define OCTET_ALLOCATED_THROUGH_ALLOCATE                                         \
+  static void* operator new(size_t bytes, const std::nothrow_t&) noexcept {      \
+    return ::octet::Allocate(bytes);                                             \
+  }                                                                              \
+  static void* operator new[](size_t bytes, const std::nothrow_t&) noexcept {    \
+    return ::octet::Allocate(bytes);                                             \
+  }                                                                              \
+  static void* operator new(size_t, void* at) noexcept { return at; }            \
+  static void operator delete(void* memory) noexcept { ::octet::Free(memory); }  \
+  static void operator delete[](void* memory) noexcept { ::octet::Free(memory); }
+
 // Test-only control of Allocate, compiled in but inert until set. Counts are
 // process-wide (atomics): tests that use it run the code under test on one
 // thread at a time.

@@ -318,7 +318,7 @@ Status Tokenizer::Init(const fb::TokenizerSpec* spec) {
     return Status(StatusCode::kInvalidModel, "the model has no compiled tokenizer");
   }
   Owned<TokenizerImpl> t(New<TokenizerImpl>());
-  if (!t) return Status(StatusCode::kOutOfMemory, "tokenizer: out of memory");
+  if (!t) return TokenizerOutOfMemory("tokenizer state");
   t->spec = spec;
   t->model = spec->model();
   const fb::TokModel& m = *t->model;
