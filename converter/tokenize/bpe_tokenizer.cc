@@ -11,6 +11,7 @@
 
 #include "import/error.h"
 #include "import/json_util.h"
+#include "core/utf8.h"
 #include "tokenize/unicode_tables.h"
 
 namespace octet {
@@ -36,21 +37,8 @@ std::array<char32_t, 256> ByteSymbols() {
 }
 
 void AppendUtf8(char32_t c, std::string& out) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
+  char bytes[kMaxUtf8Bytes];
+  out.append(bytes, Utf8Encode(c, bytes));
 }
 
 [[noreturn]] void InvalidUtf8(const std::string& text, size_t offset) {
@@ -64,31 +52,13 @@ void AppendUtf8(char32_t c, std::string& out) {
 // entry, text.size().
 void DecodeUtf8(const std::string& text, std::vector<char32_t>& code_points,
                 std::vector<size_t>& starts) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
   size_t i = 0;
   while (i < text.size()) {
-    const unsigned char lead = byte(i);
-    size_t length = 0;
-    char32_t c = 0, min = 0;
-    if (lead < 0x80) {
-      length = 1, c = lead;
-    } else if (lead >= 0xC2 && lead <= 0xDF) {
-      length = 2, c = lead & 0x1F, min = 0x80;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      length = 3, c = lead & 0x0F, min = 0x800;
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      length = 4, c = lead & 0x07, min = 0x10000;
-    } else {
-      InvalidUtf8(text, i);  // a continuation byte, C0/C1 (overlong) or F5..FF
-    }
-    for (size_t k = 1; k < length; ++k) {
-      if (i + k >= text.size() || (byte(i + k) & 0xC0) != 0x80) InvalidUtf8(text, i);
-      c = (c << 6) | (byte(i + k) & 0x3F);
-    }
-    if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) InvalidUtf8(text, i);
-    code_points.push_back(c);
+    const Utf8Char c = Utf8DecodeAt(text.data(), text.size(), i, Utf8Form::kStrict);
+    if (!c.valid) InvalidUtf8(text, i);
+    code_points.push_back(c.code_point);
     starts.push_back(i);
-    i += length;
+    i += c.length;
   }
   starts.push_back(text.size());
 }

@@ -17,7 +17,7 @@
 #include "text/tok_tables.h"
 #include "text/tokenizer.h"
 #include "text/tokenizer_check.h"
-#include "text/utf8.h"
+#include "core/utf8.h"
 #include "tokenize/chat_template_check.h"
 
 namespace octet {
@@ -89,8 +89,8 @@ void Flatten(const json& node, const char* key, std::vector<const json*>& out) {
 
 uint32_t Codepoint(const std::string& s, const std::string& where) {
   size_t i = 0;
-  if (s.empty() || !text::Utf8IsValid(s.data(), s.size())) Fail("tokenizer.json: ", where, " must be one character");
-  const uint32_t c = text::Utf8Decode(s.data(), &i);
+  if (s.empty() || !Utf8IsValid(s.data(), s.size())) Fail("tokenizer.json: ", where, " must be one character");
+  const uint32_t c = Utf8Decode(s.data(), &i);
   if (i != s.size()) Fail("tokenizer.json: ", where, " must be one character");
   return c;
 }
@@ -136,9 +136,9 @@ bool ByteLevelBytes(const std::string& token, std::string* raw) {
     return m;
   }();
   raw->clear();
-  if (!text::Utf8IsValid(token.data(), token.size())) return false;
+  if (!Utf8IsValid(token.data(), token.size())) return false;
   for (size_t i = 0; i < token.size();) {
-    const uint32_t c = text::Utf8Decode(token.data(), &i);
+    const uint32_t c = Utf8Decode(token.data(), &i);
     const auto it = inverse.find(c);
     if (it == inverse.end()) return false;
     raw->push_back(static_cast<char>(it->second));
@@ -154,7 +154,7 @@ std::string ByteLevelChar(uint8_t b) {
     if (x == b) c = cx;
   }
   char buf[4];
-  return std::string(buf, text::Utf8Encode(c, buf));
+  return std::string(buf, Utf8Encode(c, buf));
 }
 
 std::string HexByteToken(uint8_t b) {

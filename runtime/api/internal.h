@@ -10,6 +10,7 @@
 #include <memory>
 #include <utility>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "engine/generator.h"
 #include "engine/session.h"
@@ -19,6 +20,7 @@
 #include "text/tokenizer.h"
 
 struct octet_model {
+  OCTET_ALLOCATED_THROUGH_ALLOCATE
   octet::Model model;
   // The file's tokenizer, compiled once at load (shared by every tokenizer,
   // text stream and session of the model: immutable after Init).
@@ -31,6 +33,7 @@ struct octet_model {
 };
 
 struct octet_session {
+  OCTET_ALLOCATED_THROUGH_ALLOCATE
   octet_session(const octet_model* m, octet::Session s) : model(m), session(std::move(s)) {}
 
   const octet_model* model = nullptr;

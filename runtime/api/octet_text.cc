@@ -6,6 +6,7 @@
 #include "api/internal.h"
 
 struct octet_tokenizer {
+  OCTET_ALLOCATED_THROUGH_ALLOCATE
   const octet_model* model = nullptr;
   octet::text::TokenizerWorkspace workspace;
   // Grown on demand: encode's ids and decode's text before they are copied out.
@@ -19,6 +20,7 @@ struct octet_tokenizer {
 };
 
 struct octet_text_stream {
+  OCTET_ALLOCATED_THROUGH_ALLOCATE
   const octet_model* model = nullptr;
   octet::text::TokenizerWorkspace workspace;
   octet::text::StreamDecoder decoder;

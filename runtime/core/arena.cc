@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/alloc.h"
 #include "core/checked_math.h"
 
 namespace octet {
@@ -43,7 +44,7 @@ Arena& Arena::operator=(Arena&& other) noexcept {
 }
 
 void Arena::Release() {
-  if (owned_) std::free(base_);
+  if (owned_) Free(base_);
   base_ = nullptr;
   size_ = 0;
   owned_ = false;
@@ -55,7 +56,7 @@ Status Arena::Allocate(size_t bytes) {
   if (rounded < bytes) {
     return Status::Error(StatusCode::kOutOfMemory, "arena of %zu bytes is too large", bytes);
   }
-  void* memory = std::aligned_alloc(kArenaAlignment, rounded);
+  void* memory = ::octet::Allocate(rounded, kArenaAlignment);
   if (memory == nullptr) {
     return Status::Error(StatusCode::kOutOfMemory, "could not allocate an arena of %zu bytes",
                          bytes);

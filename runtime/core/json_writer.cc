@@ -5,37 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/utf8.h"
+
 namespace octet {
 namespace {
-
-// Length of the well-formed UTF-8 sequence at s[i] (a byte >= 0x80) within n
-// bytes, or 0 when it is malformed (overlong, surrogate, > U+10FFFF, truncated).
-size_t Utf8SequenceLength(const char* s, size_t n, size_t i) {
-  const auto byte = [s](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char lead = byte(i);
-  size_t length = 0;
-  unsigned char min_second = 0x80;
-  unsigned char max_second = 0xbf;
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    length = 2;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    length = 3;
-    if (lead == 0xe0) min_second = 0xa0;
-    if (lead == 0xed) max_second = 0x9f;
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    length = 4;
-    if (lead == 0xf0) min_second = 0x90;
-    if (lead == 0xf4) max_second = 0x8f;
-  } else {
-    return 0;
-  }
-  if (i + length > n) return 0;
-  if (byte(i + 1) < min_second || byte(i + 1) > max_second) return 0;
-  for (size_t k = 2; k < length; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xbf) return 0;
-  }
-  return length;
-}
 
 // printf's decimal point is the locale's: an app may have set one with a
 // comma. JSON's is '.', whatever the locale.
@@ -202,7 +175,8 @@ void JsonWriter::Quote(const char* text, size_t n) {
         } else if (c < 0x80) {
           Put(static_cast<char>(c));
         } else {
-          const size_t length = Utf8SequenceLength(text, n, i);
+          const Utf8Char ch = Utf8DecodeAt(text, n, i, Utf8Form::kStrict);
+          const size_t length = ch.valid ? ch.length : 0;
           if (length == 0) {
             Put("\\ufffd");
             ++i;

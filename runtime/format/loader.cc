@@ -10,6 +10,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/alloc.h"
 #include "core/checked_math.h"
 #include "format/model.h"
 #include "kernels/kernel_table.h"  // qs8_packed_check and the packed layout's constants
@@ -461,7 +462,7 @@ Model& Model::operator=(Model&& other) noexcept {
 }
 
 void Model::Release() {
-  std::free(tensors_);
+  Free(tensors_);
   tensors_ = nullptr;
   num_tensors_ = 0;
   root_ = nullptr;
@@ -573,7 +574,12 @@ Result<Model> Model::Verify(MappedFile file) {
   model.data_offset_ = data_offset;
   const uint32_t n = root->tensors() ? root->tensors()->size() : 0;
   if (n > 0) {
-    model.tensors_ = static_cast<TensorView*>(std::calloc(n, sizeof(TensorView)));
+    // Zeroed, as the views are filled field by field below.
+    const size_t index_bytes = static_cast<size_t>(n) * sizeof(TensorView);
+    if (index_bytes / sizeof(TensorView) == n) {
+      model.tensors_ = static_cast<TensorView*>(Allocate(index_bytes, alignof(TensorView)));
+    }
+    if (model.tensors_ != nullptr) std::memset(static_cast<void*>(model.tensors_), 0, index_bytes);
     if (model.tensors_ == nullptr) {
       return Status::Error(StatusCode::kOutOfMemory, "cannot index %u tensors", n);
     }

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <utility>
 
+#include "core/alloc.h"
+
 namespace octet {
 
 MappedFile::~MappedFile() { Release(); }
@@ -38,7 +40,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 
 void MappedFile::Release() {
   if (mapped_ && map_base_ != nullptr) munmap(map_base_, map_size_);
-  if (owned_) std::free(map_base_);
+  if (owned_) Free(map_base_);
   data_ = nullptr;
   size_ = 0;
   mapped_ = false;
@@ -159,8 +161,8 @@ Result<MappedFile> MappedFile::OpenRange(int fd, uint64_t offset, uint64_t lengt
     return file;
   }
   // Not aligned in its page: a copy, read with pread (the descriptor's offset is left alone).
-  void* memory = nullptr;
-  if (posix_memalign(&memory, alignment, file.size_) != 0) {
+  void* memory = Allocate(file.size_, alignment);
+  if (memory == nullptr) {
     return Status::Error(StatusCode::kOutOfMemory, "cannot allocate %zu bytes for the model",
                          file.size_);
   }

@@ -8,7 +8,7 @@
 
 #include "text/tokenizer_impl.h"
 #include "text/unicode.h"
-#include "text/utf8.h"
+#include "core/utf8.h"
 
 namespace octet {
 namespace text {
@@ -21,33 +21,39 @@ bool IsWordChar(uint32_t c) {
 // The code point that ends s[0, n) (n > 0, valid UTF-8).
 uint32_t LastChar(const uint8_t* s, size_t n) {
   size_t i = n - 1;
-  while (i > 0 && (s[i] & 0xC0) == 0x80) --i;
+  while (i > 0 && Utf8IsContinuation(s[i])) --i;
   size_t j = i;
   return Utf8Decode(reinterpret_cast<const char*>(s), &j);
 }
 
 }  // namespace
 
-void AddedTokenMatcher::Build(const fb::TokenizerSpec& spec, bool normalized) {
-  tokens_.clear();
-  if (spec.added_tokens() == nullptr) return;
+Status AddedTokenMatcher::Build(const fb::TokenizerSpec& spec, bool normalized) {
+  tokens_.Clear();
+  for (uint32_t& f : first_) f = 0;
+  if (spec.added_tokens() == nullptr) return Status::Ok();
   for (const fb::AddedToken* a : *spec.added_tokens()) {
     if (a->normalized() != normalized) continue;
     const flatbuffers::String* content =
         normalized && a->normalized_content() ? a->normalized_content() : a->content();
     if (content->size() == 0) continue;
-    tokens_.push_back(Entry{reinterpret_cast<const uint8_t*>(content->data()), content->size(),
-                            a->id(), a->special(), a->single_word(), a->lstrip(), a->rstrip()});
+    const Entry e{reinterpret_cast<const uint8_t*>(content->data()), content->size(), a->id(),
+                  static_cast<uint32_t>(tokens_.size()), a->special(), a->single_word(),
+                  a->lstrip(), a->rstrip()};
+    if (!tokens_.Push(e)) return TokenizerOutOfMemory("added tokens");
   }
-  std::stable_sort(tokens_.begin(), tokens_.end(), [](const Entry& x, const Entry& y) {
+  // Stable by `order` (std::stable_sort would allocate on its own).
+  std::sort(tokens_.begin(), tokens_.end(), [](const Entry& x, const Entry& y) {
     if (x.bytes[0] != y.bytes[0]) return x.bytes[0] < y.bytes[0];
-    return x.size > y.size;
+    if (x.size != y.size) return x.size > y.size;
+    return x.order < y.order;
   });
   size_t k = 0;
   for (uint32_t b = 0; b <= 256; ++b) {
     while (k < tokens_.size() && tokens_[k].bytes[0] < b) ++k;
     first_[b] = static_cast<uint32_t>(k);
   }
+  return Status::Ok();
 }
 
 bool AddedTokenMatcher::Next(const uint8_t* s, size_t n, size_t from, size_t start_offset,
@@ -83,7 +89,7 @@ bool AddedTokenMatcher::Next(const uint8_t* s, size_t n, size_t from, size_t sta
       size_t k = mbegin;
       while (k > 0) {
         size_t p = k - 1;
-        while (p > 0 && (s[p] & 0xC0) == 0x80) --p;
+        while (p > 0 && Utf8IsContinuation(s[p])) --p;
         size_t q = p;
         if (!IsWhiteSpace(Utf8Decode(reinterpret_cast<const char*>(s), &q))) break;
         k = p;

@@ -8,7 +8,7 @@
 
 #include "text/tok_tables.h"
 #include "text/tokenizer_impl.h"
-#include "text/utf8.h"
+#include "core/utf8.h"
 
 namespace octet {
 namespace text {

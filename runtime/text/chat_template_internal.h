@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/utf8.h"
+
 namespace octet::text {
 
 enum class NodeKind : uint8_t {
@@ -287,23 +289,14 @@ inline bool IsPythonSpace(uint32_t cp) {
 // Decodes one code point of s[0, n) at *i (advancing *i); invalid bytes decode
 // as themselves (one byte each) so that nothing reads out of bounds.
 inline uint32_t DecodeLenient(const char* s, size_t n, size_t* i) {
-  const auto* p = reinterpret_cast<const uint8_t*>(s);
-  const uint32_t b0 = p[*i];
-  size_t len = b0 < 0x80 ? 1 : b0 < 0xC2 ? 0 : b0 < 0xE0 ? 2 : b0 < 0xF0 ? 3 : b0 < 0xF5 ? 4 : 0;
-  if (len <= 1 || *i + len > n) {
+  const Utf8Char c = Utf8DecodeAt(s, n, *i, Utf8Form::kLenient);
+  if (!c.valid) {
+    const uint32_t b0 = static_cast<uint8_t>(s[*i]);
     *i += 1;
-    return b0 | (len == 1 ? 0u : 0x80000000u);  // marks a raw byte
+    return b0 | 0x80000000u;  // marks a raw byte
   }
-  for (size_t k = 1; k < len; ++k) {
-    if ((p[*i + k] & 0xC0) != 0x80) {
-      *i += 1;
-      return b0 | 0x80000000u;
-    }
-  }
-  uint32_t cp = len == 2 ? (b0 & 0x1F) : len == 3 ? (b0 & 0x0F) : (b0 & 0x07);
-  for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (p[*i + k] & 0x3F);
-  *i += len;
-  return cp;
+  *i += c.length;
+  return c.code_point;
 }
 
 // Start of the code point that ends at s[end) (end > 0): steps back over
@@ -311,7 +304,7 @@ inline uint32_t DecodeLenient(const char* s, size_t n, size_t* i) {
 inline size_t PrevCodePointStart(const char* s, size_t end) {
   size_t k = end - 1;
   size_t steps = 0;
-  while (k > 0 && steps < 3 && (static_cast<uint8_t>(s[k]) & 0xC0) == 0x80) {
+  while (k > 0 && steps < 3 && Utf8IsContinuation(static_cast<uint8_t>(s[k]))) {
     --k;
     ++steps;
   }

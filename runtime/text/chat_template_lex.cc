@@ -311,29 +311,6 @@ int HexValue(char c) {
   return -1;
 }
 
-size_t EncodeUtf8(uint32_t cp, char* out) {
-  if (cp < 0x80) {
-    out[0] = static_cast<char>(cp);
-    return 1;
-  }
-  if (cp < 0x800) {
-    out[0] = static_cast<char>(0xC0 | (cp >> 6));
-    out[1] = static_cast<char>(0x80 | (cp & 0x3F));
-    return 2;
-  }
-  if (cp < 0x10000) {
-    out[0] = static_cast<char>(0xE0 | (cp >> 12));
-    out[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out[2] = static_cast<char>(0x80 | (cp & 0x3F));
-    return 3;
-  }
-  out[0] = static_cast<char>(0xF0 | (cp >> 18));
-  out[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-  out[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-  out[3] = static_cast<char>(0x80 | (cp & 0x3F));
-  return 4;
-}
-
 }  // namespace
 
 // A string literal, decoded with Python's unicode-escape rules (what jinja2
@@ -392,7 +369,7 @@ Status ChatTemplateParser::LexString(size_t* pos_io, int32_t line) {
         if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
           return fail("a surrogate or out-of-range code point escape", true);
         }
-        out_len = EncodeUtf8(cp, out);
+        out_len = Utf8Encode(cp, out);
         break;
       }
       case 'N':
@@ -403,7 +380,7 @@ Status ChatTemplateParser::LexString(size_t* pos_io, int32_t line) {
           for (int k = 0; k < 2 && pos < n && s[pos] >= '0' && s[pos] <= '7'; ++k, ++pos) {
             cp = cp * 8 + static_cast<uint32_t>(s[pos] - '0');
           }
-          out_len = EncodeUtf8(cp, out);
+          out_len = Utf8Encode(cp, out);
         } else {
           out[0] = '\\';
           out_len = 1;

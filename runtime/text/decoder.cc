@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "text/tokenizer_impl.h"
-#include "text/utf8.h"
+#include "core/utf8.h"
 
 namespace octet {
 namespace text {
@@ -32,53 +32,12 @@ constexpr uint8_t kFffd[3] = {0xEF, 0xBF, 0xBD};
 
 // Rust's String::from_utf8_lossy: each maximal invalid subpart becomes U+FFFD.
 size_t LossyUtf8(const uint8_t* s, size_t n, uint8_t* out, size_t cap) {
+  const char* text = reinterpret_cast<const char*>(s);
   size_t o = 0, i = 0;
   while (i < n) {
-    const uint8_t b = s[i];
-    if (b < 0x80) {
-      o = Put(out, o, cap, s + i, 1);
-      ++i;
-      continue;
-    }
-    size_t width = 0;
-    uint8_t lo = 0x80, hi = 0xBF;
-    if (b >= 0xC2 && b <= 0xDF) {
-      width = 2;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-      width = 3;
-      if (b == 0xE0) lo = 0xA0;
-      if (b == 0xED) hi = 0x9F;
-    } else if (b >= 0xF0 && b <= 0xF4) {
-      width = 4;
-      if (b == 0xF0) lo = 0x90;
-      if (b == 0xF4) hi = 0x8F;
-    }
-    if (width == 0) {
-      o = Put(out, o, cap, kFffd, 3);
-      ++i;
-      continue;
-    }
-    size_t k = 1;
-    bool ok = true;
-    for (; k < width; ++k) {
-      if (i + k >= n) {
-        ok = false;
-        break;
-      }
-      const uint8_t c = s[i + k];
-      const uint8_t l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xBF;
-      if (c < l || c > h) {
-        ok = false;
-        break;
-      }
-    }
-    if (ok) {
-      o = Put(out, o, cap, s + i, width);
-      i += width;
-    } else {
-      o = Put(out, o, cap, kFffd, 3);
-      i += k;
-    }
+    const Utf8Char c = Utf8DecodeAt(text, n, i, Utf8Form::kStrict);
+    o = c.valid ? Put(out, o, cap, s + i, c.length) : Put(out, o, cap, kFffd, 3);
+    i += c.length;
   }
   return o;
 }
@@ -219,7 +178,7 @@ Status TokenizerImpl::DecodeSentencePiece(const fb::DecoderStep& step, const int
   }
   while (e > b) {
     size_t p = e - 1;
-    while (p > b && (buf[p] & 0xC0) == 0x80) --p;
+    while (p > b && Utf8IsContinuation(buf[p])) --p;
     size_t k = p;
     if (!IsPythonSpace(Utf8Decode(Chars(buf), &k))) break;
     e = p;
@@ -234,7 +193,7 @@ Status TokenizerImpl::DecodeSentencePiece(const fb::DecoderStep& step, const int
 }
 
 Status InitDecoders(TokenizerImpl& t) {
-  t.decoders.clear();
+  t.decoders.Clear();
   t.decoder_growth = 2;  // ByteLevel: a 2-byte character may become U+FFFD
   if (t.spec->decoders() == nullptr) return Status::Ok();
   for (const fb::DecoderStep* step : *t.spec->decoders()) {
@@ -250,10 +209,221 @@ Status InitDecoders(TokenizerImpl& t) {
       const size_t g = pn == 0 ? 1 : (cn + pn - 1) / pn + 1;
       t.decoder_growth = Growth{t.decoder_growth, 1, 0}.Apply(g);
     }
-    t.decoders.push_back(std::move(op));
+    if (!t.decoders.Push(std::move(op))) return TokenizerOutOfMemory("decoders");
   }
   return Status::Ok();
 }
+
+namespace {
+
+// What a decoder step writes: tokens appended to `to`, o bytes of its buffer so far.
+struct StepOutput {
+  Tokens* to;
+  size_t o = 0;
+  void Push(size_t begin) {
+    to->spans[to->n++] = Span{static_cast<uint32_t>(begin), static_cast<uint32_t>(o)};
+  }
+};
+
+// ByteLevel: the byte characters back to bytes, then one lossy UTF-8 string.
+Status DecodeByteLevel(const fb::DecoderStep& step, Tokens& cur, StepOutput& sink, size_t bcap) {
+  const ByteLevelMap& bl = GetByteLevelMap();
+  // All tokens' bytes, then one lossy UTF-8 string; the raw bytes go to
+  // the other buffer's tail half first.
+  uint8_t* raw = cur.buf + cur.used;  // room after the tokens (LayoutFor: 2x)
+  size_t r = 0;
+  for (size_t i = 0; i < cur.n; ++i) {
+    const uint8_t* t = cur.buf + cur.spans[i].begin;
+    const size_t tn = cur.spans[i].end - cur.spans[i].begin;
+    // A token with any character outside the byte alphabet passes as it is.
+    bool mapped = true;
+    size_t r0 = r;
+    for (size_t k = 0; k < tn;) {
+      const uint32_t c = Utf8Decode(Chars(t), &k);
+      if (c >= 0x144 || bl.byte_of[c] < 0) {
+        mapped = false;
+        break;
+      }
+      if (cur.used + r < bcap) raw[r] = static_cast<uint8_t>(bl.byte_of[c]);
+      ++r;
+    }
+    if (!mapped) {
+      r = r0;
+      for (size_t k = 0; k < tn; ++k) {
+        if (cur.used + r < bcap) raw[r] = t[k];
+        ++r;
+      }
+    }
+  }
+  if (cur.used + r > bcap) return Status(StatusCode::kInternal, "tokenizer: decode outgrew the workspace");
+  sink.o = LossyUtf8(raw, r, sink.to->buf, bcap);
+  sink.Push(0);
+  return Status::Ok();
+}
+
+// ByteFallback: runs of <0xNN> tokens become their bytes.
+Status DecodeByteFallback(const fb::DecoderStep& step, Tokens& cur, StepOutput& sink, size_t bcap) {
+  // A run of <0xNN> tokens becomes its bytes when they are valid UTF-8,
+  // else one U+FFFD per byte. The bytes gather in place in the output.
+  size_t np = 0, run_begin = 0;
+  const auto flush = [&]() {
+    if (np == 0) return;
+    if (sink.o > bcap || !Utf8IsValid(Chars(sink.to->buf + run_begin), np)) {
+      sink.o = run_begin;
+      for (size_t k = 0; k < np; ++k) sink.o = Put(sink.to->buf, sink.o, bcap, kFffd, 3);
+    }
+    sink.Push(run_begin);
+    np = 0;
+  };
+  for (size_t i = 0; i < cur.n; ++i) {
+    const uint8_t* t = cur.buf + cur.spans[i].begin;
+    const size_t tn = cur.spans[i].end - cur.spans[i].begin;
+    uint8_t byte;
+    if (ByteToken(t, tn, &byte)) {
+      if (np == 0) run_begin = sink.o;
+      sink.o = Put(sink.to->buf, sink.o, bcap, &byte, 1);
+      ++np;
+      continue;
+    }
+    flush();
+    const size_t begin = sink.o;
+    sink.o = Put(sink.to->buf, sink.o, bcap, t, tn);
+    sink.Push(begin);
+  }
+  flush();
+  return Status::Ok();
+}
+
+// Fuse: all tokens into one.
+Status DecodeFuse(const fb::DecoderStep& step, Tokens& cur, StepOutput& sink, size_t bcap) {
+  for (size_t i = 0; i < cur.n; ++i) {
+    sink.o = Put(sink.to->buf, sink.o, bcap, cur.buf + cur.spans[i].begin, cur.spans[i].end - cur.spans[i].begin);
+  }
+  sink.Push(0);
+  return Status::Ok();
+}
+
+// Strip: up to start / stop copies of the content character off each token's ends.
+Status DecodeStrip(const fb::DecoderStep& step, Tokens& cur, StepOutput& sink, size_t bcap) {
+  size_t k = 0;
+  const uint32_t content = Str(step.content()) ? Utf8Decode(step.content()->data(), &k) : 0;
+  for (size_t i = 0; i < cur.n; ++i) {
+    const uint8_t* t = cur.buf + cur.spans[i].begin;
+    const size_t tn = cur.spans[i].end - cur.spans[i].begin;
+    size_t b0 = 0, e0 = tn;
+    for (uint32_t s = 0; s < step.start() && b0 < tn; ++s) {
+      size_t j = b0;
+      if (Utf8Decode(Chars(t), &j) != content) break;
+      b0 = j;
+    }
+    for (uint32_t s = 0; s < step.stop() && e0 > b0; ++s) {
+      size_t p = e0 - 1;
+      while (p > b0 && Utf8IsContinuation(t[p])) --p;
+      size_t j = p;
+      if (Utf8Decode(Chars(t), &j) != content) break;
+      e0 = p;
+    }
+    const size_t begin = sink.o;
+    sink.o = Put(sink.to->buf, sink.o, bcap, t + b0, e0 - b0);
+    sink.Push(begin);
+  }
+  return Status::Ok();
+}
+
+// Replace: every occurrence of the pattern by the content.
+Status DecodeReplace(const fb::DecoderStep& step, Tokens& cur, StepOutput& sink, size_t bcap) {
+  const auto* p = reinterpret_cast<const uint8_t*>(step.pattern() ? step.pattern()->data() : "");
+  const auto* c = reinterpret_cast<const uint8_t*>(step.content() ? step.content()->data() : "");
+  for (size_t i = 0; i < cur.n; ++i) {
+    const size_t begin = sink.o;
+    sink.o = ReplaceAll(cur.buf + cur.spans[i].begin, cur.spans[i].end - cur.spans[i].begin, p,
+                   Str(step.pattern()), c, Str(step.content()), sink.to->buf, sink.o, bcap);
+    sink.Push(begin);
+  }
+  return Status::Ok();
+}
+
+// Metaspace: the replacement character back to spaces.
+Status DecodeMetaspace(const fb::DecoderStep& step, Tokens& cur, StepOutput& sink, size_t bcap) {
+  size_t k = 0;
+  const uint32_t rep = Str(step.replacement()) ? Utf8Decode(step.replacement()->data(), &k) : 0x2581;
+  for (size_t i = 0; i < cur.n; ++i) {
+    const uint8_t* t = cur.buf + cur.spans[i].begin;
+    const size_t tn = cur.spans[i].end - cur.spans[i].begin;
+    const size_t begin = sink.o;
+    for (size_t j = 0; j < tn;) {
+      const size_t at = j;
+      const uint32_t ch = Utf8Decode(Chars(t), &j);
+      if (ch == rep) {
+        if (i == 0 && step.prepend_scheme() != fb::PrependScheme::Never) continue;
+        sink.o = Put(sink.to->buf, sink.o, bcap, " ", 1);
+      } else {
+        sink.o = Put(sink.to->buf, sink.o, bcap, t + at, j - at);
+      }
+    }
+    sink.Push(begin);
+  }
+  return Status::Ok();
+}
+
+// WordPiece: continuation prefixes off, spaces between words, optional cleanup.
+Status DecodeWordPiece(const fb::DecoderStep& step, Tokens& cur, StepOutput& sink, size_t bcap) {
+  const auto* pre = reinterpret_cast<const uint8_t*>(step.prefix() ? step.prefix()->data() : "");
+  const size_t pn = Str(step.prefix());
+  uint8_t* tmp = cur.buf + cur.used;  // room after the tokens for one cleaned token
+  for (size_t i = 0; i < cur.n; ++i) {
+    const uint8_t* t = cur.buf + cur.spans[i].begin;
+    size_t tn = cur.spans[i].end - cur.spans[i].begin;
+    size_t w = 0;
+    if (cur.used + tn + 1 > bcap) return Status(StatusCode::kInternal, "tokenizer: decode outgrew the workspace");
+    if (i != 0) {
+      if (tn >= pn && std::memcmp(t, pre, pn) == 0) {
+        t += pn;
+        tn -= pn;
+      } else {
+        tmp[w++] = ' ';
+      }
+    }
+    std::memcpy(tmp + w, t, tn);
+    w += tn;
+    if (step.cleanup()) {
+      for (const auto& rule : kCleanups) {
+        const size_t fn = std::strlen(rule[0]), rn = std::strlen(rule[1]);
+        size_t r = 0, j = 0;
+        while (j < w) {
+          if (w - j >= fn && std::memcmp(tmp + j, rule[0], fn) == 0) {
+            std::memcpy(tmp + r, rule[1], rn);  // rn <= fn: in place
+            r += rn;
+            j += fn;
+          } else {
+            tmp[r++] = tmp[j++];
+          }
+        }
+        w = r;
+      }
+    }
+    const size_t begin = sink.o;
+    sink.o = Put(sink.to->buf, sink.o, bcap, tmp, w);
+    sink.Push(begin);
+  }
+  return Status::Ok();
+}
+
+// BpeSuffix: the end-of-word suffix becomes a space (none after the last token).
+Status DecodeBpeSuffix(const fb::DecoderStep& step, Tokens& cur, StepOutput& sink, size_t bcap) {
+  const auto* suf = reinterpret_cast<const uint8_t*>(step.prefix() ? step.prefix()->data() : "");
+  for (size_t i = 0; i < cur.n; ++i) {
+    const size_t begin = sink.o;
+    const char* with = i + 1 == cur.n ? "" : " ";
+    sink.o = ReplaceAll(cur.buf + cur.spans[i].begin, cur.spans[i].end - cur.spans[i].begin, suf,
+                   Str(step.prefix()), reinterpret_cast<const uint8_t*>(with), std::strlen(with),
+                   sink.to->buf, sink.o, bcap);
+    sink.Push(begin);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status TokenizerImpl::DecodeIds(const int32_t* ids, size_t n, bool skip_special,
                                 TokenizerWorkspace& ws, char* out_chars, size_t cap,
@@ -299,201 +469,28 @@ Status TokenizerImpl::DecodeIds(const int32_t* ids, size_t n, bool skip_special,
     return Status::Ok();
   }
 
-  const ByteLevelMap& bl = GetByteLevelMap();
   Tokens* cur = &a;
   Tokens* nxt = &b;
   for (const DecoderOp& op : decoders) {
     const fb::DecoderStep& step = *op.step;
     nxt->n = 0;
     nxt->used = 0;
-    size_t o = 0;
-    const auto push = [&](size_t begin) { nxt->spans[nxt->n++] = Span{static_cast<uint32_t>(begin), static_cast<uint32_t>(o)}; };
+    StepOutput sink{nxt};
+    Status st;
     switch (step.kind()) {
-      case fb::DecoderKind::ByteLevel: {
-        // All tokens' bytes, then one lossy UTF-8 string; the raw bytes go to
-        // the other buffer's tail half first.
-        uint8_t* raw = cur->buf + cur->used;  // room after the tokens (LayoutFor: 2x)
-        size_t r = 0;
-        for (size_t i = 0; i < cur->n; ++i) {
-          const uint8_t* t = cur->buf + cur->spans[i].begin;
-          const size_t tn = cur->spans[i].end - cur->spans[i].begin;
-          // A token with any character outside the byte alphabet passes as it is.
-          bool mapped = true;
-          size_t r0 = r;
-          for (size_t k = 0; k < tn;) {
-            const uint32_t c = Utf8Decode(Chars(t), &k);
-            if (c >= 0x144 || bl.byte_of[c] < 0) {
-              mapped = false;
-              break;
-            }
-            if (cur->used + r < bcap) raw[r] = static_cast<uint8_t>(bl.byte_of[c]);
-            ++r;
-          }
-          if (!mapped) {
-            r = r0;
-            for (size_t k = 0; k < tn; ++k) {
-              if (cur->used + r < bcap) raw[r] = t[k];
-              ++r;
-            }
-          }
-        }
-        if (cur->used + r > bcap) return Status(StatusCode::kInternal, "tokenizer: decode outgrew the workspace");
-        o = LossyUtf8(raw, r, nxt->buf, bcap);
-        push(0);
-        break;
-      }
-      case fb::DecoderKind::ByteFallback: {
-        // A run of <0xNN> tokens becomes its bytes when they are valid UTF-8,
-        // else one U+FFFD per byte. The bytes gather in place in the output.
-        size_t np = 0, run_begin = 0;
-        const auto flush = [&]() {
-          if (np == 0) return;
-          if (o > bcap || !Utf8IsValid(Chars(nxt->buf + run_begin), np)) {
-            o = run_begin;
-            for (size_t k = 0; k < np; ++k) o = Put(nxt->buf, o, bcap, kFffd, 3);
-          }
-          push(run_begin);
-          np = 0;
-        };
-        for (size_t i = 0; i < cur->n; ++i) {
-          const uint8_t* t = cur->buf + cur->spans[i].begin;
-          const size_t tn = cur->spans[i].end - cur->spans[i].begin;
-          uint8_t byte;
-          if (ByteToken(t, tn, &byte)) {
-            if (np == 0) run_begin = o;
-            o = Put(nxt->buf, o, bcap, &byte, 1);
-            ++np;
-            continue;
-          }
-          flush();
-          const size_t begin = o;
-          o = Put(nxt->buf, o, bcap, t, tn);
-          push(begin);
-        }
-        flush();
-        break;
-      }
-      case fb::DecoderKind::Fuse: {
-        for (size_t i = 0; i < cur->n; ++i) {
-          o = Put(nxt->buf, o, bcap, cur->buf + cur->spans[i].begin, cur->spans[i].end - cur->spans[i].begin);
-        }
-        push(0);
-        break;
-      }
-      case fb::DecoderKind::Strip: {
-        size_t k = 0;
-        const uint32_t content = Str(step.content()) ? Utf8Decode(step.content()->data(), &k) : 0;
-        for (size_t i = 0; i < cur->n; ++i) {
-          const uint8_t* t = cur->buf + cur->spans[i].begin;
-          const size_t tn = cur->spans[i].end - cur->spans[i].begin;
-          size_t b0 = 0, e0 = tn;
-          for (uint32_t s = 0; s < step.start() && b0 < tn; ++s) {
-            size_t j = b0;
-            if (Utf8Decode(Chars(t), &j) != content) break;
-            b0 = j;
-          }
-          for (uint32_t s = 0; s < step.stop() && e0 > b0; ++s) {
-            size_t p = e0 - 1;
-            while (p > b0 && (t[p] & 0xC0) == 0x80) --p;
-            size_t j = p;
-            if (Utf8Decode(Chars(t), &j) != content) break;
-            e0 = p;
-          }
-          const size_t begin = o;
-          o = Put(nxt->buf, o, bcap, t + b0, e0 - b0);
-          push(begin);
-        }
-        break;
-      }
-      case fb::DecoderKind::Replace: {
-        const auto* p = reinterpret_cast<const uint8_t*>(step.pattern() ? step.pattern()->data() : "");
-        const auto* c = reinterpret_cast<const uint8_t*>(step.content() ? step.content()->data() : "");
-        for (size_t i = 0; i < cur->n; ++i) {
-          const size_t begin = o;
-          o = ReplaceAll(cur->buf + cur->spans[i].begin, cur->spans[i].end - cur->spans[i].begin, p,
-                         Str(step.pattern()), c, Str(step.content()), nxt->buf, o, bcap);
-          push(begin);
-        }
-        break;
-      }
-      case fb::DecoderKind::Metaspace: {
-        size_t k = 0;
-        const uint32_t rep = Str(step.replacement()) ? Utf8Decode(step.replacement()->data(), &k) : 0x2581;
-        for (size_t i = 0; i < cur->n; ++i) {
-          const uint8_t* t = cur->buf + cur->spans[i].begin;
-          const size_t tn = cur->spans[i].end - cur->spans[i].begin;
-          const size_t begin = o;
-          for (size_t j = 0; j < tn;) {
-            const size_t at = j;
-            const uint32_t ch = Utf8Decode(Chars(t), &j);
-            if (ch == rep) {
-              if (i == 0 && step.prepend_scheme() != fb::PrependScheme::Never) continue;
-              o = Put(nxt->buf, o, bcap, " ", 1);
-            } else {
-              o = Put(nxt->buf, o, bcap, t + at, j - at);
-            }
-          }
-          push(begin);
-        }
-        break;
-      }
-      case fb::DecoderKind::WordPiece: {
-        const auto* pre = reinterpret_cast<const uint8_t*>(step.prefix() ? step.prefix()->data() : "");
-        const size_t pn = Str(step.prefix());
-        uint8_t* tmp = cur->buf + cur->used;  // room after the tokens for one cleaned token
-        for (size_t i = 0; i < cur->n; ++i) {
-          const uint8_t* t = cur->buf + cur->spans[i].begin;
-          size_t tn = cur->spans[i].end - cur->spans[i].begin;
-          size_t w = 0;
-          if (cur->used + tn + 1 > bcap) return Status(StatusCode::kInternal, "tokenizer: decode outgrew the workspace");
-          if (i != 0) {
-            if (tn >= pn && std::memcmp(t, pre, pn) == 0) {
-              t += pn;
-              tn -= pn;
-            } else {
-              tmp[w++] = ' ';
-            }
-          }
-          std::memcpy(tmp + w, t, tn);
-          w += tn;
-          if (step.cleanup()) {
-            for (const auto& rule : kCleanups) {
-              const size_t fn = std::strlen(rule[0]), rn = std::strlen(rule[1]);
-              size_t r = 0, j = 0;
-              while (j < w) {
-                if (w - j >= fn && std::memcmp(tmp + j, rule[0], fn) == 0) {
-                  std::memcpy(tmp + r, rule[1], rn);  // rn <= fn: in place
-                  r += rn;
-                  j += fn;
-                } else {
-                  tmp[r++] = tmp[j++];
-                }
-              }
-              w = r;
-            }
-          }
-          const size_t begin = o;
-          o = Put(nxt->buf, o, bcap, tmp, w);
-          push(begin);
-        }
-        break;
-      }
-      case fb::DecoderKind::BpeSuffix: {
-        const auto* suf = reinterpret_cast<const uint8_t*>(step.prefix() ? step.prefix()->data() : "");
-        for (size_t i = 0; i < cur->n; ++i) {
-          const size_t begin = o;
-          const char* with = i + 1 == cur->n ? "" : " ";
-          o = ReplaceAll(cur->buf + cur->spans[i].begin, cur->spans[i].end - cur->spans[i].begin, suf,
-                         Str(step.prefix()), reinterpret_cast<const uint8_t*>(with), std::strlen(with),
-                         nxt->buf, o, bcap);
-          push(begin);
-        }
-        break;
-      }
+      case fb::DecoderKind::ByteLevel: st = DecodeByteLevel(step, *cur, sink, bcap); break;
+      case fb::DecoderKind::ByteFallback: st = DecodeByteFallback(step, *cur, sink, bcap); break;
+      case fb::DecoderKind::Fuse: st = DecodeFuse(step, *cur, sink, bcap); break;
+      case fb::DecoderKind::Strip: st = DecodeStrip(step, *cur, sink, bcap); break;
+      case fb::DecoderKind::Replace: st = DecodeReplace(step, *cur, sink, bcap); break;
+      case fb::DecoderKind::Metaspace: st = DecodeMetaspace(step, *cur, sink, bcap); break;
+      case fb::DecoderKind::WordPiece: st = DecodeWordPiece(step, *cur, sink, bcap); break;
+      case fb::DecoderKind::BpeSuffix: st = DecodeBpeSuffix(step, *cur, sink, bcap); break;
       default: return Status(StatusCode::kInternal, "decoder kind");
     }
-    if (o > bcap) return Status(StatusCode::kInternal, "tokenizer: decode outgrew the workspace");
-    nxt->used = o;
+    OCTET_RETURN_IF_ERROR(st);
+    if (sink.o > bcap) return Status(StatusCode::kInternal, "tokenizer: decode outgrew the workspace");
+    nxt->used = sink.o;
     Tokens* t = cur;
     cur = nxt;
     nxt = t;

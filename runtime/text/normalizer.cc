@@ -5,7 +5,7 @@
 #include "text/precompiled.h"
 #include "text/tokenizer_impl.h"
 #include "text/unicode.h"
-#include "text/utf8.h"
+#include "core/utf8.h"
 
 namespace octet {
 namespace text {
@@ -174,7 +174,7 @@ size_t SentencePieceNormalize(const fb::NormalizerStep& step, const uint8_t* in,
 }  // namespace
 
 Status InitNormalizers(TokenizerImpl& t) {
-  t.normalizers.clear();
+  t.normalizers.Clear();
   if (t.spec->normalizers() == nullptr) return Status::Ok();
   for (const fb::NormalizerStep* step : *t.spec->normalizers()) {
     NormalizerOp op;
@@ -197,7 +197,7 @@ Status InitNormalizers(TokenizerImpl& t) {
       case fb::NormalizerKind::Replace: {
         const size_t pn = Str(step->pattern()), cn = Str(step->content());
         if (step->pattern_is_regex()) {
-          op.regex.reset(new (std::nothrow) Regex());
+          op.regex.reset(New<Regex>());
           if (!op.regex) return Status(StatusCode::kOutOfMemory, "tokenizer: out of memory");
           OCTET_RETURN_IF_ERROR(op.regex->Compile(
               std::string_view(step->pattern()->data(), step->pattern()->size())));
@@ -225,7 +225,7 @@ Status InitNormalizers(TokenizerImpl& t) {
                              fb::EnumNameNormalizerKind(step->kind()));
     }
     op.growth = g;
-    t.normalizers.push_back(std::move(op));
+    if (!t.normalizers.Push(std::move(op))) return TokenizerOutOfMemory("normalizers");
   }
   return Status::Ok();
 }
@@ -327,7 +327,7 @@ Status TokenizerImpl::Normalize(EncodeState& st, const uint8_t* s, size_t n, con
         if (step.strip_right()) {
           while (e > b) {
             size_t p = e - 1;
-            while (p > b && (cur[p] & 0xC0) == 0x80) --p;
+            while (p > b && Utf8IsContinuation(cur[p])) --p;
             size_t k = p;
             if (!IsWhiteSpace(Utf8Decode(Chars(cur), &k))) break;
             e = p;

@@ -10,7 +10,7 @@
 
 #include "text/tokenizer_impl.h"
 #include "text/unicode.h"
-#include "text/utf8.h"
+#include "core/utf8.h"
 
 namespace octet {
 namespace text {
@@ -162,14 +162,14 @@ size_t CharPieces(const uint8_t* t, Span span, Pred pred, Piece* pieces) {
 }  // namespace
 
 Status InitPreTokenizers(TokenizerImpl& t) {
-  t.pre_tokenizers.clear();
+  t.pre_tokenizers.Clear();
   t.pre_growth = Growth{};
   if (t.spec->pre_tokenizers() == nullptr) return Status::Ok();
   for (const fb::PreTokenizerStep* step : *t.spec->pre_tokenizers()) {
     PreTokenizerOp op;
     op.step = step;
     if (step->kind() == fb::PreTokenizerKind::Split && step->pattern_is_regex()) {
-      op.regex.reset(new (std::nothrow) Regex());
+      op.regex.reset(New<Regex>());
       if (!op.regex) return Status(StatusCode::kOutOfMemory, "tokenizer: out of memory");
       OCTET_RETURN_IF_ERROR(
           op.regex->Compile(std::string_view(step->pattern()->data(), step->pattern()->size())));
@@ -184,7 +184,7 @@ Status InitPreTokenizers(TokenizerImpl& t) {
       t.pre_growth = Growth{Growth{t.pre_growth.num, 1, 0}.Apply(2), 1,
                             Growth{2, 1, 1}.Apply(t.pre_growth.add)};
     }
-    t.pre_tokenizers.push_back(std::move(op));
+    if (!t.pre_tokenizers.Push(std::move(op))) return TokenizerOutOfMemory("pre-tokenizers");
   }
   return Status::Ok();
 }

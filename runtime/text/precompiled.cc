@@ -1,7 +1,7 @@
 #include "text/precompiled.h"
 
 #include "text/unicode.h"
-#include "text/utf8.h"
+#include "core/utf8.h"
 
 namespace octet {
 namespace text {
@@ -59,7 +59,7 @@ bool Lookup(const Charsmap& cm, const char* key, size_t n, const char** repl, si
     const size_t at = Value(LoadLe32(cm.units + node * 4));
     if (at > cm.normalized_size) return false;
     // A value inside a character would make tokenizers panic on a bad slice.
-    if (at < cm.normalized_size && (static_cast<uint8_t>(cm.normalized[at]) & 0xC0) == 0x80) {
+    if (at < cm.normalized_size && Utf8IsContinuation(cm.normalized[at])) {
       return false;
     }
     size_t end = at;
@@ -89,7 +89,7 @@ size_t LongestKey(const Charsmap& cm, const char* key, size_t n, const char** re
     if (node >= cm.unit_count) break;
     const size_t at = Value(LoadLe32(cm.units + node * 4));
     if (at > cm.normalized_size) break;
-    if (at < cm.normalized_size && (static_cast<uint8_t>(cm.normalized[at]) & 0xC0) == 0x80) break;
+    if (at < cm.normalized_size && Utf8IsContinuation(cm.normalized[at])) break;
     size_t end = at;
     while (end < cm.normalized_size && cm.normalized[end] != '\0') ++end;
     *repl = cm.normalized + at;

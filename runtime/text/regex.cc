@@ -23,9 +23,10 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "text/unicode.h"
-#include "text/utf8.h"
+#include "core/utf8.h"
 
 namespace octet::text {
 
@@ -83,39 +84,14 @@ inline void ByteSetUnion(Regex::ByteSet* s, const Regex::ByteSet& o) {
   for (int i = 0; i < 4; ++i) s->bits[i] |= o.bits[i];
 }
 
-// Decodes the character at s[i] (i < n) of possibly invalid UTF-8: a byte that
-// does not start a complete sequence is one U+FFFD, so every read stays in
-// bounds and the walk always advances.
-inline uint32_t DecodeAt(const uint8_t* s, size_t n, size_t i, size_t* len) {
-  const uint32_t b0 = s[i];
-  if (b0 < 0x80) {
-    *len = 1;
-    return b0;
-  }
-  const size_t l = Utf8SequenceLength(static_cast<uint8_t>(b0));
-  if (l == 0 || l > n - i) {
-    *len = 1;
-    return kReplacementChar;
-  }
-  uint32_t cp = b0 & (0x7F >> l);
-  for (size_t k = 1; k < l; ++k) {
-    const uint32_t b = s[i + k];
-    if ((b & 0xC0) != 0x80) {
-      *len = 1;
-      return kReplacementChar;
-    }
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  *len = l;
-  return cp;
-}
+using regex_fast::CharAt;
 
 // Start of the character that ends at s[i] (i > floor): back over
 // continuation bytes, never below floor.
 inline size_t StepBack(const uint8_t* s, size_t i, size_t floor) {
   --i;
   size_t k = 0;
-  while (i > floor && k < 3 && (s[i] & 0xC0) == 0x80) {
+  while (i > floor && k < 3 && Utf8IsContinuation(s[i])) {
     --i;
     ++k;
   }
@@ -404,19 +380,28 @@ class RegexCompiler {
       return Status::Error(StatusCode::kUnsupported, "regex: pattern too large (over %zu instructions)",
                            kMaxProgram);
     }
-    out_->program_.push_back(inst);
+    if (!out_->program_.Push(inst)) return OutOfMemory();
     return Status::Ok();
   }
+  Status OutOfMemory() const {
+    return Status(StatusCode::kOutOfMemory, "regex: out of memory compiling the pattern");
+  }
+  // Records a failed growth of the compiled program's tables; Run fails at
+  // its end (the indices handed out meanwhile stay in bounds).
+  void Keep(bool grew) { out_of_memory_ |= !grew; }
   void NotePushSite() {
     if (loop_min_.empty()) {
       ++out_->stack_fixed_;
     } else {
-      out_->loop_min_lengths_.push_back(loop_min_.back());
+      Keep(out_->loop_min_lengths_.Push(loop_min_.back()));
     }
   }
   uint32_t GuardOf(const Info& info) {
     if (info.nullable || out_->byte_sets_.size() >= 0xFFFF) return 0;  // 16-bit guard slots
-    out_->byte_sets_.push_back(info.first);
+    if (!out_->byte_sets_.Push(info.first)) {
+      Keep(false);
+      return 0;
+    }
     return static_cast<uint32_t>(out_->byte_sets_.size());  // +1 encoded
   }
 
@@ -434,6 +419,7 @@ class RegexCompiler {
   std::vector<uint32_t> loop_min_;            // min chars of the enclosing loop bodies
   int word_class_ = -1;
   bool too_many_classes_ = false;
+  bool out_of_memory_ = false;  // sticky: see Keep
 };
 
 Status RegexCompiler::DecodePatternChar(uint32_t* cp) {
@@ -446,17 +432,17 @@ Status RegexCompiler::DecodePatternChar(uint32_t* cp) {
 }
 
 Status RegexCompiler::Run() {
-  out_->program_.clear();
-  out_->classes_.clear();
-  out_->blocks_.clear();
-  out_->ranges_.clear();
-  out_->byte_sets_.clear();
-  out_->literals_.clear();
+  out_->program_.Clear();
+  out_->classes_.Clear();
+  out_->blocks_.Clear();
+  out_->ranges_.Clear();
+  out_->byte_sets_.Clear();
+  out_->literals_.Clear();
   out_->stack_fixed_ = 0;
-  out_->loop_min_lengths_.clear();
+  out_->loop_min_lengths_.Clear();
   out_->anchored_start_ = false;
   out_->first_set_ = -1;
-  out_->blocks_.push_back(Regex::Block{{0, 0, 0, 0}});  // block 0: empty
+  if (!out_->blocks_.Push(Regex::Block{{0, 0, 0, 0}})) return OutOfMemory();  // block 0: empty
 
   int root = -1;
   OCTET_RETURN_IF_ERROR(ParseAlt(false, 0, &root));
@@ -469,18 +455,18 @@ Status RegexCompiler::Run() {
   const Info root_info = Analyze(root);
 
   Status s = Emit(root);
-  if (!s.ok()) {
-    out_->program_.clear();
-    return s;
+  if (s.ok()) s = Push(Regex::Inst{kOpMatch, 0, 0, 0, 0, 0});
+  if (s.ok() && !root_info.nullable) {
+    if (out_->byte_sets_.Push(root_info.first)) {
+      out_->first_set_ = static_cast<int32_t>(out_->byte_sets_.size()) - 1;
+    } else {
+      Keep(false);
+    }
   }
-  s = Push(Regex::Inst{kOpMatch, 0, 0, 0, 0, 0});
+  if (s.ok() && out_of_memory_) s = OutOfMemory();
   if (!s.ok()) {
-    out_->program_.clear();
+    out_->program_.Clear();
     return s;
-  }
-  if (!root_info.nullable) {
-    out_->byte_sets_.push_back(root_info.first);
-    out_->first_set_ = static_cast<int32_t>(out_->byte_sets_.size()) - 1;
   }
   // A pattern that begins with \A can only match at 0.
   int n = root;
@@ -1090,7 +1076,10 @@ uint32_t RegexCompiler::AddBlock(const Regex::Block& block) {
   if ((key[0] | key[1] | key[2] | key[3]) == 0) return 0;
   auto it = block_cache_.find(key);
   if (it != block_cache_.end()) return it->second;
-  out_->blocks_.push_back(block);
+  if (!out_->blocks_.Push(block)) {
+    Keep(false);
+    return 0;
+  }
   const uint32_t index = static_cast<uint32_t>(out_->blocks_.size()) - 1;
   block_cache_.emplace(key, index);
   return index;
@@ -1226,10 +1215,9 @@ int RegexCompiler::BuildClass(int set) {
   }
   cls.astral_begin = static_cast<uint32_t>(out_->ranges_.size());
   cls.astral_count = static_cast<uint32_t>(astral.size() / 2);
-  out_->ranges_.insert(out_->ranges_.end(), astral.begin(), astral.end());
-  out_->classes_.push_back(cls);
-  class_first_.push_back(lead);
-  const int index = static_cast<int>(out_->classes_.size()) - 1;
+  Keep(out_->ranges_.Append(astral.data(), astral.size()) && out_->classes_.Push(cls));
+  class_first_.push_back(lead);  // one per class: the index stays in bounds when Keep failed
+  const int index = static_cast<int>(class_first_.size()) - 1;
   class_cache_.emplace(std::move(key), index);
   set_class_[set] = index;
   return index;
@@ -1362,7 +1350,7 @@ Status RegexCompiler::EmitConcatRun(const std::vector<int>& kids, size_t* k) {
   while (j < kids.size() && nodes_[kids[j]].kind == NodeKind::kLiteral && !nodes_[kids[j]].fold) {
     char enc[4];
     const size_t len = Utf8Encode(nodes_[kids[j]].cp, enc);
-    out_->literals_.insert(out_->literals_.end(), enc, enc + len);
+    Keep(out_->literals_.Append(enc, len));
     ++j;
   }
   *k = j;
@@ -1604,14 +1592,17 @@ Status Regex::CompileGeneralOnly(std::string_view pattern) {
   fast_ = regex_fast::Kind::kNone;
   RegexCompiler compiler(pattern, this);
   Status s = compiler.Run();
-  if (!s.ok()) program_.clear();
+  if (!s.ok()) program_.Clear();
   return s;
 }
 
 Status Regex::Compile(std::string_view pattern) {
   OCTET_RETURN_IF_ERROR(CompileGeneralOnly(pattern));
   fast_ = regex_fast::Recognize(pattern);
-  if (fast_ != regex_fast::Kind::kNone) kinds_.Build();
+  if (fast_ != regex_fast::Kind::kNone && !kinds_.Build()) {
+    program_.Clear();
+    return Status(StatusCode::kOutOfMemory, "regex: out of memory for the character kinds");
+  }
   return Status::Ok();
 }
 
@@ -1715,7 +1706,7 @@ Regex::Outcome Regex::FindImpl(const char* text, size_t n, size_t from, size_t* 
     if (o != Outcome::kNoMatch) return o;
     if (pos >= n) return Outcome::kNoMatch;
     size_t len = 1;
-    DecodeAt(s, n, pos, &len);
+    CharAt(s, n, pos, &len);
     pos += len;
   }
 }
@@ -1748,7 +1739,7 @@ Regex::Outcome Regex::MatchAt(const char* text, size_t n, size_t start, size_t* 
       case kOpClass: {
         if (pos >= n) goto fail;
         size_t len = 1;
-        const uint32_t cp = DecodeAt(s, n, pos, &len);
+        const uint32_t cp = CharAt(s, n, pos, &len);
         if (!ClassHas(in.a, cp)) goto fail;
         pos += len;
         ++pc;
@@ -1762,7 +1753,7 @@ Regex::Outcome Regex::MatchAt(const char* text, size_t n, size_t start, size_t* 
         size_t min_pos = pos;
         while (count < want && p < n) {
           size_t len = 1;
-          const uint32_t cp = s[p] < 0x80 ? s[p] : DecodeAt(s, n, p, &len);
+          const uint32_t cp = s[p] < 0x80 ? s[p] : CharAt(s, n, p, &len);
           if (!ClassHas(in.a, cp)) break;
           p += len;
           ++count;
@@ -1808,11 +1799,11 @@ Regex::Outcome Regex::MatchAt(const char* text, size_t n, size_t start, size_t* 
             if (pos > 0) {
               const size_t b = StepBack(s, pos, 0);
               size_t len = 1;
-              before = ClassHas(in.a, DecodeAt(s, n, b, &len));
+              before = ClassHas(in.a, CharAt(s, n, b, &len));
             }
             if (pos < n) {
               size_t len = 1;
-              after = ClassHas(in.a, DecodeAt(s, n, pos, &len));
+              after = ClassHas(in.a, CharAt(s, n, pos, &len));
             }
             ok = (before != after) == (in.mode == kWordBound);
             break;
@@ -1908,7 +1899,7 @@ Regex::Outcome Regex::MatchAt(const char* text, size_t n, size_t start, size_t* 
             continue;
           }
           size_t len = 1;
-          const uint32_t cp = DecodeAt(s, n, f.pos, &len);
+          const uint32_t cp = CharAt(s, n, f.pos, &len);
           if (!ClassHas(rep.a, cp)) {
             --sp;
             continue;
@@ -1960,7 +1951,7 @@ Regex::Outcome RegexMatchIterator::Step(size_t* begin, size_t* end) {
     last_end_ = e;
     if (b == e) {
       size_t len = 1;
-      if (e < n_) DecodeAt(reinterpret_cast<const uint8_t*>(text_), n_, e, &len);
+      if (e < n_) CharAt(reinterpret_cast<const uint8_t*>(text_), n_, e, &len);
       last_end_ += len;
       if (skip_next_empty_) {
         skip_next_empty_ = false;

@@ -34,10 +34,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
-#include <vector>
-
 #include "core/result.h"
 #include "core/status.h"
+#include "core/vector.h"
 #include "text/regex_fast.h"
 
 namespace octet::text {
@@ -112,16 +111,16 @@ class Regex {
   friend class RegexCompiler;
   friend class RegexMatchIterator;
 
-  std::vector<Inst> program_;
-  std::vector<CharClass> classes_;
-  std::vector<Block> blocks_;
-  std::vector<uint32_t> ranges_;
-  std::vector<ByteSet> byte_sets_;
-  std::vector<char> literals_;
+  Vector<Inst> program_;
+  Vector<CharClass> classes_;
+  Vector<Block> blocks_;
+  Vector<uint32_t> ranges_;
+  Vector<ByteSet> byte_sets_;
+  Vector<char> literals_;
   // Backtracking stack bound: fixed entries + one per `per_char_num /
   // per_char_den`-ish term; see ScratchBytes.
   size_t stack_fixed_ = 0;
-  std::vector<uint32_t> loop_min_lengths_;  // one per push site inside a loop
+  Vector<uint32_t> loop_min_lengths_;  // one per push site inside a loop
   bool anchored_start_ = false;             // pattern starts with \A
   int32_t first_set_ = -1;                  // byte set of a match's first byte, or -1
   regex_fast::Kind fast_ = regex_fast::Kind::kNone;

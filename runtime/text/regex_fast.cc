@@ -6,7 +6,7 @@
 #include "text/regex_fast.h"
 
 #include "text/unicode.h"
-#include "text/utf8.h"
+#include "core/utf8.h"
 
 namespace octet::text::regex_fast {
 
@@ -21,38 +21,12 @@ constexpr const char kQwen2[] =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+"
     "[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
-// The character at s[i] (i < n): code point and byte length; a byte that
-// does not start a complete sequence is U+FFFD of length 1, as in the VM.
-inline uint32_t Decode(const uint8_t* s, size_t n, size_t i, size_t* len) {
-  const uint32_t b0 = s[i];
-  if (b0 < 0x80) {
-    *len = 1;
-    return b0;
-  }
-  const size_t l = Utf8SequenceLength(static_cast<uint8_t>(b0));
-  if (l == 0 || l > n - i) {
-    *len = 1;
-    return kReplacementChar;
-  }
-  uint32_t cp = b0 & (0x7F >> l);
-  for (size_t k = 1; k < l; ++k) {
-    const uint32_t b = s[i + k];
-    if ((b & 0xC0) != 0x80) {
-      *len = 1;
-      return kReplacementChar;
-    }
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  *len = l;
-  return cp;
-}
-
 inline uint8_t KindAt(const CharKinds& kinds, const uint8_t* s, size_t n, size_t i, size_t* len) {
   if (s[i] < 0x80) {
     *len = 1;
     return kinds.OfAscii(s[i]);
   }
-  return kinds.Of(Decode(s, n, i, len));
+  return kinds.Of(CharAt(s, n, i, len));
 }
 
 // End of the run of characters of `kind` from i.
@@ -64,7 +38,7 @@ inline size_t RunEnd(const CharKinds& kinds, const uint8_t* s, size_t n, size_t 
       continue;
     }
     size_t len = 1;
-    if (kinds.Of(Decode(s, n, i, &len)) != kind) break;
+    if (kinds.Of(CharAt(s, n, i, &len)) != kind) break;
     i += len;
   }
   return i;
@@ -98,12 +72,13 @@ Kind Recognize(std::string_view pattern) {
   return Kind::kNone;
 }
 
-void CharKinds::Build() {
+bool CharKinds::Build() {
   for (uint32_t cp = 0; cp < 0x80; ++cp) ascii_[cp] = Slow(cp);
-  bmp_.assign(0x10000 / 4, 0);
+  if (!bmp_.Assign(0x10000 / 4, 0)) return false;
   for (uint32_t cp = 0; cp < 0x10000; ++cp) {
     bmp_[cp >> 2] |= static_cast<uint8_t>(Slow(cp) << ((cp & 3) * 2));
   }
+  return true;
 }
 
 uint8_t CharKinds::Slow(uint32_t cp) {
@@ -160,11 +135,11 @@ size_t MatchLlama3(const CharKinds& kinds, const uint8_t* s, size_t n, size_t p,
   // (?i:'s|'t|'re|'ve|'m|'ll|'d)
   if (s[p] == '\'' && p + 1 < n) {
     size_t l1 = 1;
-    const uint32_t f1 = FoldContraction(Decode(s, n, p + 1, &l1));
+    const uint32_t f1 = FoldContraction(CharAt(s, n, p + 1, &l1));
     if (f1 == 's' || f1 == 't' || f1 == 'm' || f1 == 'd') return p + 1 + l1;
     if ((f1 == 'r' || f1 == 'v' || f1 == 'l') && p + 1 + l1 < n) {
       size_t l2 = 1;
-      const uint32_t f2 = FoldContraction(Decode(s, n, p + 1 + l1, &l2));
+      const uint32_t f2 = FoldContraction(CharAt(s, n, p + 1 + l1, &l2));
       if ((f1 != 'l' && f2 == 'e') || (f1 == 'l' && f2 == 'l')) return p + 1 + l1 + l2;
     }
   }

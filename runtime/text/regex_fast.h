@@ -9,9 +9,21 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
-#include <vector>
+#include "core/vector.h"
+#include "core/utf8.h"
 
 namespace octet::text::regex_fast {
+
+// The character at s[i] (i < n) as both regex engines (the VM and these
+// matchers) see text that may not be valid UTF-8: code point and byte length
+// of a lenient-form sequence (core/utf8.h), and any byte that does not start
+// one is a U+FFFD of length 1, so every read stays in bounds and every walk
+// advances.
+inline uint32_t CharAt(const uint8_t* s, size_t n, size_t i, size_t* len) {
+  const Utf8Char c = Utf8DecodeAt(reinterpret_cast<const char*>(s), n, i, Utf8Form::kLenient);
+  *len = c.valid ? c.length : 1;
+  return c.code_point;
+}
 
 enum class Kind : uint8_t {
   kNone,
@@ -26,7 +38,7 @@ Kind Recognize(std::string_view pattern);
 class CharKinds {
  public:
   enum : uint8_t { kOther = 0, kLetter = 1, kNumber = 2, kSpace = 3 };  // \p{L}, \p{N}, \s
-  void Build();  // load time: 64K lookups
+  [[nodiscard]] bool Build();  // load time: 64K lookups; false when out of memory
   uint8_t Of(uint32_t cp) const {
     if (cp < 0x80) return ascii_[cp];
     if (cp < 0x10000) return (bmp_[cp >> 2] >> ((cp & 3) * 2)) & 3;
@@ -37,7 +49,7 @@ class CharKinds {
  private:
   static uint8_t Slow(uint32_t cp);
   uint8_t ascii_[128] = {};
-  std::vector<uint8_t> bmp_;  // [16384]
+  Vector<uint8_t> bmp_;  // [16384]
 };
 
 // End of the match that starts at p (p < n; these patterns match at every

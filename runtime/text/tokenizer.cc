@@ -10,7 +10,7 @@
 #include "core/checked_math.h"
 #include "text/tok_tables.h"
 #include "text/tokenizer_impl.h"
-#include "text/utf8.h"
+#include "core/utf8.h"
 
 namespace octet {
 namespace text {
@@ -43,6 +43,10 @@ uint32_t WordHash(const uint8_t* p, size_t n) {
 }
 
 }  // namespace
+
+Status TokenizerOutOfMemory(const char* what) {
+  return Status::Error(StatusCode::kOutOfMemory, "tokenizer: out of memory for the %s", what);
+}
 
 Status OutgrewWorkspace(const char* stage) {
   return Status::Error(StatusCode::kOutOfMemory,
@@ -313,8 +317,8 @@ Status Tokenizer::Init(const fb::TokenizerSpec* spec) {
   if (spec == nullptr || spec->model() == nullptr) {
     return Status(StatusCode::kInvalidModel, "the model has no compiled tokenizer");
   }
-  std::unique_ptr<TokenizerImpl> t(new (std::nothrow) TokenizerImpl());
-  if (!t) return Status(StatusCode::kOutOfMemory, "tokenizer: out of memory");
+  Owned<TokenizerImpl> t(New<TokenizerImpl>());
+  if (!t) return TokenizerOutOfMemory("tokenizer state");
   t->spec = spec;
   t->model = spec->model();
   const fb::TokModel& m = *t->model;
@@ -352,7 +356,7 @@ Status Tokenizer::Init(const fb::TokenizerSpec* spec) {
     }
     size_t cap = 16;
     while (cap < 2 * prefixes) cap <<= 1;
-    t->lattice_prefix.assign(cap, 0);
+    if (!t->lattice_prefix.Assign(cap, 0)) return TokenizerOutOfMemory("lattice prefixes");
     const uint32_t mask = static_cast<uint32_t>(cap - 1);
     for (uint32_t i = 1; i <= slots; ++i) {
       if (t->lattice[i] == 0) continue;
@@ -369,8 +373,9 @@ Status Tokenizer::Init(const fb::TokenizerSpec* spec) {
       }
     }
   }
-  t->special.assign(t->vocab_size, 0);
-  t->eos.assign(t->vocab_size, 0);
+  if (!t->special.Assign(t->vocab_size, 0) || !t->eos.Assign(t->vocab_size, 0)) {
+    return TokenizerOutOfMemory("special and end-of-sequence marks");
+  }
   if (spec->added_tokens()) {
     for (const fb::AddedToken* a : *spec->added_tokens()) {
       if (a->special()) t->special[static_cast<size_t>(a->id())] = 1;
@@ -378,18 +383,20 @@ Status Tokenizer::Init(const fb::TokenizerSpec* spec) {
   }
   if (spec->eos_ids()) {
     for (int32_t id : *spec->eos_ids()) {
-      if (static_cast<size_t>(id) >= t->eos.size()) t->eos.resize(static_cast<size_t>(id) + 1, 0);
+      if (static_cast<size_t>(id) >= t->eos.size() && !t->eos.Resize(static_cast<size_t>(id) + 1, 0)) {
+        return TokenizerOutOfMemory("end-of-sequence marks");
+      }
       t->eos[static_cast<size_t>(id)] = 1;
     }
   }
   if (m.byte_fallback() && m.byte_ids() && m.byte_ids()->size() == 256) {
-    t->fallback_byte.assign(t->vocab_size, -1);
+    if (!t->fallback_byte.Assign(t->vocab_size, -1)) return TokenizerOutOfMemory("byte-fallback table");
     for (int b = 0; b < 256; ++b) {
       if (t->byte_ids[b] >= 0) t->fallback_byte[static_cast<size_t>(t->byte_ids[b])] = static_cast<int16_t>(b);
     }
   }
   if (t->merges != nullptr) {
-    t->merge_side.assign(t->vocab_size, 0);
+    if (!t->merge_side.Assign(t->vocab_size, 0)) return TokenizerOutOfMemory("merge sides");
     const uint32_t slots = t->merges[0];
     for (uint32_t i = 0; i < slots; ++i) {
       const uint32_t* slot = t->merges + 1 + 4 * static_cast<size_t>(i);
@@ -398,8 +405,8 @@ Status Tokenizer::Init(const fb::TokenizerSpec* spec) {
       t->merge_side[slot[1]] |= 2;
     }
   }
-  t->raw_added.Build(*spec, false);
-  t->normalized_added.Build(*spec, true);
+  OCTET_RETURN_IF_ERROR(t->raw_added.Build(*spec, false));
+  OCTET_RETURN_IF_ERROR(t->normalized_added.Build(*spec, true));
   OCTET_RETURN_IF_ERROR(InitNormalizers(*t));
   OCTET_RETURN_IF_ERROR(InitPreTokenizers(*t));
   OCTET_RETURN_IF_ERROR(InitDecoders(*t));
@@ -414,7 +421,7 @@ Status Tokenizer::CreateWorkspace(size_t max_text_bytes, size_t max_decode_ids,
     return Status(kArg, "tokenizer workspace: limits too large");
   }
   const TokenizerImpl::Layout l = impl_->LayoutFor(max_text_bytes, max_decode_ids);
-  ws->memory_.reset(new (std::nothrow) uint8_t[l.total + 16]);
+  ws->memory_.reset(NewArray<uint8_t>(l.total + 16));
   if (!ws->memory_) return Status(StatusCode::kOutOfMemory, "tokenizer workspace: out of memory");
   if (l.cache) {
     auto* cache = reinterpret_cast<WordCache*>(ws->memory_.get() + l.off_cache);
@@ -561,8 +568,8 @@ Status StreamDecoder::Init(const Tokenizer* tokenizer, TokenizerWorkspace* works
     return Status(kArg, "stream decoder: the workspace takes fewer than 64 ids");
   }
   text_cap_ = tokenizer->MaxDecodedBytes(kWindow);
-  text_.reset(new (std::nothrow) char[text_cap_]);
-  prefix_.reset(new (std::nothrow) char[text_cap_]);
+  text_.reset(NewArray<char>(text_cap_));
+  prefix_.reset(NewArray<char>(text_cap_));
   if (!text_ || !prefix_) return Status(StatusCode::kOutOfMemory, "stream decoder: out of memory");
   Reset();
   return Status::Ok();
@@ -597,12 +604,12 @@ Status StreamDecoder::Emit(bool final, char* out, size_t cap, size_t* n_out) {
   // Context for the next ids, so they are not "first" for the decoders: from
   // the last id that is not a byte-fallback byte (a run of bytes decodes as a
   // whole), or, for a long run, from a byte that starts a character.
-  const std::vector<int16_t>& fb = tokenizer_->impl_->fallback_byte;
+  const Vector<int16_t>& fb = tokenizer_->impl_->fallback_byte;
   const auto byte_of = [&](int32_t id) { return fb.empty() ? -1 : fb[static_cast<size_t>(id)]; };
   size_t k = n_ids_ - 1;
   while (k > 0 && byte_of(ids_[k]) >= 0 && n_ids_ - k < kWindow / 2) --k;
   if (byte_of(ids_[k]) >= 0) {
-    while (k + 1 < n_ids_ && (byte_of(ids_[k]) & 0xC0) == 0x80) ++k;
+    while (k + 1 < n_ids_ && Utf8IsContinuation(byte_of(ids_[k]))) ++k;
   }
   const size_t keep = n_ids_ - k;
   std::memmove(ids_, ids_ + k, keep * sizeof(int32_t));

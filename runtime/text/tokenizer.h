@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "octet_model_generated.h"
 
@@ -52,7 +53,7 @@ class TokenizerWorkspace {
  private:
   friend class Tokenizer;
   friend struct TokenizerImpl;
-  std::unique_ptr<uint8_t[]> memory_;
+  OwnedArray<uint8_t> memory_;
   size_t bytes_ = 0;
   size_t max_text_bytes_ = 0;
   size_t max_decode_ids_ = 0;
@@ -118,7 +119,7 @@ class Tokenizer {
 
  private:
   friend class StreamDecoder;
-  std::unique_ptr<TokenizerImpl> impl_;
+  Owned<TokenizerImpl> impl_;
 };
 
 // Streams text during generation: Push one id at a time and get the text it
@@ -147,9 +148,9 @@ class StreamDecoder {
   int32_t ids_[kWindow] = {};
   size_t n_ids_ = 0;
   size_t context_ = 0;  // ids_[0, context_) were emitted: they give the window's first-token effects
-  std::unique_ptr<char[]> prefix_;  // decode of ids_[0, context_)
+  OwnedArray<char> prefix_;  // decode of ids_[0, context_)
   size_t prefix_bytes_ = 0;
-  std::unique_ptr<char[]> text_;    // decode of the window
+  OwnedArray<char> text_;   // decode of the window
   size_t text_cap_ = 0;
 };
 

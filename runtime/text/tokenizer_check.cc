@@ -4,7 +4,7 @@
 
 #include "text/precompiled.h"
 #include "text/regex.h"
-#include "text/utf8.h"
+#include "core/utf8.h"
 
 namespace octet {
 namespace text {
@@ -30,14 +30,10 @@ Status CheckRegex(const flatbuffers::String* s, const char* what) {
   return Status::Ok();
 }
 
-}  // namespace
 
-Status CheckTokenizerSpec(const fb::TokenizerSpec& spec, uint32_t arch_vocab) {
-  const fb::TokModel* m = spec.model();
-  if (m == nullptr) return Status(kBad, "tokenizer: no model");
-  if (m->kind() == fb::TokModelKind::None || m->kind() > fb::TokModelKind::MAX) {
-    return Status::Error(kBad, "tokenizer: unknown model kind %d", static_cast<int>(m->kind()));
-  }
+// The vocabulary: its size, the lattice-only pieces after it, and every
+// piece's bytes (in order, inside vocab_bytes, valid UTF-8).
+Status CheckVocabulary(const fb::TokModel* m) {
   const uint32_t vocab = m->vocab_size();
   if (vocab == 0 || vocab > kMaxTokVocab) {
     return Status::Error(kBad, "tokenizer: vocab_size %u is outside [1, %u]", vocab, kMaxTokVocab);
@@ -65,6 +61,15 @@ Status CheckTokenizerSpec(const fb::TokenizerSpec& spec, uint32_t arch_vocab) {
       return Status::Error(kBad, "tokenizer: token %u is not valid UTF-8", i);
     }
   }
+  return Status::Ok();
+}
+
+// The model's tables: unk id, vocabulary and lattice indexes, merges, byte
+// ids, Unigram scores, subword affixes.
+Status CheckModelTables(const fb::TokModel* m, uint32_t arch_vocab) {
+  const uint32_t vocab = m->vocab_size();
+  const uint32_t extra = m->lattice_only();
+  const uint32_t pieces = vocab + extra;
   const auto id_ok = [&](int64_t id) { return id >= 0 && id < vocab; };
   const auto model_id_ok = [&](int64_t id) { return id_ok(id) && (arch_vocab == 0 || id < arch_vocab); };
   if (m->unk_id() != -1 && !model_id_ok(m->unk_id())) {
@@ -132,6 +137,10 @@ Status CheckTokenizerSpec(const fb::TokenizerSpec& spec, uint32_t arch_vocab) {
   OCTET_RETURN_IF_ERROR(CheckString(m->continuing_subword_prefix(), "continuing_subword_prefix"));
   OCTET_RETURN_IF_ERROR(CheckString(m->end_of_word_suffix(), "end_of_word_suffix"));
 
+  return Status::Ok();
+}
+
+Status CheckNormalizers(const fb::TokenizerSpec& spec) {
   if (const auto* steps = spec.normalizers()) {
     for (const fb::NormalizerStep* s : *steps) {
       if (s->kind() > fb::NormalizerKind::MAX) return Status(kBad, "tokenizer: unknown normalizer kind");
@@ -152,6 +161,10 @@ Status CheckTokenizerSpec(const fb::TokenizerSpec& spec, uint32_t arch_vocab) {
       }
     }
   }
+  return Status::Ok();
+}
+
+Status CheckPreTokenizers(const fb::TokenizerSpec& spec) {
   if (const auto* steps = spec.pre_tokenizers()) {
     for (const fb::PreTokenizerStep* s : *steps) {
       if (s->kind() > fb::PreTokenizerKind::MAX || s->behavior() > fb::SplitBehavior::MAX ||
@@ -169,6 +182,10 @@ Status CheckTokenizerSpec(const fb::TokenizerSpec& spec, uint32_t arch_vocab) {
       }
     }
   }
+  return Status::Ok();
+}
+
+Status CheckDecoders(const fb::TokenizerSpec& spec, uint32_t vocab) {
   if (const auto* steps = spec.decoders()) {
     for (const fb::DecoderStep* s : *steps) {
       if (s->kind() > fb::DecoderKind::MAX || s->kind() == fb::DecoderKind::Ctc ||
@@ -191,6 +208,14 @@ Status CheckTokenizerSpec(const fb::TokenizerSpec& spec, uint32_t arch_vocab) {
       }
     }
   }
+  return Status::Ok();
+}
+
+// Added tokens, the post-processor's templates, eos ids and the chat template.
+Status CheckAddedTokensAndTemplates(const fb::TokenizerSpec& spec, uint32_t vocab,
+                                    uint32_t arch_vocab) {
+  const auto id_ok = [&](int64_t id) { return id >= 0 && id < vocab; };
+  const auto model_id_ok = [&](int64_t id) { return id_ok(id) && (arch_vocab == 0 || id < arch_vocab); };
   if (const auto* added = spec.added_tokens()) {
     for (const fb::AddedToken* a : *added) {
       if (!id_ok(a->id())) return Status::Error(kBad, "tokenizer: added token id %d is outside the vocabulary", a->id());
@@ -219,6 +244,22 @@ Status CheckTokenizerSpec(const fb::TokenizerSpec& spec, uint32_t arch_vocab) {
   }
   OCTET_RETURN_IF_ERROR(CheckString(spec.chat_template(), "the chat template"));
   return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckTokenizerSpec(const fb::TokenizerSpec& spec, uint32_t arch_vocab) {
+  const fb::TokModel* m = spec.model();
+  if (m == nullptr) return Status(kBad, "tokenizer: no model");
+  if (m->kind() == fb::TokModelKind::None || m->kind() > fb::TokModelKind::MAX) {
+    return Status::Error(kBad, "tokenizer: unknown model kind %d", static_cast<int>(m->kind()));
+  }
+  OCTET_RETURN_IF_ERROR(CheckVocabulary(m));
+  OCTET_RETURN_IF_ERROR(CheckModelTables(m, arch_vocab));
+  OCTET_RETURN_IF_ERROR(CheckNormalizers(spec));
+  OCTET_RETURN_IF_ERROR(CheckPreTokenizers(spec));
+  OCTET_RETURN_IF_ERROR(CheckDecoders(spec, m->vocab_size()));
+  return CheckAddedTokensAndTemplates(spec, m->vocab_size(), arch_vocab);
 }
 
 }  // namespace text

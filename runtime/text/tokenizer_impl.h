@@ -5,10 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <vector>
-
+#include "core/alloc.h"
 #include "core/status.h"
+#include "core/vector.h"
 #include "octet_model_generated.h"
 #include "text/regex.h"
 #include "text/tokenizer.h"
@@ -83,7 +82,8 @@ class AddedTokenMatcher {
  public:
   // `normalized`: the matcher over normalized text (tokens with normalized =
   // true, by normalized_content), else over raw text.
-  void Build(const fb::TokenizerSpec& spec, bool normalized);
+  // Load time: kOutOfMemory when its table cannot be allocated.
+  Status Build(const fb::TokenizerSpec& spec, bool normalized);
   bool empty() const { return tokens_.empty(); }
   // The next match in s[0, n) at or after `from`, with the flags applied;
   // `start_offset` is where the previous match ended (lstrip stops there).
@@ -96,26 +96,27 @@ class AddedTokenMatcher {
     const uint8_t* bytes;
     uint32_t size;
     int32_t id;
+    uint32_t order;  // position in the spec: ties keep it
     bool special, single_word, lstrip, rstrip;
   };
-  std::vector<Entry> tokens_;        // sorted by first byte, then longest first
+  Vector<Entry> tokens_;        // sorted by first byte, then longest first
   uint32_t first_[257] = {};         // tokens_ of first byte b: [first_[b], first_[b + 1])
 };
 
 struct NormalizerOp {
   const fb::NormalizerStep* step;
-  std::unique_ptr<Regex> regex;  // Replace with a regex pattern
+  Owned<Regex> regex;  // Replace with a regex pattern
   Growth growth;
 };
 
 struct PreTokenizerOp {
   const fb::PreTokenizerStep* step;
-  std::unique_ptr<Regex> regex;  // Split with a regex pattern
+  Owned<Regex> regex;  // Split with a regex pattern
 };
 
 struct DecoderOp {
   const fb::DecoderStep* step;
-  std::unique_ptr<Regex> regex;  // Replace with a regex pattern
+  Owned<Regex> regex;  // Replace with a regex pattern
 };
 
 struct TokenizerImpl {
@@ -137,7 +138,7 @@ struct TokenizerImpl {
   // the lattice stops extending a candidate no key continues. A collision
   // only costs lookups. Built at Init when there is a lattice_index (a
   // SentencePiece model runs its lattice over whole texts, no word cache).
-  std::vector<uint32_t> lattice_prefix;
+  Vector<uint32_t> lattice_prefix;
   bool MayExtend(uint32_t hash) const {
     if (lattice_prefix.empty()) return true;
     const uint32_t mask = static_cast<uint32_t>(lattice_prefix.size() - 1);
@@ -155,16 +156,16 @@ struct TokenizerImpl {
   uint32_t max_token_bytes = 0;      // longest vocabulary string
   uint64_t cache_tag = 0;            // unique per Init: WordCache::tag
 
-  std::vector<NormalizerOp> normalizers;
-  std::vector<PreTokenizerOp> pre_tokenizers;
-  std::vector<DecoderOp> decoders;
+  Vector<NormalizerOp> normalizers;
+  Vector<PreTokenizerOp> pre_tokenizers;
+  Vector<DecoderOp> decoders;
   AddedTokenMatcher raw_added, normalized_added;
-  std::vector<uint8_t> special;  // [vocab_size] 1 = a special added token
-  std::vector<uint8_t> eos;      // [vocab_size]
-  std::vector<int16_t> fallback_byte;  // [vocab_size] byte-fallback models: the byte of <0xNN>, else -1
+  Vector<uint8_t> special;  // [vocab_size] 1 = a special added token
+  Vector<uint8_t> eos;      // [vocab_size]
+  Vector<int16_t> fallback_byte;  // [vocab_size] byte-fallback models: the byte of <0xNN>, else -1
   // [vocab_size] bit 0: the id is the left of some merge, bit 1: the right. A
   // pair that fails either needs no probe of the (large, cache-cold) merges table.
-  std::vector<uint8_t> merge_side;
+  Vector<uint8_t> merge_side;
   bool MayMerge(uint32_t left, uint32_t right) const {
     return left < merge_side.size() && right < merge_side.size() && (merge_side[left] & 1) &&
            (merge_side[right] & 2);
@@ -249,6 +250,8 @@ struct TokenizerImpl {
 
 // A stage's output outgrew the workspace (tokenizer.h: CreateWorkspace).
 Status OutgrewWorkspace(const char* stage);
+// Load time: `what` could not be allocated (kOutOfMemory).
+Status TokenizerOutOfMemory(const char* what);
 
 Status InitNormalizers(TokenizerImpl& t);
 Status InitPreTokenizers(TokenizerImpl& t);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "text/utf8.h"
+#include "core/utf8.h"
 
 namespace octet::text {
 namespace {

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "text/tokenizer_impl.h"
-#include "text/utf8.h"
+#include "core/utf8.h"
 
 namespace octet {
 namespace text {
@@ -15,7 +15,7 @@ Status TokenizerImpl::WordPiece(EncodeState& st, const uint8_t* w, size_t n) con
     return Emit(st, unk_id);
   };
   size_t chars = 0;
-  for (size_t i = 0; i < n; ++i) chars += (w[i] & 0xC0) != 0x80;
+  for (size_t i = 0; i < n; ++i) chars += !Utf8IsContinuation(w[i]);
   if (chars > model->max_input_chars_per_word()) return unk();
   const flatbuffers::String* prefix = model->continuing_subword_prefix();
   const auto* pre = prefix ? reinterpret_cast<const uint8_t*>(prefix->data()) : nullptr;
@@ -31,14 +31,14 @@ Status TokenizerImpl::WordPiece(EncodeState& st, const uint8_t* w, size_t n) con
     size_t end = n;
     if (end - start + extra > max_token_bytes) {
       end = max_token_bytes > extra ? start + (max_token_bytes - extra) : start;
-      while (end > start && end < n && (w[end] & 0xC0) == 0x80) --end;
+      while (end > start && end < n && Utf8IsContinuation(w[end])) --end;
     }
     int32_t found = -1;
     while (start < end) {
       found = Lookup3(pre, extra, w + start, end - start, nullptr, 0);
       if (found >= 0) break;
       --end;
-      while (end > start && (w[end] & 0xC0) == 0x80) --end;
+      while (end > start && Utf8IsContinuation(w[end])) --end;
     }
     if (found < 0) {
       st.n_ids = first_id;  // the whole word becomes unk

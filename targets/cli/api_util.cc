@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "cli/args.h"
+#include "core/utf8.h"
 
 namespace octet {
 namespace cli {
@@ -47,42 +48,7 @@ std::string StructureName(int32_t structure) {
   return "unknown(" + std::to_string(static_cast<int>(structure)) + ")";
 }
 
-size_t ValidUtf8Prefix(const char* s, size_t n) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s);
-  size_t i = 0;
-  while (i < n) {
-    const unsigned char b = p[i];
-    size_t len = 0;
-    uint32_t cp = 0;
-    if (b < 0x80) {
-      ++i;
-      continue;
-    } else if (b >= 0xC2 && b <= 0xDF) {
-      len = 2;
-      cp = b & 0x1F;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-      len = 3;
-      cp = b & 0x0F;
-    } else if (b >= 0xF0 && b <= 0xF4) {
-      len = 4;
-      cp = b & 0x07;
-    } else {
-      return i;
-    }
-    if (n - i < len) return i;
-    for (size_t k = 1; k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) return i;
-      cp = (cp << 6) | (p[i + k] & 0x3F);
-    }
-    // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return i;
-    }
-    i += len;
-  }
-  return n;
-}
+size_t ValidUtf8Prefix(const char* s, size_t n) { return Utf8ValidPrefix(s, n); }
 
 }  // namespace cli
 }  // namespace octet

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "cli/args.h"
+#include "core/utf8.h"
 
 #ifdef OCTET_HAVE_CAIRO
 #include <cairo.h>
@@ -38,64 +39,15 @@ constexpr int kBarLabelWidth = 44;
 constexpr double kHalfPi = 1.57079632679489661923;
 
 void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
+  char bytes[kMaxUtf8Bytes];
+  out->append(bytes, Utf8Encode(cp, bytes));
 }
 
 // The next code point of text at *at (advancing it), or U+FFFD for an invalid,
 // overlong or truncated sequence (one byte consumed).
 uint32_t NextCodePoint(const std::string& text, size_t* at) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char b0 = byte(*at);
-  int extra = 0;
-  uint32_t cp = 0;
-  if (b0 < 0x80) {
-    ++*at;
-    return b0;
-  } else if ((b0 & 0xE0) == 0xC0) {
-    extra = 1;
-    cp = b0 & 0x1F;
-  } else if ((b0 & 0xF0) == 0xE0) {
-    extra = 2;
-    cp = b0 & 0x0F;
-  } else if ((b0 & 0xF8) == 0xF0) {
-    extra = 3;
-    cp = b0 & 0x07;
-  } else {
-    ++*at;
-    return 0xFFFD;
-  }
-  if (*at + extra >= text.size()) {
-    ++*at;
-    return 0xFFFD;
-  }
-  for (int k = 1; k <= extra; ++k) {
-    if ((byte(*at + k) & 0xC0) != 0x80) {
-      ++*at;
-      return 0xFFFD;
-    }
-    cp = cp << 6 | (byte(*at + k) & 0x3F);
-  }
-  static const uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[extra] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-    ++*at;
-    return 0xFFFD;
-  }
-  *at += static_cast<size_t>(extra) + 1;
-  return cp;
+  bool valid = false;
+  return Utf8DecodeChecked(text.data(), text.size(), at, &valid);
 }
 
 }  // namespace

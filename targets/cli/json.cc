@@ -6,6 +6,7 @@
 
 #include "cli/args.h"
 #include "core/json_writer.h"
+#include "core/utf8.h"
 
 namespace octet {
 namespace cli {
@@ -139,22 +140,10 @@ class Parser {
   }
 
   static void AppendUtf8(uint32_t cp, std::string* out) {
-    if (cp < 0x80) {
-      out->push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out->push_back(static_cast<char>(0xc0 | (cp >> 6)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    } else if (cp < 0x10000) {
-      out->push_back(static_cast<char>(0xe0 | (cp >> 12)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    } else {
-      out->push_back(static_cast<char>(0xf0 | (cp >> 18)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    }
+    char bytes[kMaxUtf8Bytes];
+    out->append(bytes, Utf8Encode(cp, bytes));
   }
+
 
   // A string literal (at its opening quote); escapes decoded, a lone
   // surrogate becomes U+FFFD.

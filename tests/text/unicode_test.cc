@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "text/unicode.h"
-#include "text/utf8.h"
+#include "core/utf8.h"
 
 namespace octet::text {
 namespace {
