@@ -5,7 +5,8 @@
 #include <map>
 #include <set>
 
-#include "format/tensor_names.h"
+#include "format/model.h"
+#include "format/tensor_roles.h"
 #include "import/error.h"
 #include "kernels/qs8_packed_gemm.h"
 #include "quantize/quantize.h"
@@ -23,108 +24,19 @@ uint64_t Numel(const Shape& shape) {
   return n;
 }
 
-std::string LayerName(LayerStack stack, uint32_t layer, const char* suffix) {
-  char name[256];
-  if (!LayerTensorName(name, sizeof(name), stack, layer, suffix)) {
-    Fail("internal: tensor name for layer ", layer, " too long");
-  }
-  return name;
-}
-
-// A norm: weight, plus bias for LayerNorm.
-void AddNorm(Required& out, const std::string& prefix, const fb::ArchitectureT& a) {
-  out.push_back({prefix + ".weight", {a.hidden_size}});
-  if (a.norm == fb::NormKind::LayerNorm) out.push_back({prefix + ".bias", {a.hidden_size}});
-}
-
-void AddAttention(Required& out, LayerStack stack, uint32_t layer, const char* block,
-                  const fb::ArchitectureT& a) {
-  const fb::AttentionT& att = *a.attention;
-  const uint32_t q_rows = att.num_heads * att.head_dim;
-  const uint32_t kv_rows = att.num_kv_heads * att.head_dim;
-  const std::string b = block;
-  const std::pair<const char*, Shape> projections[] = {
-      {"q", {q_rows, a.hidden_size}},
-      {"k", {kv_rows, a.hidden_size}},
-      {"v", {kv_rows, a.hidden_size}},
-      {"o", {a.hidden_size, q_rows}},
-  };
-  for (const auto& [p, shape] : projections) {
-    const std::string base = b + "." + p;
-    out.push_back({LayerName(stack, layer, (base + ".weight").c_str()), shape});
-    const bool bias = std::strcmp(p, "o") == 0 ? att.out_bias : att.qkv_bias;
-    if (bias) out.push_back({LayerName(stack, layer, (base + ".bias").c_str()), {shape[0]}});
-  }
-  if (att.qk_norm && b == "attn") {
-    out.push_back({LayerName(stack, layer, "attn.q_norm.weight"), {att.head_dim}});
-    out.push_back({LayerName(stack, layer, "attn.k_norm.weight"), {att.head_dim}});
-  }
-}
-
-void AddLayer(Required& out, LayerStack stack, uint32_t layer, bool cross,
-              const fb::ArchitectureT& a) {
-  AddNorm(out, LayerName(stack, layer, "attn_norm"), a);
-  AddAttention(out, stack, layer, "attn", a);
-  if (cross) {
-    AddNorm(out, LayerName(stack, layer, "cross_attn_norm"), a);
-    AddAttention(out, stack, layer, "cross_attn", a);
-  }
-  if (a.sandwich_norms) AddNorm(out, LayerName(stack, layer, "post_attn_norm"), a);
-  AddNorm(out, LayerName(stack, layer, "ffn_norm"), a);
-  if (a.sandwich_norms) AddNorm(out, LayerName(stack, layer, "post_ffn_norm"), a);
-  const uint32_t h = a.hidden_size, inter = a.intermediate_size;
-  const bool bias = FamilyHasFfnBias(a.family);
-  if (a.gated_ffn) out.push_back({LayerName(stack, layer, "ffn.gate.weight"), {inter, h}});
-  out.push_back({LayerName(stack, layer, "ffn.up.weight"), {inter, h}});
-  if (bias) out.push_back({LayerName(stack, layer, "ffn.up.bias"), {inter}});
-  out.push_back({LayerName(stack, layer, "ffn.down.weight"), {h, inter}});
-  if (bias) out.push_back({LayerName(stack, layer, "ffn.down.bias"), {h}});
-}
-
 }  // namespace
 
 Required RequiredTensors(const fb::ArchitectureT& a) {
   Required out;
-  const uint32_t h = a.hidden_size;
-  const bool pre = a.norm_placement == fb::NormPlacement::Pre;
-  out.push_back({"token_embedding", {a.vocab_size, h}});
-  if (a.position == fb::PositionKind::Learned) {
-    out.push_back({"position_embedding", {a.max_positions + a.position_offset, h}});
-  }
-  if (a.type_vocab_size > 0) out.push_back({"token_type_embedding", {a.type_vocab_size, h}});
-  if (FamilyIsBertLike(a.family)) AddNorm(out, "embedding_norm", a);
-  if (a.position == fb::PositionKind::RelativeBias) {
-    const Shape bias = {a.attention->relative_buckets, a.attention->num_heads};
-    if (a.structure == fb::Structure::EncoderDecoder) {
-      out.push_back({"encoder.relative_bias", bias});
-      out.push_back({"decoder.relative_bias", bias});
-    } else {
-      out.push_back({a.structure == fb::Structure::EncoderOnly ? "encoder.relative_bias"
-                                                               : "decoder.relative_bias",
-                     bias});
+  const RoleArch roles = RoleArchOf(a);
+  ForEachRequiredTensor(roles, [&](const RoleInfo& role, LayerStack stack, uint32_t layer) {
+    char name[kMaxTensorNameLength];
+    if (!RoleTensorName(name, sizeof(name), role, stack, layer)) {
+      Fail("internal: tensor name for layer ", layer, " too long");
     }
-  }
-  switch (a.structure) {
-    case fb::Structure::EncoderOnly:
-    case fb::Structure::DecoderOnly:
-      for (uint32_t i = 0; i < a.num_layers; ++i) AddLayer(out, LayerStack::kSingle, i, false, a);
-      if (a.structure == fb::Structure::DecoderOnly && pre) AddNorm(out, "final_norm", a);
-      break;
-    case fb::Structure::EncoderDecoder:
-      for (uint32_t i = 0; i < a.num_layers; ++i) AddLayer(out, LayerStack::kEncoder, i, false, a);
-      for (uint32_t i = 0; i < a.num_decoder_layers; ++i) {
-        AddLayer(out, LayerStack::kDecoder, i, true, a);
-      }
-      if (pre) {
-        AddNorm(out, "encoder.final_norm", a);
-        AddNorm(out, "decoder.final_norm", a);
-      }
-      break;
-  }
-  if (a.structure != fb::Structure::EncoderOnly && !a.tied_embeddings) {
-    out.push_back({"lm_head", {a.vocab_size, h}});
-  }
-  if (a.family == fb::Family::Marian) out.push_back({"final_logits_bias", {a.vocab_size}});
+    const RoleShape shape = ShapeOf(role, roles);
+    out.push_back({name, Shape(shape.dims, shape.dims + shape.rank)});
+  });
   return out;
 }
 
@@ -308,7 +220,10 @@ std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint
       }
     }
     const bool keep_f32 = overrides != nullptr && overrides->keep_f32.count(m.name) > 0;
-    if (int8 && !keep_f32 && QuantizedAsInt8(m.name, m.shape)) {
+    RoleTensor role;
+    if (!FindRole(m.name.c_str(), &role)) Fail("internal: ", m.name, " has no tensor role");
+    const RoleStorage storage = GetRole(role.role).storage;
+    if (int8 && !keep_f32 && storage != RoleStorage::kF32) {
       const QuantizedMatrix* tuned = nullptr;
       if (overrides != nullptr) {
         const auto it = overrides->int8.find(m.name);
@@ -326,7 +241,7 @@ std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint
       quant.scheme = fb::QuantScheme::PerChannel;
       quant.axis = 0;
       quant.scales = q.scales;
-      if (PackedForGemm(m.name)) {
+      if (storage == RoleStorage::kProduct) {
         // Linear layers and the head: in the int8 GEMM's packed tiles, so the
         // runtime maps them as they are (kernels/qs8_packed_gemm.h).
         const uint32_t n = m.shape[0], k = m.shape[1];

@@ -3,7 +3,7 @@
 //
 // An importer (one file per architecture: bert.cc, gpt2.cc, llama.cc, phi3.cc,
 // marian.cc, t5.cc) fills the architecture table from config.json and maps
-// every canonical tensor (runtime/format/tensor_names.h) to the checkpoint
+// every canonical tensor (runtime/format/tensor_roles.h) to the checkpoint
 // tensor it comes from, with the transform it needs (a transpose for [in, out]
 // storage, one part of a fused tensor). Validate() then checks that
 //   - the mapped canonical tensors are exactly the ones the architecture
@@ -116,7 +116,7 @@ struct ModelSpec {
 };
 
 // The canonical tensors an architecture needs, with their shapes
-// (runtime/format/tensor_names.h).
+// (derived from the role table, runtime/format/tensor_roles.h).
 std::vector<std::pair<std::string, std::vector<uint32_t>>> RequiredTensors(
     const fb::ArchitectureT& a);
 

@@ -36,18 +36,8 @@ namespace octet {
 typedef void (*LayerObserverFn)(void* ctx, LayerStack stack, uint32_t layer, const float* x,
                                 size_t rows, size_t hidden);
 
-// The input of a layer's matrix products, as they read it (before an int8
-// product quantizes it): what the converter calibrates its quantization on.
-enum class ProductInput : uint8_t {
-  kAttention,        // Q, K, V projections: the (normed) input [rows, hidden]
-  kAttentionOutput,  // O projection: the attention's output [rows, heads * head_dim]
-  kCrossQuery,       // cross-attention Q projection [rows, hidden]
-  kCrossOutput,      // cross-attention O projection [rows, heads * head_dim]
-  kCrossKv,          // cross-attention K, V projections: the encoder output [rows, hidden]
-  kFfn,              // up (and gate) [rows, hidden]
-  kFfnHidden,        // down: the activation's output [rows, intermediate]
-  kHead,             // the LM head (layer 0 of its stack) [rows, hidden]
-};
+// The input of a layer's matrix products (ProductInput) is defined with the
+// tensor roles (format/tensor_roles.h), whose product matrices name theirs.
 
 // Called with each product input x [rows, cols] (row stride ld) of the
 // following runs and steps; rows include padded positions. For the converter's

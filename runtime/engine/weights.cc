@@ -1,6 +1,6 @@
-// Prepare-time resolution of the weights: names and shapes follow
-// format/tensor_names.h, which biases exist follows the architecture (and the
-// converter's RequiredTensors).
+// Prepare-time resolution of the weights: every role of the table
+// (format/tensor_roles.h) the architecture has is bound to its slot in
+// LayerWeights / ModelWeights, checked for its name, shape and storage.
 #include "engine/weights.h"
 
 #include <cstdio>
@@ -12,7 +12,7 @@
 namespace octet {
 namespace {
 
-// Looks tensors up and checks them; `prefix` names the layer ("layers.3.") or is empty.
+// Looks tensors up by name and checks them.
 class Resolver {
  public:
   explicit Resolver(const Model& model) : model_(model) {}
@@ -83,99 +83,130 @@ class Resolver {
     return Status::Ok();
   }
 
-  Status Norm(const char* name, const fb::Architecture& a, bool required, NormWeights* out) {
-    char weight[kMaxTensorNameLength], bias[kMaxTensorNameLength];
-    std::snprintf(weight, sizeof(weight), "%s.weight", name);
-    std::snprintf(bias, sizeof(bias), "%s.bias", name);
-    OCTET_RETURN_IF_ERROR(Get(weight, a.hidden_size(), 0, required, &out->weight));
-    if (out->weight == nullptr) return Status::Ok();
-    return Get(bias, a.hidden_size(), 0, a.norm() == fb::NormKind::LayerNorm, &out->bias);
-  }
-
-  Status Linear(const char* name, uint32_t rows, uint32_t cols, bool bias, LinearWeights* out) {
-    char weight[kMaxTensorNameLength], bias_name[kMaxTensorNameLength];
-    std::snprintf(weight, sizeof(weight), "%s.weight", name);
-    std::snprintf(bias_name, sizeof(bias_name), "%s.bias", name);
-    out->out = rows;
-    out->in = cols;
-    OCTET_RETURN_IF_ERROR(GetMatrix(weight, rows, cols, true, &out->weight));
-    if (!bias) return Status::Ok();
-    return Get(bias_name, rows, 0, true, &out->bias);
-  }
-
  private:
   const Model& model_;
 };
 
-// "layers.3." + suffix into out[kMaxTensorNameLength].
-const char* Name(char* out, LayerStack stack, uint32_t layer, const char* suffix) {
-  if (!LayerTensorName(out, kMaxTensorNameLength, stack, layer, suffix)) out[0] = '\0';
-  return out;
+// Where a role's tensor lands in the engine's structs: a matrix, a linear
+// layer's weight (with its out and in), or a F32 tensor. Empty: not read.
+struct Slot {
+  Matrix* matrix = nullptr;
+  LinearWeights* linear = nullptr;
+  const float** f32 = nullptr;
+  bool empty() const { return matrix == nullptr && linear == nullptr && f32 == nullptr; }
+  bool bound() const {
+    return (matrix != nullptr && matrix->present()) ||
+           (linear != nullptr && linear->weight.present()) || (f32 != nullptr && *f32 != nullptr);
+  }
+};
+Slot MatrixSlot(Matrix* m) { return {m, nullptr, nullptr}; }
+Slot LinearSlot(LinearWeights* l) { return {nullptr, l, nullptr}; }
+Slot F32Slot(const float** f) { return {nullptr, nullptr, f}; }
+
+Slot LayerSlot(LayerWeights& w, Role role) {
+  switch (role) {
+    case Role::kAttnNorm: return F32Slot(&w.attn_norm.weight);
+    case Role::kAttnNormBias: return F32Slot(&w.attn_norm.bias);
+    case Role::kPostAttnNorm: return F32Slot(&w.post_attn_norm.weight);
+    case Role::kPostAttnNormBias: return F32Slot(&w.post_attn_norm.bias);
+    case Role::kFfnNorm: return F32Slot(&w.ffn_norm.weight);
+    case Role::kFfnNormBias: return F32Slot(&w.ffn_norm.bias);
+    case Role::kPostFfnNorm: return F32Slot(&w.post_ffn_norm.weight);
+    case Role::kPostFfnNormBias: return F32Slot(&w.post_ffn_norm.bias);
+    case Role::kAttnQ: return LinearSlot(&w.attn.q);
+    case Role::kAttnQBias: return F32Slot(&w.attn.q.bias);
+    case Role::kAttnK: return LinearSlot(&w.attn.k);
+    case Role::kAttnKBias: return F32Slot(&w.attn.k.bias);
+    case Role::kAttnV: return LinearSlot(&w.attn.v);
+    case Role::kAttnVBias: return F32Slot(&w.attn.v.bias);
+    case Role::kAttnO: return LinearSlot(&w.attn.o);
+    case Role::kAttnOBias: return F32Slot(&w.attn.o.bias);
+    case Role::kAttnQNorm: return F32Slot(&w.attn.q_norm);
+    case Role::kAttnKNorm: return F32Slot(&w.attn.k_norm);
+    case Role::kCrossAttnNorm: return F32Slot(&w.cross_attn_norm.weight);
+    case Role::kCrossAttnNormBias: return F32Slot(&w.cross_attn_norm.bias);
+    case Role::kCrossQ: return LinearSlot(&w.cross_attn.q);
+    case Role::kCrossQBias: return F32Slot(&w.cross_attn.q.bias);
+    case Role::kCrossK: return LinearSlot(&w.cross_attn.k);
+    case Role::kCrossKBias: return F32Slot(&w.cross_attn.k.bias);
+    case Role::kCrossV: return LinearSlot(&w.cross_attn.v);
+    case Role::kCrossVBias: return F32Slot(&w.cross_attn.v.bias);
+    case Role::kCrossO: return LinearSlot(&w.cross_attn.o);
+    case Role::kCrossOBias: return F32Slot(&w.cross_attn.o.bias);
+    case Role::kFfnGate: return LinearSlot(&w.gate);
+    case Role::kFfnUp: return LinearSlot(&w.up);
+    case Role::kFfnUpBias: return F32Slot(&w.up.bias);
+    case Role::kFfnDown: return LinearSlot(&w.down);
+    case Role::kFfnDownBias: return F32Slot(&w.down.bias);
+    default: return {};
+  }
 }
 
-Status ResolveAttention(Resolver& r, const fb::Architecture& a, LayerStack stack, uint32_t layer,
-                        const char* block, AttentionWeights* out) {
-  const fb::Attention& att = *a.attention();
-  const uint32_t h = a.hidden_size();
-  const uint32_t q_rows = att.num_heads() * att.head_dim();
-  const uint32_t kv_rows = att.num_kv_heads() * att.head_dim();
-  char suffix[64], name[kMaxTensorNameLength];
-  const struct {
-    const char* proj;
-    uint32_t rows, cols;
-    bool bias;
-    LinearWeights* out;
-  } projections[] = {
-      {"q", q_rows, h, att.qkv_bias(), &out->q},
-      {"k", kv_rows, h, att.qkv_bias(), &out->k},
-      {"v", kv_rows, h, att.qkv_bias(), &out->v},
-      {"o", h, q_rows, att.out_bias(), &out->o},
-  };
-  for (const auto& p : projections) {
-    std::snprintf(suffix, sizeof(suffix), "%s.%s", block, p.proj);
-    OCTET_RETURN_IF_ERROR(
-        r.Linear(Name(name, stack, layer, suffix), p.rows, p.cols, p.bias, p.out));
+Slot ModelSlot(ModelWeights& w, Role role, const RoleArch& a) {
+  switch (role) {
+    case Role::kTokenEmbedding: return MatrixSlot(&w.token_embedding);
+    case Role::kPositionEmbedding: return MatrixSlot(&w.position_embedding);
+    case Role::kTokenTypeEmbedding: return MatrixSlot(&w.token_type_embedding);
+    case Role::kEmbeddingNorm: return F32Slot(&w.embedding_norm.weight);
+    case Role::kEmbeddingNormBias: return F32Slot(&w.embedding_norm.bias);
+    case Role::kEncoderRelativeBias: return F32Slot(&w.encoder.relative_bias);
+    case Role::kDecoderRelativeBias: return F32Slot(&w.decoder.relative_bias);
+    case Role::kFinalNorm: return F32Slot(&w.decoder.final_norm.weight);
+    case Role::kFinalNormBias: return F32Slot(&w.decoder.final_norm.bias);
+    case Role::kEncoderFinalNorm: return F32Slot(&w.encoder.final_norm.weight);
+    case Role::kEncoderFinalNormBias: return F32Slot(&w.encoder.final_norm.bias);
+    case Role::kDecoderFinalNorm: return F32Slot(&w.decoder.final_norm.weight);
+    case Role::kDecoderFinalNormBias: return F32Slot(&w.decoder.final_norm.bias);
+    case Role::kLmHead:  // an lm_head beside a tied head (or in an encoder) is not read
+      return a.structure != fb::Structure::EncoderOnly && !a.tied_embeddings
+                 ? MatrixSlot(&w.head)
+                 : Slot();
+    case Role::kFinalLogitsBias: return F32Slot(&w.final_logits_bias);
+    default: return {};
   }
-  if (!att.qk_norm() || std::strcmp(block, "attn") != 0) return Status::Ok();
-  std::snprintf(suffix, sizeof(suffix), "%s.q_norm.weight", block);
-  OCTET_RETURN_IF_ERROR(r.Get(Name(name, stack, layer, suffix), att.head_dim(), 0, true,
-                              &out->q_norm));
-  std::snprintf(suffix, sizeof(suffix), "%s.k_norm.weight", block);
-  return r.Get(Name(name, stack, layer, suffix), att.head_dim(), 0, true, &out->k_norm);
 }
 
-Status ResolveLayer(Resolver& r, const fb::Architecture& a, LayerStack stack, uint32_t layer,
-                    bool cross, LayerWeights* out) {
-  char name[kMaxTensorNameLength];
-  const uint32_t h = a.hidden_size(), inter = a.intermediate_size();
-  const bool ffn_bias = FamilyHasFfnBias(a.family());
-  OCTET_RETURN_IF_ERROR(r.Norm(Name(name, stack, layer, "attn_norm"), a, true, &out->attn_norm));
-  OCTET_RETURN_IF_ERROR(ResolveAttention(r, a, stack, layer, "attn", &out->attn));
-  if (a.sandwich_norms()) {
-    OCTET_RETURN_IF_ERROR(
-        r.Norm(Name(name, stack, layer, "post_attn_norm"), a, true, &out->post_attn_norm));
-    OCTET_RETURN_IF_ERROR(
-        r.Norm(Name(name, stack, layer, "post_ffn_norm"), a, true, &out->post_ffn_norm));
+// Binds the rows of `group` in layer `layer` of `stack` (model groups: kSingle,
+// 0) to slot_of(role): each one the architecture has, checked for the role's
+// shape and storage. Required ones must be there; optional ones are bound when
+// present; a row that goes with another is read only beside it.
+template <typename SlotOf>
+Status BindGroup(Resolver& r, const RoleArch& a, RoleGroup group, LayerStack stack,
+                 uint32_t layer, SlotOf&& slot_of) {
+  for (const RoleInfo& role : RolesOf(group)) {
+    const Presence presence = RolePresence(role, a, stack, layer);
+    const Slot slot = slot_of(role.role);
+    if (presence == Presence::kAbsent || slot.empty()) continue;
+    if (role.with != role.role && !slot_of(role.with).bound()) continue;
+    char name[kMaxTensorNameLength];
+    if (!RoleTensorName(name, sizeof(name), role, stack, layer)) name[0] = '\0';
+    const RoleShape shape = ShapeOf(role, a);
+    const uint32_t rows = shape.dims[0], cols = shape.dims[1];
+    const bool required = presence == Presence::kRequired;
+    if (slot.linear != nullptr) {
+      slot.linear->out = rows;
+      slot.linear->in = cols;
+      OCTET_RETURN_IF_ERROR(r.GetMatrix(name, rows, cols, required, &slot.linear->weight));
+    } else if (slot.matrix != nullptr) {
+      OCTET_RETURN_IF_ERROR(r.GetMatrix(name, rows, cols, required, slot.matrix,
+                                        role.storage == RoleStorage::kLookup));
+    } else {
+      OCTET_RETURN_IF_ERROR(r.Get(name, rows, cols, required, slot.f32));
+    }
   }
-  if (cross) {
-    OCTET_RETURN_IF_ERROR(
-        r.Norm(Name(name, stack, layer, "cross_attn_norm"), a, true, &out->cross_attn_norm));
-    OCTET_RETURN_IF_ERROR(ResolveAttention(r, a, stack, layer, "cross_attn", &out->cross_attn));
-  }
-  OCTET_RETURN_IF_ERROR(r.Norm(Name(name, stack, layer, "ffn_norm"), a, true, &out->ffn_norm));
-  if (a.gated_ffn()) {
-    OCTET_RETURN_IF_ERROR(r.Linear(Name(name, stack, layer, "ffn.gate"), inter, h, false,
-                                   &out->gate));
-  }
-  OCTET_RETURN_IF_ERROR(r.Linear(Name(name, stack, layer, "ffn.up"), inter, h, ffn_bias, &out->up));
-  return r.Linear(Name(name, stack, layer, "ffn.down"), h, inter, ffn_bias, &out->down);
+  return Status::Ok();
 }
 
-Status ResolveStack(Resolver& r, const fb::Architecture& a, LayerStack stack, uint32_t count,
-                    bool cross, LayerWeights* layers, StackWeights* out) {
+Status ResolveStack(Resolver& r, const RoleArch& a, LayerStack stack, uint32_t count,
+                    LayerWeights* layers, StackWeights* out) {
   for (uint32_t i = 0; i < count; ++i) {
-    new (&layers[i]) LayerWeights();  // the struct starts its life in arena memory
-    OCTET_RETURN_IF_ERROR(ResolveLayer(r, a, stack, i, cross, &layers[i]));
+    LayerWeights* w = new (&layers[i]) LayerWeights();  // the struct starts its life in arena memory
+    for (size_t g = 0; g < static_cast<size_t>(RoleGroup::kCount); ++g) {
+      const RoleGroup group = static_cast<RoleGroup>(g);
+      if (GetRoleGroup(group).scope != RoleScope::kLayer) continue;
+      OCTET_RETURN_IF_ERROR(
+          BindGroup(r, a, group, stack, i, [w](Role role) { return LayerSlot(*w, role); }));
+    }
   }
   out->layers = layers;
   out->num_layers = count;
@@ -206,73 +237,26 @@ bool UsesInt8Attention(const Model& model) {
 }
 
 Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* out) {
-  const fb::Architecture& a = model.architecture();
-  const fb::Attention& att = *a.attention();
-  const uint32_t h = a.hidden_size(), vocab = a.vocab_size();
-  const bool pre = a.norm_placement() == fb::NormPlacement::Pre;
-  const bool relative = a.position() == fb::PositionKind::RelativeBias;
+  const RoleArch a = RoleArchOf(model.architecture());
   new (out) ModelWeights();  // the struct starts its life in arena memory
   Resolver r(model);
-
-  OCTET_RETURN_IF_ERROR(
-      r.GetMatrix("token_embedding", vocab, h, true, &out->token_embedding, true));
-  if (a.position() == fb::PositionKind::Learned) {
-    OCTET_RETURN_IF_ERROR(r.GetMatrix("position_embedding",
-                                      a.max_positions() + a.position_offset(), h, true,
-                                      &out->position_embedding, true));
+  auto model_slot = [out, &a](Role role) { return ModelSlot(*out, role, a); };
+  OCTET_RETURN_IF_ERROR(BindGroup(r, a, RoleGroup::kEmbeddings, LayerStack::kSingle, 0, model_slot));
+  LayerStackCount stacks[2];
+  const int count = LayerStacksOf(a, stacks);
+  for (int s = 0; s < count; ++s) {
+    StackWeights* stack = stacks[s].stack == LayerStack::kEncoder ||
+                                  a.structure == fb::Structure::EncoderOnly
+                              ? &out->encoder
+                              : &out->decoder;
+    OCTET_RETURN_IF_ERROR(ResolveStack(r, a, stacks[s].stack, stacks[s].layers, layers, stack));
+    layers += stacks[s].layers;
   }
-  if (a.type_vocab_size() > 0) {
-    OCTET_RETURN_IF_ERROR(r.GetMatrix("token_type_embedding", a.type_vocab_size(), h, true,
-                                      &out->token_type_embedding, true));
+  OCTET_RETURN_IF_ERROR(BindGroup(r, a, RoleGroup::kStacks, LayerStack::kSingle, 0, model_slot));
+  if (a.structure != fb::Structure::EncoderOnly && a.tied_embeddings) {
+    out->head = out->token_embedding;
   }
-  // BERT's embedding norm; layer-free BERT files (embeddings only) may leave it out.
-  OCTET_RETURN_IF_ERROR(r.Norm("embedding_norm", a, FamilyIsBertLike(a.family()) && HasLayers(a),
-                               &out->embedding_norm));
-
-  const uint32_t buckets = att.relative_buckets(), heads = att.num_heads();
-  switch (a.structure()) {
-    case fb::Structure::EncoderOnly:
-      OCTET_RETURN_IF_ERROR(
-          ResolveStack(r, a, LayerStack::kSingle, a.num_layers(), false, layers, &out->encoder));
-      if (relative) {
-        OCTET_RETURN_IF_ERROR(r.Get("encoder.relative_bias", buckets, heads, true,
-                                    &out->encoder.relative_bias));
-      }
-      break;
-    case fb::Structure::DecoderOnly:
-      OCTET_RETURN_IF_ERROR(
-          ResolveStack(r, a, LayerStack::kSingle, a.num_layers(), false, layers, &out->decoder));
-      OCTET_RETURN_IF_ERROR(r.Norm("final_norm", a, pre, &out->decoder.final_norm));
-      if (relative) {
-        OCTET_RETURN_IF_ERROR(r.Get("decoder.relative_bias", buckets, heads, true,
-                                    &out->decoder.relative_bias));
-      }
-      break;
-    case fb::Structure::EncoderDecoder:
-      OCTET_RETURN_IF_ERROR(
-          ResolveStack(r, a, LayerStack::kEncoder, a.num_layers(), false, layers, &out->encoder));
-      OCTET_RETURN_IF_ERROR(ResolveStack(r, a, LayerStack::kDecoder, a.num_decoder_layers(), true,
-                                         layers + a.num_layers(), &out->decoder));
-      OCTET_RETURN_IF_ERROR(r.Norm("encoder.final_norm", a, pre, &out->encoder.final_norm));
-      OCTET_RETURN_IF_ERROR(r.Norm("decoder.final_norm", a, pre, &out->decoder.final_norm));
-      if (relative) {
-        OCTET_RETURN_IF_ERROR(r.Get("encoder.relative_bias", buckets, heads, true,
-                                    &out->encoder.relative_bias));
-        OCTET_RETURN_IF_ERROR(r.Get("decoder.relative_bias", buckets, heads, true,
-                                    &out->decoder.relative_bias));
-      }
-      break;
-  }
-  if (a.structure() != fb::Structure::EncoderOnly) {
-    if (a.tied_embeddings()) {
-      out->head = out->token_embedding;
-    } else {
-      OCTET_RETURN_IF_ERROR(r.GetMatrix("lm_head", vocab, h, true, &out->head));
-    }
-    OCTET_RETURN_IF_ERROR(r.Get("final_logits_bias", vocab, 0, a.family() == fb::Family::Marian,
-                                &out->final_logits_bias));
-  }
-  return Status::Ok();
+  return BindGroup(r, a, RoleGroup::kHead, LayerStack::kSingle, 0, model_slot);
 }
 
 namespace {

@@ -1,7 +1,7 @@
 // The weights of the forward pass, resolved once at prepare time
 // (Session::Create) into plain pointers: every tensor the forward pass reads
-// is looked up by its canonical name (format/tensor_names.h) and checked for
-// presence, dtype and the exact shape the architecture implies. Run then
+// is looked up by its role (format/tensor_roles.h) and checked for presence,
+// dtype and the exact shape the architecture implies. Run then
 // reads these structs and never looks a tensor up or checks it again.
 //
 // Matrices (linear weights, embeddings, the LM head) are F32 or int8 with one
@@ -18,7 +18,7 @@
 
 #include "core/status.h"
 #include "format/model.h"
-#include "format/tensor_names.h"
+#include "format/tensor_roles.h"
 #include "ops/f32_fully_connected.h"
 
 namespace octet {

@@ -3,7 +3,8 @@
 //   2. the FlatBuffers Verifier (every offset and vector inside the buffer);
 //   3. semantic checks: version, architecture, every tensor and blob inside the
 //      data segment, sizes equal to shape x dtype, scales finite and > 0,
-//      canonical tensors shaped as the architecture says, layer indices in range.
+//      canonical tensors shaped as the architecture says (format/tensor_roles.h),
+//      layer indices in range.
 // Only then does anyone read a weight.
 #include <cmath>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include "core/alloc.h"
 #include "core/checked_math.h"
 #include "format/model.h"
+#include "format/tensor_roles.h"
 #include "kernels/kernel_table.h"  // qs8_packed_check and the packed layout's constants
 #include "text/tokenizer_check.h"
 
@@ -389,23 +391,6 @@ Status BuildTensorView(const fb::Tensor& t, size_t index, const uint8_t* data_se
   return Status::Ok();
 }
 
-// "layers.3.attn.q.weight" -> prefix "layers.", index 3. Returns false when the
-// name has no layer index.
-bool ParseLayerIndex(const char* name, const char* prefix, uint64_t* index) {
-  const size_t n = std::strlen(prefix);
-  if (std::strncmp(name, prefix, n) != 0) return false;
-  const char* p = name + n;
-  if (*p < '0' || *p > '9') return false;
-  uint64_t value = 0;
-  while (*p >= '0' && *p <= '9') {
-    value = value * 10 + static_cast<uint64_t>(*p - '0');
-    if (value > (1ull << 32)) break;
-    ++p;
-  }
-  *index = value;
-  return true;
-}
-
 Status CheckShape2(const TensorView* v, uint64_t rows, uint64_t cols) {
   if (v == nullptr) return Status::Ok();
   if (v->rank != 2 || v->shape[0] != rows || v->shape[1] != cols) {
@@ -598,39 +583,36 @@ Result<Model> Model::Verify(MappedFile file) {
     }
   }
 
-  // Canonical tensors against the architecture.
-  const uint64_t hidden = arch.hidden_size();
-  const TensorView* embedding = model.Find("token_embedding");
-  if (embedding == nullptr) return Status(kBad, "tensor 'token_embedding' is missing");
-  OCTET_RETURN_IF_ERROR(CheckShape2(embedding, arch.vocab_size(), hidden));
-  OCTET_RETURN_IF_ERROR(CheckShape2(model.Find("lm_head"), arch.vocab_size(), hidden));
-  if (arch.position() == fb::PositionKind::Learned) {
-    // Position ids start at position_offset (RoBERTa); both terms are checked <= kMaxPositions.
-    OCTET_RETURN_IF_ERROR(CheckShape2(model.Find("position_embedding"),
-                                      uint64_t{arch.max_positions()} + arch.position_offset(),
-                                      hidden));
+  // Canonical tensors against the architecture (format/tensor_roles.h): the
+  // token embedding is there, the model-level matrices (embedding tables and
+  // the head) the architecture may have are shaped as it says, and every layer
+  // index is in range. The engine checks the rest as it binds the weights.
+  const RoleArch roles = RoleArchOf(arch);
+  if (model.Find(GetRole(Role::kTokenEmbedding).name) == nullptr) {
+    return Status(kBad, "tensor 'token_embedding' is missing");
   }
-  if (arch.type_vocab_size() > 0) {
-    OCTET_RETURN_IF_ERROR(CheckShape2(model.Find("token_type_embedding"),
-                                      arch.type_vocab_size(), hidden));
+  for (RoleGroup group : {RoleGroup::kEmbeddings, RoleGroup::kHead}) {
+    for (const RoleInfo& role : RolesOf(group)) {
+      if (role.storage == RoleStorage::kF32 ||
+          RolePresence(role, roles, LayerStack::kSingle, 0) == Presence::kAbsent) {
+        continue;
+      }
+      const RoleShape shape = ShapeOf(role, roles);
+      OCTET_RETURN_IF_ERROR(CheckShape2(model.Find(role.name), shape.dims[0], shape.dims[1]));
+    }
   }
   const bool encoder_decoder = arch.structure() == fb::Structure::EncoderDecoder;
   for (size_t i = 0; i < model.num_tensors_; ++i) {
     const char* name = model.tensors_[i].name;
+    LayerStack stack = LayerStack::kSingle;
     uint64_t layer = 0;
-    uint64_t limit = 0;
-    bool has_index = false;
-    if (ParseLayerIndex(name, "layers.", &layer)) {
-      has_index = true;
-      limit = encoder_decoder ? 0 : arch.num_layers();
-    } else if (ParseLayerIndex(name, "encoder.layers.", &layer)) {
-      has_index = true;
-      limit = encoder_decoder ? arch.num_layers() : 0;
-    } else if (ParseLayerIndex(name, "decoder.layers.", &layer)) {
-      has_index = true;
-      limit = encoder_decoder ? arch.num_decoder_layers() : 0;
-    }
-    if (has_index && layer >= limit) {
+    const char* suffix = nullptr;
+    if (!ParseLayerName(name, &stack, &layer, &suffix)) continue;
+    const uint64_t limit = stack == LayerStack::kSingle    ? (encoder_decoder ? 0 : arch.num_layers())
+                           : !encoder_decoder              ? 0
+                           : stack == LayerStack::kEncoder ? arch.num_layers()
+                                                           : arch.num_decoder_layers();
+    if (layer >= limit) {
       return Status::Error(kBad, "tensor '%s' names layer %llu, but the architecture has %llu",
                            name, static_cast<unsigned long long>(layer),
                            static_cast<unsigned long long>(limit));

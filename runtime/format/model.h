@@ -2,15 +2,9 @@
 // serve many sessions on many threads. Weights are used in place from the
 // mapping (zero copy): TensorView::data points into the file.
 //
-// Canonical tensor names (the converter writes them, the engine reads them):
-//   token_embedding            [vocab, hidden]
-//   position_embedding         [position_offset + max_positions, hidden]  (PositionKind Learned)
-//   token_type_embedding       [type_vocab, hidden]       (BERT)
-//   embedding_norm.{weight,bias}                          (BERT-like families)
-//   {encoder.,decoder.,}layers.{i}.{...}                  per layer; i < the layer count
-//   final_norm.{weight,bias}, lm_head [vocab, hidden], final_logits_bias [vocab]
-// The per-layer names are fixed by the engine (see runtime/engine/); the loader
-// checks the ones above against the architecture and every layer index.
+// Canonical tensor names (the converter writes them, the engine reads them)
+// are the role table's (format/tensor_roles.h); the loader checks the
+// embedding tables and the head against the architecture, and every layer index.
 #pragma once
 
 #include <cstddef>
