@@ -735,10 +735,10 @@ Status Session::LoadState(const void* data, size_t size) {
       CopyRows<false>(kv, b, h.source_seq, h.kv_dim, h.kv_heads, h.value_bytes, &cursor);
     }
   }
-  std::memcpy(forward_.logits, cursor, static_cast<size_t>(h.batch) * h.vocab * sizeof(float));
+  std::memcpy(forward_.buffer<ForwardBuffer::kLogits>(), cursor, static_cast<size_t>(h.batch) * h.vocab * sizeof(float));
   source_seq_ = enc_dec ? h.source_seq : 0;
   step_batch_ = h.batch;
-  output_ = OutputView{forward_.logits, h.batch, 1, h.vocab};
+  output_ = OutputView{forward_.buffer<ForwardBuffer::kLogits>(), h.batch, 1, h.vocab};
   SetSampleRows(nullptr, h.batch, 1);
   return Status::Ok();
 }
