@@ -292,12 +292,32 @@ void Linear(const Forward& f, const LinearWeights& w, const float* in, size_t ld
   MatMul(f, w.weight, w.fc, w.out, w.in, in, ldi, rows, out, ldo, w.bias, pre);
 }
 
+// The hooks (if any) as a pass enters layer l of a stack: the weight stream
+// readies its weights, the product observer learns where it is.
+void BeginLayer(const Forward& f, LayerStack stack, uint32_t l, const LayerWeights& w) {
+  if (f.hooks == nullptr) return;
+  f.hooks->observed_stack = stack;
+  f.hooks->observed_layer = l;
+  if (f.hooks->weight_stream != nullptr) f.hooks->weight_stream->BeginLayer(w);
+}
+
+// ... and as it leaves it: the weight stream lets the weights go, the layer
+// observer sees the residual stream x [rows, hidden] (x null: not told).
+void EndLayer(const Forward& f, LayerStack stack, uint32_t l, const LayerWeights& w,
+              const float* x, size_t rows) {
+  if (f.hooks == nullptr) return;
+  if (f.hooks->weight_stream != nullptr) f.hooks->weight_stream->EndLayer(w);
+  if (x != nullptr && f.hooks->layer_observer != nullptr) {
+    f.hooks->layer_observer(f.hooks->layer_observer_ctx, stack, l, x, rows, f.arch->hidden_size());
+  }
+}
+
 // Tells the product observer, if any, about the input x [rows, cols] (stride ld).
 void ObserveInput(const Forward& f, ProductInput which, const float* x, size_t rows, size_t cols,
                   size_t ld) {
-  if (f.product_observer == nullptr) return;
-  f.product_observer(f.product_observer_ctx, f.observed_stack, f.observed_layer, which, x, rows,
-                     cols, ld);
+  if (f.hooks == nullptr || f.hooks->product_observer == nullptr) return;
+  f.hooks->product_observer(f.hooks->product_observer_ctx, f.hooks->observed_stack,
+                            f.hooks->observed_layer, which, x, rows, cols, ld);
 }
 
 // True when Linear(w) quantizes its input into f.buffer<FB::kQin>() as int8 rows (an int8
@@ -836,10 +856,8 @@ void ProjectCrossKv(const Forward& f, const float* encoder_out, uint32_t enc_seq
   const StackWeights& stack = f.weights->decoder;
   for (uint32_t l = 0; l < stack.num_layers; ++l) {
     const AttentionWeights& w = stack.layers[l].cross_attn;
-    if (f.weight_stream != nullptr) f.weight_stream->BeginLayer(stack.layers[l]);
+    BeginLayer(f, LayerStack::kDecoder, l, stack.layers[l]);
     const KvRows kv = CrossKv(f, l);
-    f.observed_stack = LayerStack::kDecoder;
-    f.observed_layer = l;
     ObserveInput(f, ProductInput::kCrossKv, encoder_out, static_cast<size_t>(batch) * enc_seq, h,
                  h);
     for (uint32_t b = 0; b < batch; ++b) {
@@ -851,7 +869,7 @@ void ProjectCrossKv(const Forward& f, const float* encoder_out, uint32_t enc_seq
       Linear(f, w.v, eb, h, enc_seq, vb, kvd);
       f.attention_backend->store(f, kv, b, 0, enc_seq, kb, vb);
     }
-    if (f.weight_stream != nullptr) f.weight_stream->EndLayer(stack.layers[l]);
+    EndLayer(f, LayerStack::kDecoder, l, stack.layers[l], nullptr, 0);
   }
 }
 
@@ -868,9 +886,7 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
                                   : LayerStack::kEncoder;
   for (uint32_t l = 0; l < stack.num_layers; ++l) {
     const LayerWeights& w = stack.layers[l];
-    if (f.weight_stream != nullptr) f.weight_stream->BeginLayer(w);
-    f.observed_stack = id;
-    f.observed_layer = l;
+    BeginLayer(f, id, l, w);
     const AttentionCapture* capture =
         f.capture != nullptr && f.capture->stack == id && f.capture->layer == l ? f.capture
                                                                                  : nullptr;
@@ -899,10 +915,7 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
     Residual(
         f, w.ffn_norm, rows, x, [&](const float* in) { FeedForward(f, w, in, rows, f.buffer<FB::kDelta>()); },
         w.post_ffn_norm);
-    if (f.weight_stream != nullptr) f.weight_stream->EndLayer(w);
-    if (f.observer != nullptr) {
-      f.observer(f.observer_ctx, id, l, x, rows, f.arch->hidden_size());
-    }
+    EndLayer(f, id, l, w, x, rows);
   }
   if (stack.final_norm.weight != nullptr) Normalize(f, stack.final_norm, x, rows, x);
 }
@@ -914,13 +927,17 @@ void HeadInto(const Forward& f, const float* x, size_t rows, float* logits) {
   const size_t h = a.hidden_size(), vocab = a.vocab_size();
   ProfileScope scope(f, OpKind::kHead);
   if (f.profile != nullptr) f.profile->head_ops += 2.0 * rows * vocab * h;
-  f.observed_stack = a.structure() == fb::Structure::EncoderDecoder ? LayerStack::kDecoder
-                                                                    : LayerStack::kSingle;
-  f.observed_layer = 0;
+  WeightStream* stream = f.hooks != nullptr ? f.hooks->weight_stream : nullptr;
+  if (f.hooks != nullptr) {
+    f.hooks->observed_stack = a.structure() == fb::Structure::EncoderDecoder
+                                  ? LayerStack::kDecoder
+                                  : LayerStack::kSingle;
+    f.hooks->observed_layer = 0;
+  }
   ObserveInput(f, ProductInput::kHead, x, rows, h, h);
-  if (f.weight_stream != nullptr) f.weight_stream->BeginHead();
+  if (stream != nullptr) stream->BeginHead();
   MatMul(f, f.weights->head, f.weights->head_fc, vocab, h, x, h, rows, logits, vocab);
-  if (f.weight_stream != nullptr) f.weight_stream->EndHead();
+  if (stream != nullptr) stream->EndHead();
   if (a.logits_scale() != 1.0f) {
     for (size_t i = 0; i < rows * vocab; ++i) logits[i] *= a.logits_scale();
   }
@@ -1294,7 +1311,6 @@ Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool
   if (stream != nullptr) {
     OCTET_RETURN_IF_ERROR(
         stream->Init(model, pool != nullptr ? pool->threads() : 1, layers, weights));
-    f.weight_stream = stream;
   } else if (f32_products != nullptr) {
     OCTET_RETURN_IF_ERROR(PrepareF32Products(model, pool != nullptr ? pool->threads() : 1, layers,
                                              weights, f32_products));

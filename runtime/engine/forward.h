@@ -182,6 +182,24 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLim
                    ArenaLayout* activations, ArenaLayout* scratch, ArenaLayout* kv_cache,
                    ForwardPlan* plan);
 
+// What a pass tells the outside as it runs: the converter's observers and,
+// with SessionLimits::stream_weights, the weight stream. Owned by the Session;
+// Forward::hooks points at it only while one of them is set.
+struct ForwardHooks {
+  LayerObserverFn layer_observer = nullptr;  // optional
+  void* layer_observer_ctx = nullptr;
+  ProductObserverFn product_observer = nullptr;  // optional
+  void* product_observer_ctx = nullptr;
+  // Told as a pass enters and leaves each layer and the head (engine/weights.h).
+  WeightStream* weight_stream = nullptr;
+  // The layer the product observer is told about, set as a pass reaches it.
+  LayerStack observed_stack = LayerStack::kSingle;
+  uint32_t observed_layer = 0;
+  bool any() const {
+    return layer_observer != nullptr || product_observer != nullptr || weight_stream != nullptr;
+  }
+};
+
 // Everything a run reads, as pointers into the model and the arenas. Built once
 // by PrepareForward; valid while the Model and the arenas live (moving the
 // Session keeps the arenas in place).
@@ -191,19 +209,11 @@ struct Forward {
   const KernelTable* kernels = nullptr;
   ThreadPool* pool = nullptr;  // null: one thread
   const AttentionBackend* attention_backend = nullptr;  // fp32 or int8, for the whole pass
-  LayerObserverFn observer = nullptr;  // optional
   ForwardProfile* profile = nullptr;   // optional: time per operation kind
-  void* observer_ctx = nullptr;
-  ProductObserverFn product_observer = nullptr;  // optional
-  void* product_observer_ctx = nullptr;
-  // The layer the product observer is told about, set as a pass reaches it
-  // (only read when product_observer is set).
-  mutable LayerStack observed_stack = LayerStack::kSingle;
-  mutable uint32_t observed_layer = 0;
+  // The converter's observers and the weight stream; null when none is set,
+  // so a pass tests one pointer (ForwardHooks).
+  ForwardHooks* hooks = nullptr;
   AttentionCapture* capture = nullptr;  // optional: set for one run by the Session
-  // SessionLimits::stream_weights: told as a pass enters and leaves each layer
-  // and the head (engine/weights.h); null otherwise.
-  WeightStream* weight_stream = nullptr;
   const float* rope_inv_freq = nullptr;  // [rotary_dim / 2] or null
   // [rotary_dim / 2]: sliding-window layers' frequencies (rope.local_theta,
   // unscaled), or null: every layer uses rope_inv_freq
@@ -243,7 +253,8 @@ struct Forward {
 // outlive the Forward too; null, or the op unavailable: on f32_gemm__ref.
 // `stream` (SessionLimits::stream_weights), when not null, is initialized
 // instead and makes the operators one layer at a time (engine/weights.h
-// WeightStream); it must outlive the Forward.
+// WeightStream); it must outlive the Forward, which reaches it through
+// ForwardHooks::weight_stream (set by the caller).
 Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool* pool,
                       const ForwardPlan& plan, const Arena& activations, const Arena& scratch,
                       const Arena& kv_cache, F32FullyConnectedSet* f32_products,
