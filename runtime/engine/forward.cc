@@ -62,13 +62,13 @@ F32Activation Activation(fb::Activation act) {
   return F32Activation::kGeluErf;
 }
 
-// MatMul's int32 block f.buffer<FB::kAcc>() holds at least kLinearRows rows of any product's
+// MatMul's int32 block acc holds at least kLinearRows rows of any product's
 // outputs, and kLinearWideRows rows of the layers' (not the LM head's): the
 // packed GEMM reaches its speed on tall blocks, which read each weight tile once.
 constexpr size_t kLinearRows = 16;
 constexpr size_t kLinearWideRows = 128;
 
-// Rows of an n-column product per GEMM call: as many as f.buffer<FB::kAcc>() holds.
+// Rows of an n-column product per GEMM call: as many as acc holds.
 size_t RowBlock(const Forward& f, size_t n) {
   const size_t block = f.acc_elements / n;
   return block < kLinearRows ? kLinearRows : block;
@@ -157,8 +157,8 @@ struct QuantizedRows {
 
 // An int8 m with 16-bit inputs (Matrix::two_digit_input): each input row as two
 // int8 digits (core/quant.h QuantizeRowTwoDigits: qs8_quantize_rows of the row
-// into f.buffer<FB::kQin>(), then of its residual, staged in the thread's f.buffer<FB::kResidual>() row, into
-// f.buffer<FB::kQinLo>()); two int8 products over the same weights, each dequantized with its
+// into qin, then of its residual, staged in the thread's residual row, into
+// qin_lo); two int8 products over the same weights, each dequantized with its
 // digit's row scales; out = high product + bias, then += low product, in fp32.
 // Every step is a table kernel (bit-exact with its reference) or fixed scalar
 // arithmetic, so the result is the same on every kernel set and thread count.
@@ -320,7 +320,7 @@ void ObserveInput(const Forward& f, ProductInput which, const float* x, size_t r
                             f.hooks->observed_layer, which, x, rows, cols, ld);
 }
 
-// True when Linear(w) quantizes its input into f.buffer<FB::kQin>() as int8 rows (an int8
+// True when Linear(w) quantizes its input into qin as int8 rows (an int8
 // product with 8-bit inputs), which the next projections of the input may reuse.
 bool QuantizesInput(const LinearWeights& w) {
   return w.fc == nullptr && w.weight.f32 == nullptr && !w.weight.two_digit_input;
@@ -328,7 +328,7 @@ bool QuantizesInput(const LinearWeights& w) {
 
 // Rows [row0, row0 + rows) of the input the last int8 Linear quantized (in
 // rows of k values): for the next projections of the same input.
-// None (nulls) when the pass has no int8 products (f.buffer<FB::kQin>() is not planned).
+// None (nulls) when the pass has no int8 products (qin is not planned).
 QuantizedRows LastQuantized(const Forward& f, size_t k, size_t row0) {
   if (f.buffer<FB::kQin>() == nullptr) return {nullptr, nullptr};
   return {f.buffer<FB::kQin>() + row0 * k, f.buffer<FB::kQinScales>() + row0};
@@ -415,11 +415,11 @@ struct CaptureTarget {
 struct AttentionBackend {
   size_t value_bytes;  // bytes per stored key or value element
   bool row_scales;     // one f32 scale per (row, kv head) beside K and V
-  // New keys and values are projected into f32 staging rows (f.buffer<FB::kK>(), f.buffer<FB::kV>()) and
+  // New keys and values are projected into f32 staging rows (k, v) and
   // stored from there; encoder stacks then keep their KV rows in scratch of
   // their own. Not staged: projected straight into the (f32) KV rows.
   bool staged;
-  size_t query_bytes;  // quantized queries' bytes per element (f.buffer<FB::kQ8>() with a scale
+  size_t query_bytes;  // quantized queries' bytes per element (q8 with a scale
                        // per (row, head)); 0: Attend reads the f32 queries
   // Prepare: why these parameters cannot run (null: they can).
   const char* (*params_error)(const AttentionParams& p);
@@ -494,7 +494,7 @@ void F32Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uin
 }
 
 // int8: keys and values are staged in f32 and quantized per (row, kv head)
-// into the int8 KV rows; queries likewise into f.buffer<FB::kQ8>(); ops/qs8_attention.h.
+// into the int8 KV rows; queries likewise into q8; ops/qs8_attention.h.
 Status Qs8ScratchBytes(const AttentionParams& p, size_t* bytes) {
   if (p.head_dim > kQs8AttentionMaxHeadDim || AttentionTile(p) > kQs8AttentionMaxTile) {
     return Status(StatusCode::kUnsupported, "head_dim or the attention tile exceeds the int8 "
@@ -667,15 +667,15 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
   float* q = f.buffer<FB::kQ>();  // [rows, qd]: queries, then the attention output in place
   ObserveInput(f, ProductInput::kAttention, in, rows, h, h);
   Linear(f, w.q, in, h, rows, q, qd);
-  // Q's quantized rows of `in` stay in f.buffer<FB::kQin>() until the next Linear: Attend
-  // quantizes into f.buffer<FB::kQ8>(), the backend's store into the KV rows.
+  // Q's quantized rows of `in` stay in qin until the next Linear: Attend
+  // quantizes into q8, the backend's store into the KV rows.
   const bool shared_input = QuantizesInput(w.q) && QuantizesInput(w.k) && QuantizesInput(w.v);
   for (uint32_t b = 0; b < batch; ++b) {
     const size_t p0 = pos0 != nullptr ? pos0[b] : 0;
     const float* xb = in + static_cast<size_t>(b) * seq * h;  // [seq, hidden]
     float* qb = q + static_cast<size_t>(b) * seq * qd;        // [seq, qd]
     // This call's keys and values [seq, kvd], f32: in the KV rows p0.. or staged
-    // in f.buffer<FB::kK>(), f.buffer<FB::kV>(), as the backend stores them.
+    // in k, v, as the backend stores them.
     float* kb = nullptr;
     float* vb = nullptr;
     KvTargets(f, kv, b, p0, f.buffer<FB::kK>() + static_cast<size_t>(b) * seq * kvd,
@@ -785,7 +785,7 @@ void FeedForward(const Forward& f, const LayerWeights& w, const float* in, size_
 }
 
 // One sub-block with its norm and residual around it: x [rows, hidden].
-// `block` reads its input [rows, hidden] and writes f.buffer<FB::kDelta>(). Pre-norm blocks
+// `block` reads its input [rows, hidden] and writes delta. Pre-norm blocks
 // with a `post` norm (sandwich_norms; post.weight null: none) also normalize
 // the block's output before the residual add.
 template <typename Block>
@@ -862,8 +862,8 @@ void ProjectCrossKv(const Forward& f, const float* encoder_out, uint32_t enc_seq
                  h);
     for (uint32_t b = 0; b < batch; ++b) {
       const float* eb = encoder_out + static_cast<size_t>(b) * enc_seq * h;  // [enc_seq, hidden]
-      float* kb = nullptr;  // [enc_seq, kvd]: in the KV rows or staged in f.buffer<FB::kK>()
-      float* vb = nullptr;  // same, f.buffer<FB::kV>()
+      float* kb = nullptr;  // [enc_seq, kvd]: in the KV rows or staged in k
+      float* vb = nullptr;  // same, v
       KvTargets(f, kv, b, 0, f.buffer<FB::kK>(), f.buffer<FB::kV>(), &kb, &vb);
       Linear(f, w.k, eb, h, enc_seq, kb, kvd);
       Linear(f, w.v, eb, h, enc_seq, vb, kvd);
@@ -950,21 +950,22 @@ void HeadInto(const Forward& f, const float* x, size_t rows, float* logits) {
   }
 }
 
-// f.buffer<FB::kLogits>() [rows, vocab] for x [rows, hidden].
+// logits [rows, vocab] for x [rows, hidden].
 const float* Head(const Forward& f, const float* x, size_t rows) {
   HeadInto(f, x, rows, f.buffer<FB::kLogits>());
   return f.buffer<FB::kLogits>();
 }
 
-// Copies into f.buffer<FB::kLastX>() the rows of x [batch, seq, hidden] (first position pos0)
-// that hold a sequence's last real token, position lengths[b] - 1.
-void KeepLastRows(const Forward& f, const float* x, const uint32_t* lengths, uint32_t batch,
-                  uint32_t seq, uint32_t pos0) {
+// Copies into last_x the rows of x [batch, seq, hidden] (sequence b's first
+// at position pos0[b]; pos0 null: 0) that hold a sequence's last real token,
+// position ends[b] - 1.
+void KeepLastRows(const Forward& f, const float* x, const uint32_t* ends, const uint32_t* pos0,
+                  uint32_t batch, uint32_t seq) {
   const size_t h = f.arch->hidden_size();
   for (uint32_t b = 0; b < batch; ++b) {
-    const uint32_t last = lengths[b] - 1;
-    if (last < pos0 || last >= pos0 + seq) continue;
-    std::memcpy(f.buffer<FB::kLastX>() + b * h, x + (static_cast<size_t>(b) * seq + last - pos0) * h,
+    const uint32_t last = ends[b] - 1, p0 = pos0 != nullptr ? pos0[b] : 0;
+    if (last < p0 || last >= p0 + seq) continue;
+    std::memcpy(f.buffer<FB::kLastX>() + b * h, x + (static_cast<size_t>(b) * seq + last - p0) * h,
                 h * sizeof(float));
   }
 }
@@ -1248,7 +1249,6 @@ Status PrepareRope(const fb::Architecture& a, const ForwardPlan& plan, float* in
     rp.low_freq_factor = rope->low_freq_factor();
     rp.high_freq_factor = rope->high_freq_factor();
     rp.original_max_positions = rope->original_max_positions();
-    const bool llama3 = rope->scaling() == fb::RopeScaling::Llama3;
     if (rope->scaling() == fb::RopeScaling::LongRope) {
       // The factors are the session's, fixed here: the long ones when its planned
       // positions (max_seq + max_new_tokens) pass original_max_positions, as
@@ -1265,13 +1265,10 @@ Status PrepareRope(const fb::Architecture& a, const ForwardPlan& plan, float* in
       rp.ext_factors = factors->data();
       f->rope_attention_factor = rope->attention_factor();
     }
-    if ((rope->scaling() != fb::RopeScaling::None &&
-         rope->scaling() != fb::RopeScaling::LongRope && !(rp.factor > 0.0f)) ||
-        (llama3 && (rp.original_max_positions == 0 ||
-                    rp.high_freq_factor == rp.low_freq_factor)) ||
-        !(rp.theta > 0.0f) || rope->scaling() > fb::RopeScaling::MAX) {
-      return Status(StatusCode::kInvalidModel, "the RoPE parameters are inconsistent");
-    }
+  }
+  if (const char* error = RopeFreqParamsError(rp)) {
+    return Status::Error(StatusCode::kInvalidModel, "the RoPE parameters are inconsistent: %s",
+                         error);
   }
   rope_inv_freq(rp, inv_freq);
   f->rope_inv_freq = inv_freq;
@@ -1368,64 +1365,61 @@ const float* RunEncoder(const Forward& f, const int32_t* ids, const uint32_t* le
   return x;
 }
 
-const float* RunDecoderPrefill(const Forward& f, const int32_t* ids, const uint32_t* lengths,
-                               uint32_t batch, uint32_t seq) {
+namespace {
+
+// The decoder-only prompt loop of RunDecoderPrefill and RunDecoderExtend: ids
+// [batch, seq] through the layers in chunks of f.chunk positions, attending to
+// the keys of the earlier chunks in the cache. positions null: a prompt from
+// position 0 whose first lengths[b] ids are real; else seq more ids per
+// sequence, all real, after positions[b] cached ones. valid[b]: the keys
+// sequence b sees (keys past it masked), its last one the last real token.
+const float* RunDecoderChunks(const Forward& f, const int32_t* ids, const uint32_t* lengths,
+                              const uint32_t* positions, const uint32_t* valid, uint32_t batch,
+                              uint32_t seq) {
   const size_t h = f.arch->hidden_size(), vocab = f.arch->vocab_size();
-  float* x = f.buffer<FB::kX>();  // [batch * chunk, hidden]
-  // Chunk by chunk: positions c0 .. c0 + n - 1 of every sequence, attending to
-  // the keys of the earlier chunks in the cache (keys past lengths[b] masked).
+  float* x = f.buffer<FB::kX>();                 // [batch * chunk, hidden]
+  float* logits = f.buffer<FB::kLogits>();       // [batch * seq, vocab] (not last_logits_only)
+  int32_t* chunk_ids = f.buffer<FB::kChunkIds>();  // [batch, n]
+  uint32_t* pos0 = f.buffer<FB::kChunkPos0>();   // [batch]: the chunk's first position
+  uint32_t* real = f.buffer<FB::kChunkReal>();   // [batch]: its real tokens
   for (uint32_t c0 = 0; c0 < seq; c0 += f.chunk) {
     const uint32_t n = seq - c0 < f.chunk ? seq - c0 : f.chunk;
-    int32_t* ids_c = f.buffer<FB::kChunkIds>();  // [batch, n]
     for (uint32_t b = 0; b < batch; ++b) {
-      f.buffer<FB::kChunkPos0>()[b] = c0;
-      f.buffer<FB::kChunkReal>()[b] = lengths[b] <= c0 ? 0 : (lengths[b] - c0 < n ? lengths[b] - c0 : n);
-      std::memcpy(ids_c + static_cast<size_t>(b) * n, ids + static_cast<size_t>(b) * seq + c0,
-                  f.buffer<FB::kChunkReal>()[b] * sizeof(int32_t));
+      pos0[b] = (positions != nullptr ? positions[b] : 0) + c0;
+      real[b] = positions != nullptr ? n
+                : lengths[b] <= c0   ? 0
+                                     : (lengths[b] - c0 < n ? lengths[b] - c0 : n);
+      std::memcpy(chunk_ids + static_cast<size_t>(b) * n,
+                  ids + static_cast<size_t>(b) * seq + c0, real[b] * sizeof(int32_t));
     }
-    Embed(f, ids_c, f.buffer<FB::kChunkReal>(), f.buffer<FB::kChunkPos0>(), batch, n, x);
-    RunStack(f, f.weights->decoder, true, nullptr, f.buffer<FB::kChunkPos0>(), lengths, batch, n, x);
+    Embed(f, chunk_ids, real, pos0, batch, n, x);
+    RunStack(f, f.weights->decoder, true, nullptr, pos0, valid, batch, n, x);
     if (f.last_logits_only) {
-      KeepLastRows(f, x, lengths, batch, n, c0);
-    } else if (n == seq) {  // one pass: one product over every row
-      HeadInto(f, x, static_cast<size_t>(batch) * seq, f.buffer<FB::kLogits>());
+      KeepLastRows(f, x, valid, pos0, batch, n);
+    } else if (n == seq && positions == nullptr) {  // one pass: one product over every row
+      HeadInto(f, x, static_cast<size_t>(batch) * seq, logits);
     } else {
       for (uint32_t b = 0; b < batch; ++b) {
         HeadInto(f, x + static_cast<size_t>(b) * n * h, n,
-                 f.buffer<FB::kLogits>() + (static_cast<size_t>(b) * seq + c0) * vocab);
+                 logits + (static_cast<size_t>(b) * seq + c0) * vocab);
       }
     }
   }
-  return f.last_logits_only ? Head(f, f.buffer<FB::kLastX>(), batch) : f.buffer<FB::kLogits>();
+  return f.last_logits_only ? Head(f, f.buffer<FB::kLastX>(), batch) : logits;
+}
+
+}  // namespace
+
+const float* RunDecoderPrefill(const Forward& f, const int32_t* ids, const uint32_t* lengths,
+                               uint32_t batch, uint32_t seq) {
+  return RunDecoderChunks(f, ids, lengths, nullptr, lengths, batch, seq);
 }
 
 const float* RunDecoderExtend(const Forward& f, const int32_t* ids, const uint32_t* positions,
                               uint32_t batch, uint32_t k) {
-  const size_t h = f.arch->hidden_size(), vocab = f.arch->vocab_size();
-  float* x = f.buffer<FB::kX>();  // [batch * chunk, hidden]
-  uint32_t* valid = f.buffer<FB::kStepValid>();  // [batch]: the cached keys and the k new ones, all real
+  uint32_t* valid = f.buffer<FB::kStepValid>();  // [batch]: the cached keys and the k new ones
   for (uint32_t b = 0; b < batch; ++b) valid[b] = positions[b] + k;
-  for (uint32_t c0 = 0; c0 < k; c0 += f.chunk) {
-    const uint32_t n = k - c0 < f.chunk ? k - c0 : f.chunk;
-    int32_t* ids_c = f.buffer<FB::kChunkIds>();  // [batch, n]
-    for (uint32_t b = 0; b < batch; ++b) {
-      f.buffer<FB::kChunkPos0>()[b] = positions[b] + c0;
-      f.buffer<FB::kChunkReal>()[b] = n;
-      std::memcpy(ids_c + static_cast<size_t>(b) * n, ids + static_cast<size_t>(b) * k + c0,
-                  n * sizeof(int32_t));
-    }
-    Embed(f, ids_c, f.buffer<FB::kChunkReal>(), f.buffer<FB::kChunkPos0>(), batch, n, x);
-    RunStack(f, f.weights->decoder, true, nullptr, f.buffer<FB::kChunkPos0>(), valid, batch, n, x);
-    if (f.last_logits_only) {
-      if (c0 + n == k) KeepLastRows(f, x, f.buffer<FB::kChunkReal>(), batch, n, 0);  // row n - 1 of each
-    } else {
-      for (uint32_t b = 0; b < batch; ++b) {
-        HeadInto(f, x + static_cast<size_t>(b) * n * h, n,
-                 f.buffer<FB::kLogits>() + (static_cast<size_t>(b) * k + c0) * vocab);
-      }
-    }
-  }
-  return f.last_logits_only ? Head(f, f.buffer<FB::kLastX>(), batch) : f.buffer<FB::kLogits>();
+  return RunDecoderChunks(f, ids, nullptr, positions, valid, batch, k);
 }
 
 const float* RunDecoderStep(const Forward& f, const int32_t* ids, const uint32_t* positions,
@@ -1455,7 +1449,7 @@ const float* RunDecoderOnSource(const Forward& f, const uint32_t* enc_lengths, u
   Embed(f, dec_ids, dec_lengths, nullptr, batch, dec_seq, x);
   RunStack(f, f.weights->decoder, true, &cross, nullptr, dec_lengths, batch, dec_seq, x);
   if (f.last_logits_only) {
-    KeepLastRows(f, x, dec_lengths, batch, dec_seq, 0);
+    KeepLastRows(f, x, dec_lengths, nullptr, batch, dec_seq);
     return Head(f, f.buffer<FB::kLastX>(), batch);
   }
   return Head(f, x, static_cast<size_t>(batch) * dec_seq);
