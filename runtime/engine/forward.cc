@@ -38,6 +38,8 @@
 namespace octet {
 namespace {
 
+using FB = ForwardBuffer;
+
 size_t QDim(const fb::Architecture& a) {
   return static_cast<size_t>(a.attention()->num_heads()) * a.attention()->head_dim();
 }
@@ -60,13 +62,13 @@ F32Activation Activation(fb::Activation act) {
   return F32Activation::kGeluErf;
 }
 
-// MatMul's int32 block f.acc holds at least kLinearRows rows of any product's
+// MatMul's int32 block acc holds at least kLinearRows rows of any product's
 // outputs, and kLinearWideRows rows of the layers' (not the LM head's): the
 // packed GEMM reaches its speed on tall blocks, which read each weight tile once.
 constexpr size_t kLinearRows = 16;
 constexpr size_t kLinearWideRows = 128;
 
-// Rows of an n-column product per GEMM call: as many as f.acc holds.
+// Rows of an n-column product per GEMM call: as many as acc holds.
 size_t RowBlock(const Forward& f, size_t n) {
   const size_t block = f.acc_elements / n;
   return block < kLinearRows ? kLinearRows : block;
@@ -155,27 +157,27 @@ struct QuantizedRows {
 
 // An int8 m with 16-bit inputs (Matrix::two_digit_input): each input row as two
 // int8 digits (core/quant.h QuantizeRowTwoDigits: qs8_quantize_rows of the row
-// into f.qin, then of its residual, staged in the thread's f.residual row, into
-// f.qin_lo); two int8 products over the same weights, each dequantized with its
+// into qin, then of its residual, staged in the thread's residual row, into
+// qin_lo); two int8 products over the same weights, each dequantized with its
 // digit's row scales; out = high product + bias, then += low product, in fp32.
 // Every step is a table kernel (bit-exact with its reference) or fixed scalar
 // arithmetic, so the result is the same on every kernel set and thread count.
 void MatMulTwoDigits(const Forward& f, const Matrix& m, size_t n, size_t k, const float* in,
                      size_t ldi, size_t rows, float* out, size_t ldo, const float* bias) {
   ParallelRange(f, rows, 1, k, [&](size_t r0, size_t r1, size_t thread) {
-    f.kernels->qs8_quantize_rows(r1 - r0, k, in + r0 * ldi, ldi, f.qin + r0 * k, k,
-                                 f.qin_scales + r0);
-    float* residual = f.residual + thread * f.residual_stride;  // [k]
+    f.kernels->qs8_quantize_rows(r1 - r0, k, in + r0 * ldi, ldi, f.buffer<FB::kQin>() + r0 * k, k,
+                                 f.buffer<FB::kQinScales>() + r0);
+    float* residual = f.buffer<FB::kResidual>() + thread * f.residual_stride;  // [k]
     for (size_t r = r0; r < r1; ++r) {
       const float* x = in + r * ldi;
-      const int8_t* hi = f.qin + r * k;
-      const float scale = f.qin_scales[r];
+      const int8_t* hi = f.buffer<FB::kQin>() + r * k;
+      const float scale = f.buffer<FB::kQinScales>()[r];
       for (size_t c = 0; c < k; ++c) residual[c] = QuantizationResidual(x[c], hi[c], scale);
-      f.kernels->qs8_quantize_rows(1, k, residual, k, f.qin_lo + r * k, k, f.qin_lo_scales + r);
+      f.kernels->qs8_quantize_rows(1, k, residual, k, f.buffer<FB::kQinLo>() + r * k, k, f.buffer<FB::kQinLoScales>() + r);
     }
   });
-  int32_t* acc = f.acc;  // [block, n]: each piece of columns uses its own columns
-  float* lo_out = f.lo_out;  // [block, n], the same
+  int32_t* acc = f.buffer<FB::kAcc>();  // [block, n]: each piece of columns uses its own columns
+  float* lo_out = f.buffer<FB::kLoOut>();  // [block, n], the same
   const size_t block = RowBlock(f, n);
   const size_t tile_bytes = m.packed != nullptr ? qs8_packed_tile_bytes(k) : 0;
   const size_t align = m.packed != nullptr ? kQs8PackedNr : 16;
@@ -184,16 +186,16 @@ void MatMulTwoDigits(const Forward& f, const Matrix& m, size_t n, size_t k, cons
     // The high digits straight into out where the fused kernel exists (bit-identical).
     const bool fused = m.packed != nullptr && f.kernels->qs8_packed_gemm_f32 != nullptr;
     if (fused) {
-      f.kernels->qs8_packed_gemm_f32(rows, cols, k, f.qin, k,
-                                     m.packed + n0 / kQs8PackedNr * tile_bytes, f.qin_scales,
+      f.kernels->qs8_packed_gemm_f32(rows, cols, k, f.buffer<FB::kQin>(), k,
+                                     m.packed + n0 / kQs8PackedNr * tile_bytes, f.buffer<FB::kQinScales>(),
                                      m.scales + n0, bias != nullptr ? bias + n0 : nullptr,
                                      out + n0, ldo);
     }
     for (size_t r0 = 0; r0 < rows; r0 += block) {
       const size_t mr = rows - r0 < block ? rows - r0 : block;
       for (int digit = fused ? 1 : 0; digit < 2; ++digit) {
-        const int8_t* q = (digit == 0 ? f.qin : f.qin_lo) + r0 * k;
-        const float* row_scales = (digit == 0 ? f.qin_scales : f.qin_lo_scales) + r0;
+        const int8_t* q = (digit == 0 ? f.buffer<FB::kQin>() : f.buffer<FB::kQinLo>()) + r0 * k;
+        const float* row_scales = (digit == 0 ? f.buffer<FB::kQinScales>() : f.buffer<FB::kQinLoScales>()) + r0;
         if (m.packed != nullptr) {
           f.kernels->qs8_packed_gemm(mr, cols, k, q, k, m.packed + n0 / kQs8PackedNr * tile_bytes,
                                      acc + n0, n);
@@ -237,18 +239,18 @@ void MatMul(const Forward& f, const Matrix& m, const F32FullyConnected* fc, size
     MatMulTwoDigits(f, m, n, k, in, ldi, rows, out, ldo, bias);
     return;
   }
-  const int8_t* qin = f.qin;               // [rows, k]
-  const float* row_scales = f.qin_scales;  // [rows]
+  const int8_t* qin = f.buffer<FB::kQin>();               // [rows, k]
+  const float* row_scales = f.buffer<FB::kQinScales>();  // [rows]
   if (pre != nullptr) {
     qin = pre->q;
     row_scales = pre->scales;
   } else {
     ParallelRange(f, rows, 1, k, [&](size_t r0, size_t r1, size_t) {
-      f.kernels->qs8_quantize_rows(r1 - r0, k, in + r0 * ldi, ldi, f.qin + r0 * k, k,
-                                   f.qin_scales + r0);
+      f.kernels->qs8_quantize_rows(r1 - r0, k, in + r0 * ldi, ldi, f.buffer<FB::kQin>() + r0 * k, k,
+                                   f.buffer<FB::kQinScales>() + r0);
     });
   }
-  int32_t* acc = f.acc;  // [block, n]: each piece of columns uses its own columns
+  int32_t* acc = f.buffer<FB::kAcc>();  // [block, n]: each piece of columns uses its own columns
   const size_t block = RowBlock(f, n);
   if (m.packed != nullptr) {  // pieces of whole 16-channel tiles
     const size_t tile_bytes = qs8_packed_tile_bytes(k);
@@ -290,15 +292,35 @@ void Linear(const Forward& f, const LinearWeights& w, const float* in, size_t ld
   MatMul(f, w.weight, w.fc, w.out, w.in, in, ldi, rows, out, ldo, w.bias, pre);
 }
 
+// The hooks (if any) as a pass enters layer l of a stack: the weight stream
+// readies its weights, the product observer learns where it is.
+void BeginLayer(const Forward& f, LayerStack stack, uint32_t l, const LayerWeights& w) {
+  if (f.hooks == nullptr) return;
+  f.hooks->observed_stack = stack;
+  f.hooks->observed_layer = l;
+  if (f.hooks->weight_stream != nullptr) f.hooks->weight_stream->BeginLayer(w);
+}
+
+// ... and as it leaves it: the weight stream lets the weights go, the layer
+// observer sees the residual stream x [rows, hidden] (x null: not told).
+void EndLayer(const Forward& f, LayerStack stack, uint32_t l, const LayerWeights& w,
+              const float* x, size_t rows) {
+  if (f.hooks == nullptr) return;
+  if (f.hooks->weight_stream != nullptr) f.hooks->weight_stream->EndLayer(w);
+  if (x != nullptr && f.hooks->layer_observer != nullptr) {
+    f.hooks->layer_observer(f.hooks->layer_observer_ctx, stack, l, x, rows, f.arch->hidden_size());
+  }
+}
+
 // Tells the product observer, if any, about the input x [rows, cols] (stride ld).
 void ObserveInput(const Forward& f, ProductInput which, const float* x, size_t rows, size_t cols,
                   size_t ld) {
-  if (f.product_observer == nullptr) return;
-  f.product_observer(f.product_observer_ctx, f.observed_stack, f.observed_layer, which, x, rows,
-                     cols, ld);
+  if (f.hooks == nullptr || f.hooks->product_observer == nullptr) return;
+  f.hooks->product_observer(f.hooks->product_observer_ctx, f.hooks->observed_stack,
+                            f.hooks->observed_layer, which, x, rows, cols, ld);
 }
 
-// True when Linear(w) quantizes its input into f.qin as int8 rows (an int8
+// True when Linear(w) quantizes its input into qin as int8 rows (an int8
 // product with 8-bit inputs), which the next projections of the input may reuse.
 bool QuantizesInput(const LinearWeights& w) {
   return w.fc == nullptr && w.weight.f32 == nullptr && !w.weight.two_digit_input;
@@ -306,10 +328,10 @@ bool QuantizesInput(const LinearWeights& w) {
 
 // Rows [row0, row0 + rows) of the input the last int8 Linear quantized (in
 // rows of k values): for the next projections of the same input.
-// None (nulls) when the pass has no int8 products (f.qin is not planned).
+// None (nulls) when the pass has no int8 products (qin is not planned).
 QuantizedRows LastQuantized(const Forward& f, size_t k, size_t row0) {
-  if (f.qin == nullptr) return {nullptr, nullptr};
-  return {f.qin + row0 * k, f.qin_scales + row0};
+  if (f.buffer<FB::kQin>() == nullptr) return {nullptr, nullptr};
+  return {f.buffer<FB::kQin>() + row0 * k, f.buffer<FB::kQinScales>() + row0};
 }
 
 // out[0..cols) += multiplier * row `row` of m (int8 rows dequantized first).
@@ -393,11 +415,11 @@ struct CaptureTarget {
 struct AttentionBackend {
   size_t value_bytes;  // bytes per stored key or value element
   bool row_scales;     // one f32 scale per (row, kv head) beside K and V
-  // New keys and values are projected into f32 staging rows (f.k, f.v) and
+  // New keys and values are projected into f32 staging rows (k, v) and
   // stored from there; encoder stacks then keep their KV rows in scratch of
   // their own. Not staged: projected straight into the (f32) KV rows.
   bool staged;
-  size_t query_bytes;  // quantized queries' bytes per element (f.q8 with a scale
+  size_t query_bytes;  // quantized queries' bytes per element (q8 with a scale
                        // per (row, head)); 0: Attend reads the f32 queries
   // Prepare: why these parameters cannot run (null: they can).
   const char* (*params_error)(const AttentionParams& p);
@@ -467,12 +489,12 @@ void F32Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uin
     ph.head_begin = h0;
     ph.head_end = h1;
     f.kernels->f32_attention(ph, qb, qd, k, kvd, v, kvd, qb, qd,
-                             reinterpret_cast<float*>(f.attention + thread * f.attention_bytes));
+                             reinterpret_cast<float*>(f.buffer<FB::kAttention>() + thread * f.attention_bytes));
   });
 }
 
 // int8: keys and values are staged in f32 and quantized per (row, kv head)
-// into the int8 KV rows; queries likewise into f.q8; ops/qs8_attention.h.
+// into the int8 KV rows; queries likewise into q8; ops/qs8_attention.h.
 Status Qs8ScratchBytes(const AttentionParams& p, size_t* bytes) {
   if (p.head_dim > kQs8AttentionMaxHeadDim || AttentionTile(p) > kQs8AttentionMaxTile) {
     return Status(StatusCode::kUnsupported, "head_dim or the attention tile exceeds the int8 "
@@ -503,8 +525,8 @@ void Qs8Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uin
   const size_t kv0 = static_cast<size_t>(b) * kv.stride;  // sequence b's first kv row
   const int8_t* k = static_cast<const int8_t*>(kv.k) + kv0 * kvd;  // [kv_len, kvd]
   const int8_t* v = static_cast<const int8_t*>(kv.v) + kv0 * kvd;  // [kv_len, kvd]
-  int8_t* q8 = f.q8;              // [q_len, qd]
-  float* q_scales = f.q8_scales;  // [q_len, heads]
+  int8_t* q8 = f.buffer<FB::kQ8>();              // [q_len, qd]
+  float* q_scales = f.buffer<FB::kQ8Scales>();  // [q_len, heads]
   QuantizeHeads(f, qb, p.q_len, heads, hd, q8, q_scales);
   if (capture != nullptr) {
     CaptureHeads(f, p, *capture, [&](size_t h, float* rows) {
@@ -521,7 +543,7 @@ void Qs8Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uin
     ph.head_begin = h0;
     ph.head_end = h1;
     qs8_attention(kernels, ph, q8, qd, q_scales, k, kvd, kv.k_scales + kv0 * kvh, v, kvd,
-                  kv.v_scales + kv0 * kvh, qb, qd, f.attention + thread * f.attention_bytes);
+                  kv.v_scales + kv0 * kvh, qb, qd, f.buffer<FB::kAttention>() + thread * f.attention_bytes);
   });
 }
 
@@ -576,7 +598,7 @@ void Embed(const Forward& f, const int32_t* ids, const uint32_t* lengths, const 
   const size_t h = a.hidden_size();
   const bool sinusoidal = a.position() == fb::PositionKind::SinusoidalSplit ||
                           a.position() == fb::PositionKind::SinusoidalInterleaved;
-  float* sinusoid = f.delta;  // [seq, hidden]
+  float* sinusoid = f.buffer<FB::kDelta>();  // [seq, hidden]
   std::memset(x, 0, static_cast<size_t>(batch) * seq * h * sizeof(float));
   for (uint32_t b = 0; b < batch; ++b) {
     const size_t p0 = pos0 != nullptr ? pos0[b] : 0;
@@ -642,22 +664,22 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
   const fb::Architecture& a = *f.arch;
   const size_t h = a.hidden_size(), qd = QDim(a), kvd = KvDim(a);
   const size_t rows = static_cast<size_t>(batch) * seq;
-  float* q = f.q;  // [rows, qd]: queries, then the attention output in place
+  float* q = f.buffer<FB::kQ>();  // [rows, qd]: queries, then the attention output in place
   ObserveInput(f, ProductInput::kAttention, in, rows, h, h);
   Linear(f, w.q, in, h, rows, q, qd);
-  // Q's quantized rows of `in` stay in f.qin until the next Linear: Attend
-  // quantizes into f.q8, the backend's store into the KV rows.
+  // Q's quantized rows of `in` stay in qin until the next Linear: Attend
+  // quantizes into q8, the backend's store into the KV rows.
   const bool shared_input = QuantizesInput(w.q) && QuantizesInput(w.k) && QuantizesInput(w.v);
   for (uint32_t b = 0; b < batch; ++b) {
     const size_t p0 = pos0 != nullptr ? pos0[b] : 0;
     const float* xb = in + static_cast<size_t>(b) * seq * h;  // [seq, hidden]
     float* qb = q + static_cast<size_t>(b) * seq * qd;        // [seq, qd]
     // This call's keys and values [seq, kvd], f32: in the KV rows p0.. or staged
-    // in f.k, f.v, as the backend stores them.
+    // in k, v, as the backend stores them.
     float* kb = nullptr;
     float* vb = nullptr;
-    KvTargets(f, kv, b, p0, f.k + static_cast<size_t>(b) * seq * kvd,
-              f.v + static_cast<size_t>(b) * seq * kvd, &kb, &vb);
+    KvTargets(f, kv, b, p0, f.buffer<FB::kK>() + static_cast<size_t>(b) * seq * kvd,
+              f.buffer<FB::kV>() + static_cast<size_t>(b) * seq * kvd, &kb, &vb);
     // K and V read the rows of `in` that Q's projection quantized.
     const QuantizedRows pre = LastQuantized(f, h, static_cast<size_t>(b) * seq);
     Linear(f, w.k, xb, h, seq, kb, kvd, shared_input ? &pre : nullptr);
@@ -715,7 +737,7 @@ void CrossAttention(const Forward& f, const AttentionWeights& w, KvRows kv, cons
   const fb::Architecture& a = *f.arch;
   const size_t h = a.hidden_size(), qd = QDim(a);
   const size_t rows = static_cast<size_t>(batch) * seq;
-  float* q = f.q;  // [rows, qd]: queries, then the attention output in place
+  float* q = f.buffer<FB::kQ>();  // [rows, qd]: queries, then the attention output in place
   ObserveInput(f, ProductInput::kCrossQuery, in, rows, h, h);
   Linear(f, w.q, in, h, rows, q, qd);
   for (uint32_t b = 0; b < batch; ++b) {
@@ -737,12 +759,12 @@ void FeedForward(const Forward& f, const LayerWeights& w, const float* in, size_
   const fb::Architecture& a = *f.arch;
   const size_t h = a.hidden_size(), inter = a.intermediate_size();
   const F32Activation act = Activation(a.activation());
-  float* up = f.up;  // [rows, intermediate]
+  float* up = f.buffer<FB::kUp>();  // [rows, intermediate]
   ObserveInput(f, ProductInput::kFfn, in, rows, h, h);
   Linear(f, w.up, in, h, rows, up, inter);
   float* hidden = up;  // [rows, intermediate]: the down projection's input
   if (a.gated_ffn()) {
-    hidden = f.gate;  // [rows, intermediate]
+    hidden = f.buffer<FB::kGate>();  // [rows, intermediate]
     const QuantizedRows pre = LastQuantized(f, h, 0);  // up's quantized rows of `in`
     const bool shared_input = QuantizesInput(w.up) && QuantizesInput(w.gate);
     Linear(f, w.gate, in, h, rows, hidden, inter, shared_input ? &pre : nullptr);
@@ -763,7 +785,7 @@ void FeedForward(const Forward& f, const LayerWeights& w, const float* in, size_
 }
 
 // One sub-block with its norm and residual around it: x [rows, hidden].
-// `block` reads its input [rows, hidden] and writes f.delta. Pre-norm blocks
+// `block` reads its input [rows, hidden] and writes delta. Pre-norm blocks
 // with a `post` norm (sandwich_norms; post.weight null: none) also normalize
 // the block's output before the residual add.
 template <typename Block>
@@ -771,13 +793,13 @@ void Residual(const Forward& f, const NormWeights& norm, size_t rows, float* x, 
               const NormWeights& post = NormWeights()) {
   const size_t h = f.arch->hidden_size();
   if (f.arch->norm_placement() == fb::NormPlacement::Pre) {
-    Normalize(f, norm, x, rows, f.normed);
-    block(f.normed);
-    if (post.weight != nullptr) Normalize(f, post, f.delta, rows, f.delta);
-    AddResidualRows(f, x, f.delta, rows, h);
+    Normalize(f, norm, x, rows, f.buffer<FB::kNormed>());
+    block(f.buffer<FB::kNormed>());
+    if (post.weight != nullptr) Normalize(f, post, f.buffer<FB::kDelta>(), rows, f.buffer<FB::kDelta>());
+    AddResidualRows(f, x, f.buffer<FB::kDelta>(), rows, h);
   } else {
     block(x);
-    AddResidualRows(f, x, f.delta, rows, h);
+    AddResidualRows(f, x, f.buffer<FB::kDelta>(), rows, h);
     Normalize(f, norm, x, rows, x);
   }
 }
@@ -834,22 +856,20 @@ void ProjectCrossKv(const Forward& f, const float* encoder_out, uint32_t enc_seq
   const StackWeights& stack = f.weights->decoder;
   for (uint32_t l = 0; l < stack.num_layers; ++l) {
     const AttentionWeights& w = stack.layers[l].cross_attn;
-    if (f.weight_stream != nullptr) f.weight_stream->BeginLayer(stack.layers[l]);
+    BeginLayer(f, LayerStack::kDecoder, l, stack.layers[l]);
     const KvRows kv = CrossKv(f, l);
-    f.observed_stack = LayerStack::kDecoder;
-    f.observed_layer = l;
     ObserveInput(f, ProductInput::kCrossKv, encoder_out, static_cast<size_t>(batch) * enc_seq, h,
                  h);
     for (uint32_t b = 0; b < batch; ++b) {
       const float* eb = encoder_out + static_cast<size_t>(b) * enc_seq * h;  // [enc_seq, hidden]
-      float* kb = nullptr;  // [enc_seq, kvd]: in the KV rows or staged in f.k
-      float* vb = nullptr;  // same, f.v
-      KvTargets(f, kv, b, 0, f.k, f.v, &kb, &vb);
+      float* kb = nullptr;  // [enc_seq, kvd]: in the KV rows or staged in k
+      float* vb = nullptr;  // same, v
+      KvTargets(f, kv, b, 0, f.buffer<FB::kK>(), f.buffer<FB::kV>(), &kb, &vb);
       Linear(f, w.k, eb, h, enc_seq, kb, kvd);
       Linear(f, w.v, eb, h, enc_seq, vb, kvd);
       f.attention_backend->store(f, kv, b, 0, enc_seq, kb, vb);
     }
-    if (f.weight_stream != nullptr) f.weight_stream->EndLayer(stack.layers[l]);
+    EndLayer(f, LayerStack::kDecoder, l, stack.layers[l], nullptr, 0);
   }
 }
 
@@ -866,9 +886,7 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
                                   : LayerStack::kEncoder;
   for (uint32_t l = 0; l < stack.num_layers; ++l) {
     const LayerWeights& w = stack.layers[l];
-    if (f.weight_stream != nullptr) f.weight_stream->BeginLayer(w);
-    f.observed_stack = id;
-    f.observed_layer = l;
+    BeginLayer(f, id, l, w);
     const AttentionCapture* capture =
         f.capture != nullptr && f.capture->stack == id && f.capture->layer == l ? f.capture
                                                                                  : nullptr;
@@ -885,22 +903,19 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
                                       ? f.rope_local_inv_freq
                                       : f.rope_inv_freq;
           SelfAttention(f, w.attn, stack.relative_bias, decoder, window, inv_freq, self, in, pos0,
-                        valid, batch, seq, f.delta, capture_cross ? nullptr : capture);
+                        valid, batch, seq, f.buffer<FB::kDelta>(), capture_cross ? nullptr : capture);
         },
         w.post_attn_norm);
     if (cross != nullptr) {
       Residual(f, w.cross_attn_norm, rows, x, [&](const float* in) {
         CrossAttention(f, w.cross_attn, CrossKv(f, l), in, cross->enc_lengths, cross->enc_seq,
-                       valid, batch, seq, f.delta, capture_cross ? capture : nullptr);
+                       valid, batch, seq, f.buffer<FB::kDelta>(), capture_cross ? capture : nullptr);
       });
     }
     Residual(
-        f, w.ffn_norm, rows, x, [&](const float* in) { FeedForward(f, w, in, rows, f.delta); },
+        f, w.ffn_norm, rows, x, [&](const float* in) { FeedForward(f, w, in, rows, f.buffer<FB::kDelta>()); },
         w.post_ffn_norm);
-    if (f.weight_stream != nullptr) f.weight_stream->EndLayer(w);
-    if (f.observer != nullptr) {
-      f.observer(f.observer_ctx, id, l, x, rows, f.arch->hidden_size());
-    }
+    EndLayer(f, id, l, w, x, rows);
   }
   if (stack.final_norm.weight != nullptr) Normalize(f, stack.final_norm, x, rows, x);
 }
@@ -912,13 +927,17 @@ void HeadInto(const Forward& f, const float* x, size_t rows, float* logits) {
   const size_t h = a.hidden_size(), vocab = a.vocab_size();
   ProfileScope scope(f, OpKind::kHead);
   if (f.profile != nullptr) f.profile->head_ops += 2.0 * rows * vocab * h;
-  f.observed_stack = a.structure() == fb::Structure::EncoderDecoder ? LayerStack::kDecoder
-                                                                    : LayerStack::kSingle;
-  f.observed_layer = 0;
+  WeightStream* stream = f.hooks != nullptr ? f.hooks->weight_stream : nullptr;
+  if (f.hooks != nullptr) {
+    f.hooks->observed_stack = a.structure() == fb::Structure::EncoderDecoder
+                                  ? LayerStack::kDecoder
+                                  : LayerStack::kSingle;
+    f.hooks->observed_layer = 0;
+  }
   ObserveInput(f, ProductInput::kHead, x, rows, h, h);
-  if (f.weight_stream != nullptr) f.weight_stream->BeginHead();
+  if (stream != nullptr) stream->BeginHead();
   MatMul(f, f.weights->head, f.weights->head_fc, vocab, h, x, h, rows, logits, vocab);
-  if (f.weight_stream != nullptr) f.weight_stream->EndHead();
+  if (stream != nullptr) stream->EndHead();
   if (a.logits_scale() != 1.0f) {
     for (size_t i = 0; i < rows * vocab; ++i) logits[i] *= a.logits_scale();
   }
@@ -931,21 +950,22 @@ void HeadInto(const Forward& f, const float* x, size_t rows, float* logits) {
   }
 }
 
-// f.logits [rows, vocab] for x [rows, hidden].
+// logits [rows, vocab] for x [rows, hidden].
 const float* Head(const Forward& f, const float* x, size_t rows) {
-  HeadInto(f, x, rows, f.logits);
-  return f.logits;
+  HeadInto(f, x, rows, f.buffer<FB::kLogits>());
+  return f.buffer<FB::kLogits>();
 }
 
-// Copies into f.last_x the rows of x [batch, seq, hidden] (first position pos0)
-// that hold a sequence's last real token, position lengths[b] - 1.
-void KeepLastRows(const Forward& f, const float* x, const uint32_t* lengths, uint32_t batch,
-                  uint32_t seq, uint32_t pos0) {
+// Copies into last_x the rows of x [batch, seq, hidden] (sequence b's first
+// at position pos0[b]; pos0 null: 0) that hold a sequence's last real token,
+// position ends[b] - 1.
+void KeepLastRows(const Forward& f, const float* x, const uint32_t* ends, const uint32_t* pos0,
+                  uint32_t batch, uint32_t seq) {
   const size_t h = f.arch->hidden_size();
   for (uint32_t b = 0; b < batch; ++b) {
-    const uint32_t last = lengths[b] - 1;
-    if (last < pos0 || last >= pos0 + seq) continue;
-    std::memcpy(f.last_x + b * h, x + (static_cast<size_t>(b) * seq + last - pos0) * h,
+    const uint32_t last = ends[b] - 1, p0 = pos0 != nullptr ? pos0[b] : 0;
+    if (last < p0 || last >= p0 + seq) continue;
+    std::memcpy(f.buffer<FB::kLastX>() + b * h, x + (static_cast<size_t>(b) * seq + last - p0) * h,
                 h * sizeof(float));
   }
 }
@@ -1007,183 +1027,263 @@ ForwardMode GetForwardMode(const Model& model) {
   return mode;
 }
 
+namespace {
+
+// What the buffers' sizes depend on: the model's shape, the limits and the
+// attention backend, resolved once by PlanForward.
+struct PlanShape {
+  uint64_t rows = 0;        // of the per-layer buffers: max_batch x chunk
+  uint64_t layer_rows = 0;  // rows, or 0 for layer-free models (no per-layer buffers)
+  uint64_t full_rows = 0;   // of whole sequences: max_batch x max_seq
+  uint64_t max_batch = 0;
+  uint64_t threads = 1;
+  uint64_t layer_structs = 0;  // LayerWeightsCount
+  uint64_t h = 0, inter = 0, vocab = 0, qd = 0, kvd = 0, heads = 0, kv_heads = 0;
+  uint64_t rotary_dim = 0;
+  uint64_t self_rows = 0;   // KV cache rows of every decoder layer
+  uint64_t cross_rows = 0;  // cross-attention rows of every decoder layer (enc-dec)
+  uint64_t attention_bytes = 0;
+  uint64_t widest_in = 0;   // int8 matrices: the widest product input
+  uint64_t acc = 0;         // int8 matrices: int32 elements of acc
+  bool layers = false, enc_dec = false, decoder_only = false, logits = false;
+  bool last_logits_only = false, local_rope = false, sinusoidal = false, gated = false;
+  bool int8_matrices = false, two_digit = false;
+  const AttentionBackend* backend = nullptr;
+};
+
+// A buffer's bytes, as count x width (count 0: this model does not use it).
+struct BufferExtent {
+  uint64_t count;
+  uint64_t width;
+};
+
+// The size of every row of the buffer table (engine/forward_buffers.h), in one place.
+BufferExtent BufferSize(const PlanShape& s, ForwardBuffer buffer) {
+  constexpr uint64_t f = sizeof(float), u32 = sizeof(uint32_t);
+  const AttentionBackend& be = *s.backend;
+  const uint64_t lr = s.layer_rows;
+  const uint64_t query_rows = be.query_bytes != 0 ? lr : 0;
+  const uint64_t kv_rows = be.staged ? lr : 0;  // encoder stacks' own KV rows
+  const uint64_t scale_rows = be.row_scales ? kv_rows : 0;
+  const uint64_t scale_bytes = be.row_scales ? f : 0;
+  const uint64_t int8_rows = s.int8_matrices ? s.rows : 0;
+  const uint64_t lo_rows = s.int8_matrices && s.two_digit ? s.rows : 0;
+  switch (buffer) {
+    case FB::kLayerWeights: return {s.layer_structs, sizeof(LayerWeights)};
+    case FB::kModelWeights: return {1, sizeof(ModelWeights)};
+    case FB::kRopeInvFreq: return {s.rotary_dim / 2, f};
+    case FB::kRopeLocalInvFreq: return {s.local_rope ? s.rotary_dim / 2 : 0, f};
+    case FB::kAlibiSlopes: return {s.heads, f};
+    case FB::kX: return {s.rows * s.h, f};
+    case FB::kEncoderOut: return {s.enc_dec ? s.full_rows * s.h : 0, f};
+    case FB::kLogits:
+      return {s.logits ? (s.last_logits_only ? s.max_batch : s.full_rows) * s.vocab : 0, f};
+    case FB::kLastX: return {s.logits && s.last_logits_only ? s.max_batch * s.h : 0, f};
+    case FB::kChunkIds: return {s.decoder_only ? s.rows : 0, sizeof(int32_t)};
+    case FB::kChunkPos0: return {s.decoder_only ? s.max_batch : 0, u32};
+    case FB::kChunkReal: return {s.decoder_only ? s.max_batch : 0, u32};
+    case FB::kStepValid: return {s.max_batch, u32};
+    case FB::kNormed: return {lr * s.h, f};
+    case FB::kDelta: return {(s.sinusoidal ? s.rows : lr) * s.h, f};  // + Embed's sinusoids
+    case FB::kQ: return {lr * s.qd, f};
+    case FB::kK: return {lr * s.kvd, f};
+    case FB::kV: return {lr * s.kvd, f};
+    case FB::kAttention: return {s.layers ? s.threads : 0, s.attention_bytes};
+    case FB::kQ8: return {query_rows * s.qd, be.query_bytes};
+    case FB::kQ8Scales: return {query_rows * s.heads, f};
+    case FB::kK8: return {kv_rows * s.kvd, be.value_bytes};
+    case FB::kK8Scales: return {scale_rows * s.kv_heads, f};
+    case FB::kV8: return {kv_rows * s.kvd, be.value_bytes};
+    case FB::kV8Scales: return {scale_rows * s.kv_heads, f};
+    case FB::kUp: return {lr * s.inter, f};
+    case FB::kGate: return {s.gated ? lr * s.inter : 0, f};
+    case FB::kQin: return {int8_rows * s.widest_in, 1};
+    case FB::kQinScales: return {int8_rows, f};
+    case FB::kAcc: return {s.int8_matrices ? s.acc : 0, sizeof(int32_t)};
+    case FB::kQinLo: return {lo_rows * s.widest_in, 1};
+    case FB::kQinLoScales: return {lo_rows, f};
+    case FB::kLoOut: return {lo_rows != 0 ? s.acc : 0, f};
+    case FB::kResidual: return {lo_rows != 0 ? s.threads * s.widest_in : 0, f};
+    case FB::kSelfK:
+    case FB::kSelfV: return {s.self_rows * s.kvd, be.value_bytes};
+    case FB::kSelfKScales:
+    case FB::kSelfVScales: return {s.self_rows * s.kv_heads, scale_bytes};
+    case FB::kCrossK:
+    case FB::kCrossV: return {s.cross_rows * s.kvd, be.value_bytes};
+    case FB::kCrossKScales:
+    case FB::kCrossVScales: return {s.cross_rows * s.kv_heads, scale_bytes};
+    case FB::kCount: break;
+  }
+  return {0, 0};
+}
+
+// The rotary dimensions of a RoPE model: rope.rotary_dim, or head_dim when 0.
+Status RotaryDim(const fb::Architecture& a, uint32_t* rotary_dim) {
+  const uint32_t head_dim = a.attention()->head_dim();
+  const uint32_t rotary = a.rope() != nullptr ? a.rope()->rotary_dim() : 0;
+  *rotary_dim = rotary != 0 ? rotary : head_dim;
+  if (*rotary_dim % 2 != 0 || *rotary_dim < 2 || *rotary_dim > head_dim) {
+    return Status::Error(StatusCode::kInvalidModel, "rotary_dim %u must be even and in [2, %u]",
+                         *rotary_dim, head_dim);
+  }
+  return Status::Ok();
+}
+
+// The shape the table's sizes are computed from; sets the plan's derived sizes.
+PlanShape GetPlanShape(const fb::Architecture& a, const ForwardMode& mode,
+                       const ForwardLimits& limits, ForwardPlan* plan) {
+  const fb::Attention& att = *a.attention();
+  PlanShape s;
+  s.layers = HasLayers(a);
+  s.enc_dec = a.structure() == fb::Structure::EncoderDecoder;
+  s.decoder_only = a.structure() == fb::Structure::DecoderOnly;
+  s.logits = a.structure() != fb::Structure::EncoderOnly;
+  s.last_logits_only = limits.last_logits_only;
+  s.local_rope = a.rope() != nullptr && a.rope()->local_theta() != 0.0f;
+  s.sinusoidal = a.position() == fb::PositionKind::SinusoidalSplit ||
+                 a.position() == fb::PositionKind::SinusoidalInterleaved;
+  s.gated = a.gated_ffn();
+  s.int8_matrices = mode.int8_matrices;
+  s.two_digit = mode.two_digit_inputs;
+  s.backend = &Backend(mode);
+  s.max_batch = limits.max_batch;
+  s.threads = limits.threads < 1 ? 1 : limits.threads;
+  s.full_rows = static_cast<uint64_t>(limits.max_batch) * limits.max_seq;
+  s.rows = static_cast<uint64_t>(limits.max_batch) * plan->chunk;
+  s.layer_rows = s.layers ? s.rows : 0;
+  s.layer_structs = LayerWeightsCount(a);
+  s.h = a.hidden_size();
+  s.inter = a.intermediate_size();
+  s.vocab = a.vocab_size();
+  s.qd = QDim(a);
+  s.kvd = KvDim(a);
+  s.heads = att.num_heads();
+  s.kv_heads = att.num_kv_heads();
+  s.rotary_dim = plan->rotary_dim;
+  s.attention_bytes = plan->attention_bytes;
+  const uint64_t decoder_layers = DecoderLayers(a);
+  s.self_rows = decoder_layers * limits.max_batch * plan->kv_positions;
+  s.cross_rows = s.enc_dec ? decoder_layers * s.full_rows : 0;
+  if (mode.int8_matrices) {
+    // MatMul's int8 rows and int32 block: [kLinearWideRows, widest layer
+    // output] (fewer rows when fewer are run), and at least [kLinearRows,
+    // vocab] for the head. Layer-free: the head's input only.
+    uint64_t widest_out = 0;
+    s.widest_in = s.h;
+    if (s.layers) {
+      s.widest_in = s.h > s.inter ? s.h : s.inter;
+      s.widest_in = s.qd > s.widest_in ? s.qd : s.widest_in;
+      widest_out = s.widest_in;
+    }
+    const uint64_t wide_rows = s.rows < kLinearWideRows
+                                   ? (s.rows < kLinearRows ? kLinearRows : s.rows)
+                                   : kLinearWideRows;
+    s.acc = wide_rows * widest_out;
+    if (s.logits && kLinearRows * s.vocab > s.acc) s.acc = kLinearRows * s.vocab;
+    plan->acc_elements = static_cast<size_t>(s.acc);
+    plan->residual_stride = static_cast<size_t>(s.widest_in);
+  }
+  return s;
+}
+
+}  // namespace
+
 Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLimits& limits,
                    ArenaLayout* activations, ArenaLayout* scratch, ArenaLayout* kv_cache,
                    ForwardPlan* plan) {
-  const uint32_t max_batch = limits.max_batch, max_seq = limits.max_seq;
-  const uint32_t attention_tile = limits.attention_tile, threads = limits.threads;
-  const fb::Attention& att = *a.attention();
-  const uint64_t h = a.hidden_size(), inter = a.intermediate_size(), vocab = a.vocab_size();
-  const uint64_t qd = QDim(a), kvd = KvDim(a);
-  const bool enc_dec = a.structure() == fb::Structure::EncoderDecoder;
-  constexpr uint64_t f = sizeof(float);
   *plan = ForwardPlan();
   plan->mode = mode;
   plan->limits = limits;
-  plan->kv_positions = max_seq + limits.max_new_tokens;
-  plan->attention_tile = attention_tile;
+  plan->kv_positions = limits.max_seq + limits.max_new_tokens;
+  plan->attention_tile = limits.attention_tile;
   const bool decoder_only = a.structure() == fb::Structure::DecoderOnly;
-  plan->chunk = decoder_only && limits.prefill_chunk != 0 && limits.prefill_chunk < max_seq
+  plan->chunk = decoder_only && limits.prefill_chunk != 0 && limits.prefill_chunk < limits.max_seq
                     ? limits.prefill_chunk
-                    : max_seq;
+                    : limits.max_seq;
   if (a.position() == fb::PositionKind::Rope) {
-    const uint32_t rotary = a.rope() != nullptr ? a.rope()->rotary_dim() : 0;
-    plan->rotary_dim = rotary != 0 ? rotary : att.head_dim();
-    if (plan->rotary_dim % 2 != 0 || plan->rotary_dim < 2 || plan->rotary_dim > att.head_dim()) {
-      return Status::Error(StatusCode::kInvalidModel, "rotary_dim %u must be even and in [2, %u]",
-                           plan->rotary_dim, att.head_dim());
-    }
+    OCTET_RETURN_IF_ERROR(RotaryDim(a, &plan->rotary_dim));
   }
-
-  // The table: every buffer of the pass with its arena, size and lifetime
-  // (phases, ForwardPhase). Sizes are count x width bytes, the products
-  // checked, so 32-bit targets see an error instead of a wrapped size.
-  bool fits = true;
-  struct Row {
-    size_t* offset;  // the ForwardPlan field that receives the buffer's offset
-  } rows_out[kMaxPlannedBuffers];
-  using A = ForwardArena;
-  using P = ForwardPhase;
-  auto add = [&](const char* name, A arena, uint64_t count, uint64_t width, P first, P last,
-                 size_t* offset) {
-    uint64_t bytes = 0;
-    if (!CheckedMul(count, width, &bytes) || bytes > SIZE_MAX / 2 ||
-        plan->num_buffers == kMaxPlannedBuffers) {
-      fits = false;
-      return;
-    }
-    PlannedBuffer& b = plan->buffers[plan->num_buffers];
-    b.name = name;
-    b.arena = arena;
-    b.first = first;
-    b.last = last;
-    b.bytes = static_cast<size_t>(bytes);
-    b.alignment = kArenaAlignment;
-    rows_out[plan->num_buffers++].offset = offset;
-  };
-  auto whole = [&](const char* name, A arena, uint64_t count, uint64_t width, size_t* offset) {
-    add(name, arena, count, width, P::kEmbed, P::kHead, offset);
-  };
-  // rows: of the per-layer buffers; full_rows: of whole sequences (encoder
-  // output, cross-attention K/V, every logit row). Layer-free models plan no
-  // per-layer buffers (count 0).
-  const uint64_t full_rows = static_cast<uint64_t>(max_batch) * max_seq;
-  const uint64_t rows = static_cast<uint64_t>(max_batch) * plan->chunk;
-  const uint64_t layer_rows = HasLayers(a) ? rows : 0;
-  const A act = A::kActivations, scr = A::kScratch, kv = A::kKvCache;
-  // Prepare-time tables and the run's outputs and state: the whole pass.
-  whole("layer_weights", act, LayerWeightsCount(a), sizeof(LayerWeights), &plan->layer_weights);
-  whole("model_weights", act, 1, sizeof(ModelWeights), &plan->model_weights);
-  whole("rope_inv_freq", act, plan->rotary_dim / 2, f, &plan->rope_inv_freq);
-  const bool local_rope = a.rope() != nullptr && a.rope()->local_theta() != 0.0f;
-  whole("rope_local_inv_freq", act, local_rope ? plan->rotary_dim / 2 : 0, f,
-        &plan->rope_local_inv_freq);
-  whole("alibi_slopes", act, att.num_heads(), f, &plan->alibi_slopes);
-  whole("x", act, rows * h, f, &plan->x);
-  whole("encoder_out", act, enc_dec ? full_rows * h : 0, f, &plan->encoder_out);
-  const bool logits = a.structure() != fb::Structure::EncoderOnly;
-  whole("logits", act, logits ? (limits.last_logits_only ? max_batch : full_rows) * vocab : 0, f,
-        &plan->logits);
-  whole("last_x", act, logits && limits.last_logits_only ? max_batch * h : 0, f, &plan->last_x);
-  whole("chunk_ids", scr, decoder_only ? rows : 0, sizeof(int32_t), &plan->chunk_ids);
-  whole("chunk_pos0", scr, decoder_only ? max_batch : 0, sizeof(uint32_t), &plan->chunk_pos0);
-  whole("chunk_real", scr, decoder_only ? max_batch : 0, sizeof(uint32_t), &plan->chunk_real);
-  whole("step_valid", scr, max_batch, sizeof(uint32_t), &plan->step_valid);
-
-  // Temporaries: a sub-block's norm and output (delta also holds Embed's sinusoids).
-  const bool sinusoidal = a.position() == fb::PositionKind::SinusoidalSplit ||
-                          a.position() == fb::PositionKind::SinusoidalInterleaved;
-  add("normed", scr, layer_rows * h, f, P::kAttention, P::kFeedForward, &plan->normed);
-  add("delta", scr, sinusoidal ? rows * h : layer_rows * h, f, P::kEmbed, P::kFeedForward,
-      &plan->delta);
-  // Attention's: queries and output, staged K and V (ProjectCrossKv's too), one
-  // scratch per thread; the feed-forward's reuse their memory.
-  const AttentionBackend& backend = Backend(mode);
   AttentionParams params;
-  params.head_dim = att.head_dim();
-  params.tile = attention_tile;
-  OCTET_RETURN_IF_ERROR(backend.scratch_bytes(params, &plan->attention_bytes));
-  add("q", scr, layer_rows * qd, f, P::kAttention, P::kCross, &plan->q);
-  add("k", scr, layer_rows * kvd, f, P::kAttention, P::kAttention, &plan->k);
-  add("v", scr, layer_rows * kvd, f, P::kAttention, P::kAttention, &plan->v);
-  add("attention", scr, HasLayers(a) ? (threads < 1 ? 1 : threads) : 0, plan->attention_bytes,
-      P::kAttention, P::kCross, &plan->attention);
-  const uint64_t heads = att.num_heads(), kv_heads = att.num_kv_heads();
-  const uint64_t query_rows = backend.query_bytes != 0 ? layer_rows : 0;
-  add("q8", scr, query_rows * qd, backend.query_bytes, P::kAttention, P::kCross, &plan->q8);
-  add("q8_scales", scr, query_rows * heads, f, P::kAttention, P::kCross, &plan->q8_scales);
-  // Encoder stacks' KV rows beside the f32 staging in k, v (staged backends).
-  const uint64_t kv_rows = backend.staged ? layer_rows : 0;
-  const uint64_t scale_rows = backend.row_scales ? kv_rows : 0;
-  add("k8", scr, kv_rows * kvd, backend.value_bytes, P::kAttention, P::kAttention, &plan->k8);
-  add("k8_scales", scr, scale_rows * kv_heads, f, P::kAttention, P::kAttention, &plan->k8_scales);
-  add("v8", scr, kv_rows * kvd, backend.value_bytes, P::kAttention, P::kAttention, &plan->v8);
-  add("v8_scales", scr, scale_rows * kv_heads, f, P::kAttention, P::kAttention, &plan->v8_scales);
-  add("up", scr, layer_rows * inter, f, P::kFeedForward, P::kFeedForward, &plan->up);
-  add("gate", scr, a.gated_ffn() ? layer_rows * inter : 0, f, P::kFeedForward, P::kFeedForward,
-      &plan->gate);
-  // MatMul's int8 rows and int32 block: every phase with a product.
-  if (mode.int8_matrices) {
-    uint64_t widest_in = h, widest_out = 0;  // layer-free: the head's input only
-    if (HasLayers(a)) {
-      widest_in = h > inter ? h : inter;
-      widest_in = qd > widest_in ? qd : widest_in;
-      widest_out = widest_in;
-    }
-    add("qin", scr, rows * widest_in, 1, P::kAttention, P::kHead, &plan->qin);
-    add("qin_scales", scr, rows, f, P::kAttention, P::kHead, &plan->qin_scales);
-    // [kLinearWideRows, widest layer output] (fewer rows when fewer are run),
-    // and at least [kLinearRows, vocab] for the head.
-    const uint64_t wide_rows = rows < kLinearWideRows ? (rows < kLinearRows ? kLinearRows : rows)
-                                                      : kLinearWideRows;
-    uint64_t acc = wide_rows * widest_out;
-    if (a.structure() != fb::Structure::EncoderOnly && kLinearRows * vocab > acc) {
-      acc = kLinearRows * vocab;
-    }
-    plan->acc_elements = static_cast<size_t>(acc);
-    add("acc", scr, acc, sizeof(int32_t), P::kAttention, P::kHead, &plan->acc);
-    const uint64_t lo_rows = mode.two_digit_inputs ? rows : 0;
-    add("qin_lo", scr, lo_rows * widest_in, 1, P::kAttention, P::kHead, &plan->qin_lo);
-    add("qin_lo_scales", scr, lo_rows, f, P::kAttention, P::kHead, &plan->qin_lo_scales);
-    add("lo_out", scr, mode.two_digit_inputs ? acc : 0, f, P::kAttention, P::kHead,
-        &plan->lo_out);
-    plan->residual_stride = static_cast<size_t>(widest_in);
-    add("residual", scr, mode.two_digit_inputs ? (threads < 1 ? 1 : threads) * widest_in : 0, f,
-        P::kAttention, P::kHead, &plan->residual);
+  params.head_dim = a.attention()->head_dim();
+  params.tile = limits.attention_tile;
+  OCTET_RETURN_IF_ERROR(Backend(mode).scratch_bytes(params, &plan->attention_bytes));
+  const PlanShape shape = GetPlanShape(a, mode, limits, plan);
+
+  // The table's sizes: count x width bytes, the product checked, so 32-bit
+  // targets see an error instead of a wrapped size.
+  const Status overflow(StatusCode::kOutOfMemory, "the memory plan overflows the address space");
+  for (size_t i = 0; i < kNumForwardBuffers; ++i) {
+    const BufferExtent e = BufferSize(shape, static_cast<ForwardBuffer>(i));
+    uint64_t bytes = 0;
+    if (!CheckedMul(e.count, e.width, &bytes) || bytes > SIZE_MAX / 2) return overflow;
+    plan->buffers[i] = kForwardBufferRows[i];
+    plan->buffers[i].bytes = static_cast<size_t>(bytes);
   }
-
-  // The KV cache of the decoder layers, in the backend's layout: its values,
-  // and with row_scales a scale per (position, kv head).
-  const uint64_t layers = DecoderLayers(a);
-  const uint64_t self_rows = layers * max_batch * plan->kv_positions;
-  const uint64_t cross_rows = enc_dec ? layers * full_rows : 0;
-  const uint64_t value_bytes = backend.value_bytes, scale_bytes = backend.row_scales ? f : 0;
-  whole("self_k", kv, self_rows * kvd, value_bytes, &plan->self_k);
-  whole("self_v", kv, self_rows * kvd, value_bytes, &plan->self_v);
-  whole("self_k_scales", kv, self_rows * kv_heads, scale_bytes, &plan->self_k_scales);
-  whole("self_v_scales", kv, self_rows * kv_heads, scale_bytes, &plan->self_v_scales);
-  whole("cross_k", kv, cross_rows * kvd, value_bytes, &plan->cross_k);
-  whole("cross_v", kv, cross_rows * kvd, value_bytes, &plan->cross_v);
-  whole("cross_k_scales", kv, cross_rows * kv_heads, scale_bytes, &plan->cross_k_scales);
-  whole("cross_v_scales", kv, cross_rows * kv_heads, scale_bytes, &plan->cross_v_scales);
-  if (!fits) return Status(StatusCode::kOutOfMemory, "the memory plan overflows the address space");
-
   // Offsets from the table, arena by arena.
   ArenaLayout* layouts[] = {activations, scratch, kv_cache};
-  for (A arena : {A::kActivations, A::kScratch, A::kKvCache}) {
+  for (ForwardArena arena :
+       {ForwardArena::kActivations, ForwardArena::kScratch, ForwardArena::kKvCache}) {
     size_t extent = 0;
-    if (!PlaceBuffers(plan->buffers, plan->num_buffers, arena, &extent)) {
-      return Status(StatusCode::kOutOfMemory, "the memory plan overflows the address space");
-    }
+    if (!PlaceBuffers(plan->buffers, kNumForwardBuffers, arena, &extent)) return overflow;
     const size_t base = layouts[static_cast<size_t>(arena)]->Reserve(extent);
-    for (size_t i = 0; i < plan->num_buffers; ++i) {
-      PlannedBuffer& b = plan->buffers[i];
+    for (PlannedBuffer& b : plan->buffers) {
       if (b.arena == arena && b.bytes != 0) b.offset += base;
     }
   }
-  for (size_t i = 0; i < plan->num_buffers; ++i) *rows_out[i].offset = plan->buffers[i].offset;
   return Status::Ok();
 }
+
+namespace {
+
+// Fills the RoPE frequency tables (the layers' and, with rope.local_theta,
+// the sliding layers' own) and sets f's RoPE fields.
+Status PrepareRope(const fb::Architecture& a, const ForwardPlan& plan, float* inv_freq,
+                   float* local_inv_freq, Forward* f) {
+  const fb::Rope* rope = a.rope();
+  RopeFreqParams rp;
+  rp.rotary_dim = plan.rotary_dim;
+  if (rope != nullptr) {
+    rp.theta = rope->theta();
+    rp.scaling = static_cast<RopeScalingKind>(rope->scaling());
+    rp.factor = rope->factor();
+    rp.low_freq_factor = rope->low_freq_factor();
+    rp.high_freq_factor = rope->high_freq_factor();
+    rp.original_max_positions = rope->original_max_positions();
+    if (rope->scaling() == fb::RopeScaling::LongRope) {
+      // The factors are the session's, fixed here: the long ones when its planned
+      // positions (max_seq + max_new_tokens) pass original_max_positions, as
+      // Hugging Face picks them for a forward pass over that many positions.
+      const auto* shorts = rope->short_factors();
+      const auto* longs = rope->long_factors();
+      const bool use_long = longs != nullptr && longs->size() != 0 &&
+                            plan.kv_positions > rope->original_max_positions();
+      const auto* factors = use_long ? longs : shorts;
+      if (factors == nullptr || factors->size() != plan.rotary_dim / 2 ||
+          rope->original_max_positions() == 0) {
+        return Status(StatusCode::kInvalidModel, "the LongRope factors are inconsistent");
+      }
+      rp.ext_factors = factors->data();
+      f->rope_attention_factor = rope->attention_factor();
+    }
+  }
+  if (const char* error = RopeFreqParamsError(rp)) {
+    return Status::Error(StatusCode::kInvalidModel, "the RoPE parameters are inconsistent: %s",
+                         error);
+  }
+  rope_inv_freq(rp, inv_freq);
+  f->rope_inv_freq = inv_freq;
+  if (rope != nullptr && rope->local_theta() != 0.0f) {
+    RopeFreqParams local;
+    local.rotary_dim = plan.rotary_dim;
+    local.theta = rope->local_theta();  // the loader checked it is > 1
+    rope_inv_freq(local, local_inv_freq);
+    f->rope_local_inv_freq = local_inv_freq;
+  }
+  f->rotary_dim = plan.rotary_dim;
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool* pool,
                       const ForwardPlan& plan, const Arena& activations, const Arena& scratch,
@@ -1196,13 +1296,18 @@ Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool
   f.pool = pool;
   const AttentionBackend& backend = Backend(plan.mode);
   f.attention_backend = &backend;
-  LayerWeights* layers = activations.At<LayerWeights>(plan.layer_weights);
-  ModelWeights* weights = activations.At<ModelWeights>(plan.model_weights);
+  // Every planned row of the table as a pointer into its arena (null: no bytes).
+  const Arena* arenas[] = {&activations, &scratch, &kv_cache};
+  for (size_t i = 0; i < kNumForwardBuffers; ++i) {
+    const PlannedBuffer& b = plan.buffers[i];
+    if (b.bytes != 0) f.buffers[i] = arenas[static_cast<size_t>(b.arena)]->At<uint8_t>(b.offset);
+  }
+  LayerWeights* layers = f.buffer<FB::kLayerWeights>();
+  ModelWeights* weights = f.buffer<FB::kModelWeights>();
   OCTET_RETURN_IF_ERROR(ResolveWeights(model, layers, weights));
   if (stream != nullptr) {
     OCTET_RETURN_IF_ERROR(
         stream->Init(model, pool != nullptr ? pool->threads() : 1, layers, weights));
-    f.weight_stream = stream;
   } else if (f32_products != nullptr) {
     OCTET_RETURN_IF_ERROR(PrepareF32Products(model, pool != nullptr ? pool->threads() : 1, layers,
                                              weights, f32_products));
@@ -1213,58 +1318,12 @@ Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool
     return Status::Error(StatusCode::kInvalidModel, "attention: %s", error);
   }
   if (a.position() == fb::PositionKind::Rope) {
-    const fb::Rope* rope = a.rope();
-    RopeFreqParams rp;
-    rp.rotary_dim = plan.rotary_dim;
-    if (rope != nullptr) {
-      rp.theta = rope->theta();
-      rp.scaling = static_cast<RopeScalingKind>(rope->scaling());
-      rp.factor = rope->factor();
-      rp.low_freq_factor = rope->low_freq_factor();
-      rp.high_freq_factor = rope->high_freq_factor();
-      rp.original_max_positions = rope->original_max_positions();
-      const bool llama3 = rope->scaling() == fb::RopeScaling::Llama3;
-      if (rope->scaling() == fb::RopeScaling::LongRope) {
-        // The factors are the session's, fixed here: the long ones when its planned
-        // positions (max_seq + max_new_tokens) pass original_max_positions, as
-        // Hugging Face picks them for a forward pass over that many positions.
-        const auto* shorts = rope->short_factors();
-        const auto* longs = rope->long_factors();
-        const bool use_long = longs != nullptr && longs->size() != 0 &&
-                              plan.kv_positions > rope->original_max_positions();
-        const auto* factors = use_long ? longs : shorts;
-        if (factors == nullptr || factors->size() != plan.rotary_dim / 2 ||
-            rope->original_max_positions() == 0) {
-          return Status(StatusCode::kInvalidModel, "the LongRope factors are inconsistent");
-        }
-        rp.ext_factors = factors->data();
-        f.rope_attention_factor = rope->attention_factor();
-      }
-      if ((rope->scaling() != fb::RopeScaling::None &&
-           rope->scaling() != fb::RopeScaling::LongRope && !(rp.factor > 0.0f)) ||
-          (llama3 && (rp.original_max_positions == 0 ||
-                      rp.high_freq_factor == rp.low_freq_factor)) ||
-          !(rp.theta > 0.0f) || rope->scaling() > fb::RopeScaling::MAX) {
-        return Status(StatusCode::kInvalidModel, "the RoPE parameters are inconsistent");
-      }
-    }
-    float* inv_freq = activations.At<float>(plan.rope_inv_freq);
-    rope_inv_freq(rp, inv_freq);
-    f.rope_inv_freq = inv_freq;
-    if (rope != nullptr && rope->local_theta() != 0.0f) {
-      RopeFreqParams local;
-      local.rotary_dim = plan.rotary_dim;
-      local.theta = rope->local_theta();  // the loader checked it is > 1
-      float* local_freq = activations.At<float>(plan.rope_local_inv_freq);
-      rope_inv_freq(local, local_freq);
-      f.rope_local_inv_freq = local_freq;
-    }
-    f.rotary_dim = plan.rotary_dim;
+    OCTET_RETURN_IF_ERROR(PrepareRope(a, plan, f.buffer<FB::kRopeInvFreq>(),
+                                      f.buffer<FB::kRopeLocalInvFreq>(), &f));
   }
   if (a.position() == fb::PositionKind::Alibi) {
-    float* slopes = activations.At<float>(plan.alibi_slopes);
-    alibi_slopes(a.attention()->num_heads(), slopes);
-    f.alibi_slopes = slopes;
+    alibi_slopes(a.attention()->num_heads(), f.buffer<FB::kAlibiSlopes>());
+    f.alibi_slopes = f.buffer<FB::kAlibiSlopes>();
   }
   if (a.position() == fb::PositionKind::RelativeBias &&
       a.attention()->relative_buckets() <
@@ -1280,142 +1339,94 @@ Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool
   f.attention_tile = plan.attention_tile;
   f.chunk = plan.chunk;
   f.last_logits_only = plan.limits.last_logits_only;
-  f.x = activations.At<float>(plan.x);
-  if (plan.encoder_out != 0) f.encoder_out = activations.At<float>(plan.encoder_out);
-  if (plan.logits != 0) f.logits = activations.At<float>(plan.logits);
-  if (plan.last_x != 0) f.last_x = activations.At<float>(plan.last_x);
-  if (a.structure() == fb::Structure::DecoderOnly) {  // (scratch offsets may be 0)
-    f.chunk_ids = scratch.At<int32_t>(plan.chunk_ids);
-    f.chunk_pos0 = scratch.At<uint32_t>(plan.chunk_pos0);
-    f.chunk_real = scratch.At<uint32_t>(plan.chunk_real);
-  }
-  f.normed = scratch.At<float>(plan.normed);
-  f.delta = scratch.At<float>(plan.delta);
-  f.q = scratch.At<float>(plan.q);
-  f.k = scratch.At<float>(plan.k);
-  f.v = scratch.At<float>(plan.v);
-  f.up = scratch.At<float>(plan.up);
-  if (a.gated_ffn()) f.gate = scratch.At<float>(plan.gate);
-  f.attention = scratch.At<uint8_t>(plan.attention);
   f.attention_bytes = plan.attention_bytes;
-  f.step_valid = scratch.At<uint32_t>(plan.step_valid);
-  if (plan.mode.int8_matrices) {
-    f.qin = scratch.At<int8_t>(plan.qin);
-    f.qin_scales = scratch.At<float>(plan.qin_scales);
-    f.acc = scratch.At<int32_t>(plan.acc);
-    f.acc_elements = plan.acc_elements;
-    if (plan.mode.two_digit_inputs) {
-      f.qin_lo = scratch.At<int8_t>(plan.qin_lo);
-      f.qin_lo_scales = scratch.At<float>(plan.qin_lo_scales);
-      f.lo_out = scratch.At<float>(plan.lo_out);
-      f.residual = scratch.At<float>(plan.residual);
-      f.residual_stride = plan.residual_stride;
-    }
-  }
-  if (backend.query_bytes != 0) {
-    f.q8 = scratch.At<int8_t>(plan.q8);
-    f.q8_scales = scratch.At<float>(plan.q8_scales);
-  }
+  f.acc_elements = plan.acc_elements;
+  f.residual_stride = plan.residual_stride;
   // Encoder stacks' keys and values: their own rows (staged backends) or k, v.
-  f.encoder_kv.k = backend.staged ? scratch.At<uint8_t>(plan.k8) : scratch.At<uint8_t>(plan.k);
-  f.encoder_kv.v = backend.staged ? scratch.At<uint8_t>(plan.v8) : scratch.At<uint8_t>(plan.v);
-  if (backend.row_scales) {
-    f.encoder_kv.k_scales = scratch.At<float>(plan.k8_scales);
-    f.encoder_kv.v_scales = scratch.At<float>(plan.v8_scales);
-  }
-  if (DecoderLayers(a) > 0) {
-    f.self_kv.k = kv_cache.At<uint8_t>(plan.self_k);
-    f.self_kv.v = kv_cache.At<uint8_t>(plan.self_v);
-    if (backend.row_scales) {
-      f.self_kv.k_scales = kv_cache.At<float>(plan.self_k_scales);
-      f.self_kv.v_scales = kv_cache.At<float>(plan.self_v_scales);
-    }
-    if (a.structure() == fb::Structure::EncoderDecoder) {
-      f.cross_kv.k = kv_cache.At<uint8_t>(plan.cross_k);
-      f.cross_kv.v = kv_cache.At<uint8_t>(plan.cross_v);
-      if (backend.row_scales) {
-        f.cross_kv.k_scales = kv_cache.At<float>(plan.cross_k_scales);
-        f.cross_kv.v_scales = kv_cache.At<float>(plan.cross_v_scales);
-      }
-    }
-  }
+  f.encoder_kv.k = backend.staged ? f.buffers[static_cast<size_t>(FB::kK8)]
+                                  : f.buffers[static_cast<size_t>(FB::kK)];
+  f.encoder_kv.v = backend.staged ? f.buffers[static_cast<size_t>(FB::kV8)]
+                                  : f.buffers[static_cast<size_t>(FB::kV)];
+  f.encoder_kv.k_scales = f.buffer<FB::kK8Scales>();
+  f.encoder_kv.v_scales = f.buffer<FB::kV8Scales>();
+  f.self_kv = {f.buffer<FB::kSelfK>(), f.buffer<FB::kSelfV>(), f.buffer<FB::kSelfKScales>(),
+               f.buffer<FB::kSelfVScales>(), 0};
+  f.cross_kv = {f.buffer<FB::kCrossK>(), f.buffer<FB::kCrossV>(), f.buffer<FB::kCrossKScales>(),
+                f.buffer<FB::kCrossVScales>(), 0};
   *out = f;
   return Status::Ok();
 }
 
 const float* RunEncoder(const Forward& f, const int32_t* ids, const uint32_t* lengths,
                         uint32_t batch, uint32_t seq) {
-  float* x = f.x;  // [batch * seq, hidden]
+  float* x = f.buffer<FB::kX>();  // [batch * seq, hidden]
   Embed(f, ids, lengths, nullptr, batch, seq, x);
   RunStack(f, f.weights->encoder, false, nullptr, nullptr, lengths, batch, seq, x);
   return x;
 }
 
-const float* RunDecoderPrefill(const Forward& f, const int32_t* ids, const uint32_t* lengths,
-                               uint32_t batch, uint32_t seq) {
+namespace {
+
+// The decoder-only prompt loop of RunDecoderPrefill and RunDecoderExtend: ids
+// [batch, seq] through the layers in chunks of f.chunk positions, attending to
+// the keys of the earlier chunks in the cache. positions null: a prompt from
+// position 0 whose first lengths[b] ids are real; else seq more ids per
+// sequence, all real, after positions[b] cached ones. valid[b]: the keys
+// sequence b sees (keys past it masked), its last one the last real token.
+const float* RunDecoderChunks(const Forward& f, const int32_t* ids, const uint32_t* lengths,
+                              const uint32_t* positions, const uint32_t* valid, uint32_t batch,
+                              uint32_t seq) {
   const size_t h = f.arch->hidden_size(), vocab = f.arch->vocab_size();
-  float* x = f.x;  // [batch * chunk, hidden]
-  // Chunk by chunk: positions c0 .. c0 + n - 1 of every sequence, attending to
-  // the keys of the earlier chunks in the cache (keys past lengths[b] masked).
+  float* x = f.buffer<FB::kX>();                 // [batch * chunk, hidden]
+  float* logits = f.buffer<FB::kLogits>();       // [batch * seq, vocab] (not last_logits_only)
+  int32_t* chunk_ids = f.buffer<FB::kChunkIds>();  // [batch, n]
+  uint32_t* pos0 = f.buffer<FB::kChunkPos0>();   // [batch]: the chunk's first position
+  uint32_t* real = f.buffer<FB::kChunkReal>();   // [batch]: its real tokens
   for (uint32_t c0 = 0; c0 < seq; c0 += f.chunk) {
     const uint32_t n = seq - c0 < f.chunk ? seq - c0 : f.chunk;
-    int32_t* ids_c = f.chunk_ids;  // [batch, n]
     for (uint32_t b = 0; b < batch; ++b) {
-      f.chunk_pos0[b] = c0;
-      f.chunk_real[b] = lengths[b] <= c0 ? 0 : (lengths[b] - c0 < n ? lengths[b] - c0 : n);
-      std::memcpy(ids_c + static_cast<size_t>(b) * n, ids + static_cast<size_t>(b) * seq + c0,
-                  f.chunk_real[b] * sizeof(int32_t));
+      pos0[b] = (positions != nullptr ? positions[b] : 0) + c0;
+      real[b] = positions != nullptr ? n
+                : lengths[b] <= c0   ? 0
+                                     : (lengths[b] - c0 < n ? lengths[b] - c0 : n);
+      std::memcpy(chunk_ids + static_cast<size_t>(b) * n,
+                  ids + static_cast<size_t>(b) * seq + c0, real[b] * sizeof(int32_t));
     }
-    Embed(f, ids_c, f.chunk_real, f.chunk_pos0, batch, n, x);
-    RunStack(f, f.weights->decoder, true, nullptr, f.chunk_pos0, lengths, batch, n, x);
+    Embed(f, chunk_ids, real, pos0, batch, n, x);
+    RunStack(f, f.weights->decoder, true, nullptr, pos0, valid, batch, n, x);
     if (f.last_logits_only) {
-      KeepLastRows(f, x, lengths, batch, n, c0);
-    } else if (n == seq) {  // one pass: one product over every row
-      HeadInto(f, x, static_cast<size_t>(batch) * seq, f.logits);
+      KeepLastRows(f, x, valid, pos0, batch, n);
+    } else if (n == seq && positions == nullptr) {  // one pass: one product over every row
+      HeadInto(f, x, static_cast<size_t>(batch) * seq, logits);
     } else {
       for (uint32_t b = 0; b < batch; ++b) {
         HeadInto(f, x + static_cast<size_t>(b) * n * h, n,
-                 f.logits + (static_cast<size_t>(b) * seq + c0) * vocab);
+                 logits + (static_cast<size_t>(b) * seq + c0) * vocab);
       }
     }
   }
-  return f.last_logits_only ? Head(f, f.last_x, batch) : f.logits;
+  return f.last_logits_only ? Head(f, f.buffer<FB::kLastX>(), batch) : logits;
+}
+
+}  // namespace
+
+const float* RunDecoderPrefill(const Forward& f, const int32_t* ids, const uint32_t* lengths,
+                               uint32_t batch, uint32_t seq) {
+  return RunDecoderChunks(f, ids, lengths, nullptr, lengths, batch, seq);
 }
 
 const float* RunDecoderExtend(const Forward& f, const int32_t* ids, const uint32_t* positions,
                               uint32_t batch, uint32_t k) {
-  const size_t h = f.arch->hidden_size(), vocab = f.arch->vocab_size();
-  float* x = f.x;  // [batch * chunk, hidden]
-  uint32_t* valid = f.step_valid;  // [batch]: the cached keys and the k new ones, all real
+  uint32_t* valid = f.buffer<FB::kStepValid>();  // [batch]: the cached keys and the k new ones
   for (uint32_t b = 0; b < batch; ++b) valid[b] = positions[b] + k;
-  for (uint32_t c0 = 0; c0 < k; c0 += f.chunk) {
-    const uint32_t n = k - c0 < f.chunk ? k - c0 : f.chunk;
-    int32_t* ids_c = f.chunk_ids;  // [batch, n]
-    for (uint32_t b = 0; b < batch; ++b) {
-      f.chunk_pos0[b] = positions[b] + c0;
-      f.chunk_real[b] = n;
-      std::memcpy(ids_c + static_cast<size_t>(b) * n, ids + static_cast<size_t>(b) * k + c0,
-                  n * sizeof(int32_t));
-    }
-    Embed(f, ids_c, f.chunk_real, f.chunk_pos0, batch, n, x);
-    RunStack(f, f.weights->decoder, true, nullptr, f.chunk_pos0, valid, batch, n, x);
-    if (f.last_logits_only) {
-      if (c0 + n == k) KeepLastRows(f, x, f.chunk_real, batch, n, 0);  // row n - 1 of each
-    } else {
-      for (uint32_t b = 0; b < batch; ++b) {
-        HeadInto(f, x + static_cast<size_t>(b) * n * h, n,
-                 f.logits + (static_cast<size_t>(b) * k + c0) * vocab);
-      }
-    }
-  }
-  return f.last_logits_only ? Head(f, f.last_x, batch) : f.logits;
+  return RunDecoderChunks(f, ids, nullptr, positions, valid, batch, k);
 }
 
 const float* RunDecoderStep(const Forward& f, const int32_t* ids, const uint32_t* positions,
                             uint32_t batch) {
-  float* x = f.x;  // [batch, hidden]
+  float* x = f.buffer<FB::kX>();  // [batch, hidden]
   // Each sequence sees its cached keys and the new one: positions[b] + 1 keys, all real.
-  uint32_t* valid = f.step_valid;  // [batch]
+  uint32_t* valid = f.buffer<FB::kStepValid>();  // [batch]
   for (uint32_t b = 0; b < batch; ++b) valid[b] = positions[b] + 1;
   Embed(f, ids, nullptr, positions, batch, 1, x);
   RunStack(f, f.weights->decoder, true, nullptr, positions, valid, batch, 1, x);
@@ -1424,7 +1435,7 @@ const float* RunDecoderStep(const Forward& f, const int32_t* ids, const uint32_t
 
 void EncodeSource(const Forward& f, const int32_t* enc_ids, const uint32_t* enc_lengths,
                   uint32_t enc_seq, uint32_t batch) {
-  float* enc = f.encoder_out;  // [batch * enc_seq, hidden]
+  float* enc = f.buffer<FB::kEncoderOut>();  // [batch * enc_seq, hidden]
   Embed(f, enc_ids, enc_lengths, nullptr, batch, enc_seq, enc);
   RunStack(f, f.weights->encoder, false, nullptr, nullptr, enc_lengths, batch, enc_seq, enc);
   ProjectCrossKv(f, enc, enc_seq, batch);
@@ -1433,13 +1444,13 @@ void EncodeSource(const Forward& f, const int32_t* enc_ids, const uint32_t* enc_
 const float* RunDecoderOnSource(const Forward& f, const uint32_t* enc_lengths, uint32_t enc_seq,
                                 const int32_t* dec_ids, const uint32_t* dec_lengths,
                                 uint32_t dec_seq, uint32_t batch) {
-  float* x = f.x;  // [batch * dec_seq, hidden]
+  float* x = f.buffer<FB::kX>();  // [batch * dec_seq, hidden]
   const CrossInput cross{enc_lengths, enc_seq};
   Embed(f, dec_ids, dec_lengths, nullptr, batch, dec_seq, x);
   RunStack(f, f.weights->decoder, true, &cross, nullptr, dec_lengths, batch, dec_seq, x);
   if (f.last_logits_only) {
-    KeepLastRows(f, x, dec_lengths, batch, dec_seq, 0);
-    return Head(f, f.last_x, batch);
+    KeepLastRows(f, x, dec_lengths, nullptr, batch, dec_seq);
+    return Head(f, f.buffer<FB::kLastX>(), batch);
   }
   return Head(f, x, static_cast<size_t>(batch) * dec_seq);
 }
@@ -1447,8 +1458,8 @@ const float* RunDecoderOnSource(const Forward& f, const uint32_t* enc_lengths, u
 const float* RunDecoderOnSourceStep(const Forward& f, const uint32_t* enc_lengths,
                                     uint32_t enc_seq, const int32_t* ids,
                                     const uint32_t* positions, uint32_t batch) {
-  float* x = f.x;  // [batch, hidden]
-  uint32_t* valid = f.step_valid;  // [batch]: the cached keys and the new one, all real
+  float* x = f.buffer<FB::kX>();  // [batch, hidden]
+  uint32_t* valid = f.buffer<FB::kStepValid>();  // [batch]: the cached keys and the new one, all real
   for (uint32_t b = 0; b < batch; ++b) valid[b] = positions[b] + 1;
   const CrossInput cross{enc_lengths, enc_seq};
   Embed(f, ids, nullptr, positions, batch, 1, x);

@@ -23,6 +23,7 @@
 
 #include "core/arena.h"
 #include "core/status.h"
+#include "engine/forward_buffers.h"
 #include "engine/weights.h"
 #include "format/model.h"
 #include "kernels/kernel_table.h"
@@ -143,103 +144,23 @@ struct KvRows {
 // itself; the blocks call it without knowing the precision.
 struct AttentionBackend;
 
-// The arena a planned buffer sits in.
-enum class ForwardArena : uint8_t { kActivations, kScratch, kKvCache };
-
-// The phases of a pass, in order; a layer repeats kAttention .. kFeedForward.
-// A buffer that holds data from one phase to a later one (or past the run)
-// lives through every phase between; one that is written and read within a
-// phase (each time it runs) lives in that phase only.
-enum class ForwardPhase : uint8_t {
-  kEmbed,        // embeddings (sinusoids), the embedding norm
-  kAttention,    // self-attention sub-blocks; projecting the cross-attention K, V
-  kCross,        // cross-attention sub-blocks
-  kFeedForward,  // feed-forward sub-blocks
-  kHead,         // the LM head
-};
-
-// One row of the plan's table: PlanForward places each buffer at the lowest
-// offset of its arena where it overlaps no buffer placed before it whose
-// lifetime [first, last] overlaps its own (greedy first-fit, in table order).
-struct PlannedBuffer {
-  const char* name = nullptr;
-  ForwardArena arena = ForwardArena::kScratch;
-  ForwardPhase first = ForwardPhase::kEmbed;
-  ForwardPhase last = ForwardPhase::kHead;
-  size_t bytes = 0;  // 0: this model does not use it (offset 0, nothing reserved)
-  size_t alignment = 0;
-  size_t offset = 0;  // in its arena
-};
-constexpr size_t kMaxPlannedBuffers = 48;
-
-// Where the forward pass's buffers sit in the session's arenas (byte offsets,
-// copied from `buffers`, the table they come from).
+// Where the forward pass's buffers sit in the session's arenas: the table
+// (engine/forward_buffers.h) with each row's size and offset, and the sizes
+// the run needs besides.
 struct ForwardPlan {
-  // activations: tables written at prepare time, then the run's outputs
-  size_t layer_weights = 0;  // LayerWeights [num_layers + num_decoder_layers]
-  size_t model_weights = 0;  // ModelWeights
-  size_t rope_inv_freq = 0;  // f32 [rotary_dim / 2] (Rope)
-  size_t rope_local_inv_freq = 0;  // f32 [rotary_dim / 2] (Rope with rope.local_theta)
-  size_t alibi_slopes = 0;   // f32 [heads] (Alibi)
-  size_t x = 0;              // f32 [rows, hidden]: the residual stream (decoder's in enc-dec)
-  size_t encoder_out = 0;    // f32 [rows, hidden]: encoder-decoder only
-  size_t logits = 0;         // f32 [rows, vocab], or [max_batch, vocab] (last_logits_only)
-  size_t last_x = 0;         // f32 [max_batch, hidden]: last real rows (last_logits_only)
-  size_t chunk_ids = 0;      // i32 [max_batch, chunk]: a prompt chunk's ids (decoder-only)
-  size_t chunk_pos0 = 0;     // u32 [max_batch]: its first position
-  size_t chunk_real = 0;     // u32 [max_batch]: its real tokens per sequence
-  // scratch: per-layer temporaries, reused by every layer; those of different
-  // phases (attention's, the feed-forward's) share memory (PlannedBuffer)
-  size_t normed = 0;     // f32 [rows, hidden]: a pre-norm sub-block's input
-  size_t delta = 0;      // f32 [rows, hidden]: a sub-block's output before the residual add
-  size_t q = 0;          // f32 [rows, heads * head_dim]: queries, then the attention output
-  size_t k = 0;          // f32 [rows, kv_heads * head_dim]: keys of encoder stacks
-  size_t v = 0;          // f32 [rows, kv_heads * head_dim]: values of encoder stacks
-  size_t up = 0;         // f32 [rows, intermediate]
-  size_t gate = 0;       // f32 [rows, intermediate] (gated_ffn)
-  size_t attention = 0;  // [threads] x attention_bytes: one attention scratch per thread
-  size_t attention_bytes = 0;  // f32_attention_scratch_floats floats or
+  PlannedBuffer buffers[kNumForwardBuffers];  // indexed by ForwardBuffer, in placement order
+  size_t attention_bytes = 0;  // per thread: f32_attention_scratch_floats floats or
                                // qs8_attention_scratch_bytes, rounded up to 64
-  // scratch of int8 matrices (ForwardMode::int8_matrices)
-  size_t qin = 0;         // int8 [rows, max(hidden, intermediate, heads * head_dim)]
-  size_t qin_scales = 0;  // f32 [rows]
-  size_t acc = 0;         // int32 [acc_elements]: MatMul's output block (forward.cc RowBlock)
-  size_t acc_elements = 0;
-  // matrices with 16-bit inputs (ForwardMode::two_digit_inputs): the low digits
-  size_t qin_lo = 0;         // int8 [rows, same as qin]
-  size_t qin_lo_scales = 0;  // f32 [rows]
-  size_t lo_out = 0;         // f32 [acc_elements]: the low digits' product, before the sum
-  size_t residual = 0;       // f32 [threads, residual_stride]: a row's residual, per thread
-  size_t residual_stride = 0;
-  // scratch of int8 attention: the quantized queries, and encoder stacks' K, V
-  // (fp32 attention keeps those in k and v)
-  size_t q8 = 0;          // int8 [rows, heads * head_dim]
-  size_t q8_scales = 0;   // f32 [rows, heads]
-  size_t k8 = 0;          // int8 [rows, kv_heads * head_dim]
-  size_t k8_scales = 0;   // f32 [rows, kv_heads]
-  size_t v8 = 0;          // same
-  size_t v8_scales = 0;
-  size_t step_valid = 0; // u32 [max_batch]: keys each sequence sees in a decoder step
-  // kv cache (decoder stacks), position-major; int8 attention stores int8
-  // values (the same shapes, one byte each) with one f32 scale per (position, kv head):
-  size_t self_k = 0;   // f32 or int8 [decoder_layers, max_batch, kv_positions, kv_heads * head_dim]
-  size_t self_v = 0;   // same
-  size_t cross_k = 0;  // f32 or int8 [decoder_layers, max_batch, max_seq, kv_heads * head_dim]
-                       // (enc-dec): the cross-attention keys of the current source (EncodeSource)
-  size_t cross_v = 0;  // same
-  size_t self_k_scales = 0;   // f32 [decoder_layers, max_batch, kv_positions, kv_heads] (int8)
-  size_t self_v_scales = 0;   // same
-  size_t cross_k_scales = 0;  // f32 [decoder_layers, max_batch, max_seq, kv_heads] (int8, enc-dec)
-  size_t cross_v_scales = 0;  // same
+  size_t acc_elements = 0;     // int32 elements of acc (forward.cc RowBlock)
+  size_t residual_stride = 0;  // floats per thread of residual
   uint32_t kv_positions = 0;  // max_seq + max_new_tokens
   uint32_t rotary_dim = 0;
   uint32_t attention_tile = 0;  // keys per attention tile; 0 = kAttentionDefaultTile
   uint32_t chunk = 0;           // prompt rows per pass of a decoder-only prefill
-  // "rows" above: max_batch * chunk for decoder-only models, max_batch * max_seq else
   ForwardLimits limits;
   ForwardMode mode;
-  PlannedBuffer buffers[kMaxPlannedBuffers];  // the table, in placement order
-  size_t num_buffers = 0;
+
+  const PlannedBuffer& buffer(ForwardBuffer b) const { return buffers[static_cast<size_t>(b)]; }
 };
 
 // Plans the pass of a model into the three arenas' layouts. Layer-free models
@@ -251,6 +172,24 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLim
                    ArenaLayout* activations, ArenaLayout* scratch, ArenaLayout* kv_cache,
                    ForwardPlan* plan);
 
+// What a pass tells the outside as it runs: the converter's observers and,
+// with SessionLimits::stream_weights, the weight stream. Owned by the Session;
+// Forward::hooks points at it only while one of them is set.
+struct ForwardHooks {
+  LayerObserverFn layer_observer = nullptr;  // optional
+  void* layer_observer_ctx = nullptr;
+  ProductObserverFn product_observer = nullptr;  // optional
+  void* product_observer_ctx = nullptr;
+  // Told as a pass enters and leaves each layer and the head (engine/weights.h).
+  WeightStream* weight_stream = nullptr;
+  // The layer the product observer is told about, set as a pass reaches it.
+  LayerStack observed_stack = LayerStack::kSingle;
+  uint32_t observed_layer = 0;
+  bool any() const {
+    return layer_observer != nullptr || product_observer != nullptr || weight_stream != nullptr;
+  }
+};
+
 // Everything a run reads, as pointers into the model and the arenas. Built once
 // by PrepareForward; valid while the Model and the arenas live (moving the
 // Session keeps the arenas in place).
@@ -260,19 +199,11 @@ struct Forward {
   const KernelTable* kernels = nullptr;
   ThreadPool* pool = nullptr;  // null: one thread
   const AttentionBackend* attention_backend = nullptr;  // fp32 or int8, for the whole pass
-  LayerObserverFn observer = nullptr;  // optional
   ForwardProfile* profile = nullptr;   // optional: time per operation kind
-  void* observer_ctx = nullptr;
-  ProductObserverFn product_observer = nullptr;  // optional
-  void* product_observer_ctx = nullptr;
-  // The layer the product observer is told about, set as a pass reaches it
-  // (only read when product_observer is set).
-  mutable LayerStack observed_stack = LayerStack::kSingle;
-  mutable uint32_t observed_layer = 0;
+  // The converter's observers and the weight stream; null when none is set,
+  // so a pass tests one pointer (ForwardHooks).
+  ForwardHooks* hooks = nullptr;
   AttentionCapture* capture = nullptr;  // optional: set for one run by the Session
-  // SessionLimits::stream_weights: told as a pass enters and leaves each layer
-  // and the head (engine/weights.h); null otherwise.
-  WeightStream* weight_stream = nullptr;
   const float* rope_inv_freq = nullptr;  // [rotary_dim / 2] or null
   // [rotary_dim / 2]: sliding-window layers' frequencies (rope.local_theta,
   // unscaled), or null: every layer uses rope_inv_freq
@@ -286,34 +217,16 @@ struct Forward {
   uint32_t attention_tile = 0;  // AttentionParams::tile
   uint32_t chunk = 0;           // ForwardPlan::chunk
   bool last_logits_only = false;
-  float* x = nullptr;
-  float* encoder_out = nullptr;
-  float* logits = nullptr;
-  float* last_x = nullptr;
-  int32_t* chunk_ids = nullptr;
-  uint32_t* chunk_pos0 = nullptr;
-  uint32_t* chunk_real = nullptr;
-  float* normed = nullptr;
-  float* delta = nullptr;
-  float* q = nullptr;
-  float* k = nullptr;
-  float* v = nullptr;
-  float* up = nullptr;
-  float* gate = nullptr;
-  uint8_t* attention = nullptr;  // [threads][attention_bytes]
-  size_t attention_bytes = 0;
-  uint32_t* step_valid = nullptr;
-  int8_t* qin = nullptr;
-  float* qin_scales = nullptr;
-  int32_t* acc = nullptr;
-  size_t acc_elements = 0;
-  int8_t* qin_lo = nullptr;  // (two_digit_inputs)
-  float* qin_lo_scales = nullptr;
-  float* lo_out = nullptr;
-  float* residual = nullptr;
-  size_t residual_stride = 0;
-  int8_t* q8 = nullptr;          // [rows, heads * head_dim]: int8 attention's queries
-  float* q8_scales = nullptr;     // [rows, heads]
+  size_t attention_bytes = 0;   // per thread, of buffer<kAttention>
+  size_t acc_elements = 0;      // of buffer<kAcc>
+  size_t residual_stride = 0;   // floats per thread of buffer<kResidual>
+  // The planned buffers (engine/forward_buffers.h), null where the plan gave
+  // a row no bytes; read them through buffer<B>().
+  void* buffers[kNumForwardBuffers] = {};
+  template <ForwardBuffer B>
+  typename ForwardBufferType<B>::Type* buffer() const {
+    return static_cast<typename ForwardBufferType<B>::Type*>(buffers[static_cast<size_t>(B)]);
+  }
   // Keys and values, in the backend's element type (stride: set per call):
   KvRows encoder_kv;  // encoder stacks' self-attention, in scratch [max_batch, seq, kv_dim]
   KvRows self_kv;     // decoder layers' KV cache [decoder_layers, max_batch, kv_positions, kv_dim]
@@ -330,7 +243,8 @@ struct Forward {
 // outlive the Forward too; null, or the op unavailable: on f32_gemm__ref.
 // `stream` (SessionLimits::stream_weights), when not null, is initialized
 // instead and makes the operators one layer at a time (engine/weights.h
-// WeightStream); it must outlive the Forward.
+// WeightStream); it must outlive the Forward, which reaches it through
+// ForwardHooks::weight_stream (set by the caller).
 Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool* pool,
                       const ForwardPlan& plan, const Arena& activations, const Arena& scratch,
                       const Arena& kv_cache, F32FullyConnectedSet* f32_products,

@@ -148,7 +148,9 @@ Result<Session> Session::Build(const Model& model, const SessionLimits& limits,
   // Prepare the forward pass: weights resolved and checked, position tables filled.
   session.f32_products_.reset(new (std::nothrow) F32FullyConnectedSet());
   if (limits.stream_weights) session.weight_stream_.reset(new (std::nothrow) WeightStream(limits.stream_keep_bytes));
-  if (session.f32_products_ == nullptr || (limits.stream_weights && !session.weight_stream_)) {
+  session.hooks_.reset(new (std::nothrow) ForwardHooks());
+  if (session.f32_products_ == nullptr || session.hooks_ == nullptr ||
+      (limits.stream_weights && !session.weight_stream_)) {
     return Status(StatusCode::kOutOfMemory, "no memory for the session's fp32 products");
   }
   OCTET_RETURN_IF_ERROR(PrepareForward(model, *session.kernels_, session.pool_.get(),
@@ -156,6 +158,8 @@ Result<Session> Session::Build(const Model& model, const SessionLimits& limits,
                                        session.kv_cache_, session.f32_products_.get(),
                                        session.weight_stream_.get(),
                                        &session.forward_));
+  session.hooks_->weight_stream = session.weight_stream_.get();
+  session.UpdateHooks();
   session.positions_ = session.activations_.At<uint32_t>(layout.positions);
   session.source_lengths_ = session.positions_ + limits.max_batch;
   return session;
@@ -735,10 +739,10 @@ Status Session::LoadState(const void* data, size_t size) {
       CopyRows<false>(kv, b, h.source_seq, h.kv_dim, h.kv_heads, h.value_bytes, &cursor);
     }
   }
-  std::memcpy(forward_.logits, cursor, static_cast<size_t>(h.batch) * h.vocab * sizeof(float));
+  std::memcpy(forward_.buffer<ForwardBuffer::kLogits>(), cursor, static_cast<size_t>(h.batch) * h.vocab * sizeof(float));
   source_seq_ = enc_dec ? h.source_seq : 0;
   step_batch_ = h.batch;
-  output_ = OutputView{forward_.logits, h.batch, 1, h.vocab};
+  output_ = OutputView{forward_.buffer<ForwardBuffer::kLogits>(), h.batch, 1, h.vocab};
   SetSampleRows(nullptr, h.batch, 1);
   return Status::Ok();
 }

@@ -163,16 +163,18 @@ class Session {
   // steps (engine/forward.h, LayerObserverFn); null stops it. For inspection
   // (the converter's per-layer quantization report), not for speed.
   void SetLayerObserver(LayerObserverFn fn, void* ctx) {
-    forward_.observer = fn;
-    forward_.observer_ctx = ctx;
+    hooks_->layer_observer = fn;
+    hooks_->layer_observer_ctx = ctx;
+    UpdateHooks();
   }
 
   // Calls fn(ctx, ...) with the input of every matrix product of a layer and of
   // the head (engine/forward.h, ProductObserverFn); null stops it. For the
   // converter's calibration.
   void SetProductObserver(ProductObserverFn fn, void* ctx) {
-    forward_.product_observer = fn;
-    forward_.product_observer_ctx = ctx;
+    hooks_->product_observer = fn;
+    hooks_->product_observer_ctx = ctx;
+    UpdateHooks();
   }
 
   // Captures the attention probabilities of one layer (engine/forward.h,
@@ -212,6 +214,8 @@ class Session {
   // Before a run: checks the capture's capacity for [batch, heads, q_len,
   // k_len], sets its shape, zeroes it and hands it to the forward pass.
   Status ArmCapture(uint32_t batch, uint32_t q_len, uint32_t k_len);
+  // forward_.hooks: hooks_ while it holds an observer or the weight stream, else null.
+  void UpdateHooks() { forward_.hooks = hooks_->any() ? hooks_.get() : nullptr; }
 
   const Model* model_ = nullptr;
   const KernelTable* kernels_ = nullptr;
@@ -222,6 +226,9 @@ class Session {
   std::unique_ptr<F32FullyConnectedSet> f32_products_;
   // SessionLimits::stream_weights: the operators of one layer at a time instead.
   std::unique_ptr<WeightStream> weight_stream_;
+  // The observers and the weight stream (forward_.hooks while one is set);
+  // on the heap, made at creation, so that moving the Session keeps it in place.
+  std::unique_ptr<ForwardHooks> hooks_;
   uint32_t threads_ = 1;
   SessionLimits limits_;
   SessionPlan plan_;

@@ -16,6 +16,7 @@
 #include "format/model.h"
 #include "format/tensor_roles.h"
 #include "kernels/kernel_table.h"  // qs8_packed_check and the packed layout's constants
+#include "kernels/position.h"  // RopeFreqParamsError
 #include "text/tokenizer_check.h"
 
 namespace octet {
@@ -159,16 +160,6 @@ Status CheckArchitecture(const fb::Architecture& a) {
   if (a.position() == fb::PositionKind::Rope) {
     const fb::Rope* rope = a.rope();
     if (rope == nullptr) return Status(kBad, "architecture: position Rope without rope parameters");
-    if (!IsFiniteFloat(rope->theta()) || !(rope->theta() > 1.0f)) {
-      return Status::Error(kBad, "architecture: rope.theta = %g must be finite and > 1",
-                           static_cast<double>(rope->theta()));
-    }
-    if (rope->scaling() > fb::RopeScaling::MAX || !IsFiniteFloat(rope->factor()) ||
-        !(rope->factor() > 0.0f) || !IsFiniteFloat(rope->low_freq_factor()) ||
-        !(rope->low_freq_factor() > 0.0f) || !IsFiniteFloat(rope->high_freq_factor()) ||
-        !(rope->high_freq_factor() > 0.0f)) {
-      return Status(kBad, "architecture: rope scaling parameters must be known, finite and > 0");
-    }
     if (rope->rotary_dim() > att.head_dim() || rope->rotary_dim() % 2 != 0) {
       return Status::Error(kBad, "architecture: rope.rotary_dim %u must be even and <= head_dim %u",
                            rope->rotary_dim(), att.head_dim());
@@ -190,12 +181,21 @@ Status CheckArchitecture(const fb::Architecture& a) {
       return Status::Error(kBad, "architecture: rope short/long factors must be LongRope's, "
                                  "%u each", pairs);
     }
+    // What the forward pass computes its frequencies from (kernels/position.h),
+    // with each set of factors.
+    RopeFreqParams rp;
+    rp.rotary_dim = pairs * 2;
+    rp.theta = rope->theta();
+    rp.scaling = static_cast<RopeScalingKind>(rope->scaling());
+    rp.factor = rope->factor();
+    rp.low_freq_factor = rope->low_freq_factor();
+    rp.high_freq_factor = rope->high_freq_factor();
+    rp.original_max_positions = rope->original_max_positions();
     for (const auto* list : {shorts, longs}) {
-      if (list == nullptr) continue;
-      for (const float f : *list) {
-        if (!IsFiniteFloat(f) || !(f > 0.0f)) {
-          return Status(kBad, "architecture: rope factors must be finite and > 0");
-        }
+      if (list != nullptr && list->size() != 0) rp.ext_factors = list->data();
+      if (const char* error = RopeFreqParamsError(rp)) {
+        return Status::Error(kBad, "architecture: %s (rope.theta = %g)", error,
+                             static_cast<double>(rope->theta()));
       }
     }
   }

@@ -4,6 +4,31 @@
 
 namespace octet {
 
+namespace {
+bool PositiveFinite(float x) { return x > 0.0f && x <= 3.4028235e38f; }  // false for NaN
+}  // namespace
+
+const char* RopeFreqParamsError(const RopeFreqParams& p) {
+  if (p.rotary_dim < 2 || p.rotary_dim % 2 != 0) return "rope.rotary_dim must be even and >= 2";
+  if (!(p.theta > 1.0f) || !PositiveFinite(p.theta)) return "rope.theta must be finite and > 1";
+  if (p.scaling > RopeScalingKind::kLongRope || !PositiveFinite(p.factor) ||
+      !PositiveFinite(p.low_freq_factor) || !PositiveFinite(p.high_freq_factor)) {
+    return "rope scaling parameters must be known, finite and > 0";
+  }
+  if (p.scaling == RopeScalingKind::kLlama3 &&
+      (p.original_max_positions == 0 || p.high_freq_factor == p.low_freq_factor)) {
+    return "rope scaling llama3 needs original_max_positions > 0 and high_freq_factor != "
+           "low_freq_factor";
+  }
+  if (p.scaling == RopeScalingKind::kLongRope) {
+    if (p.ext_factors == nullptr) return "rope scaling longrope needs its factors";
+    for (size_t i = 0; i < p.rotary_dim / 2; ++i) {
+      if (!PositiveFinite(p.ext_factors[i])) return "rope factors must be finite and > 0";
+    }
+  }
+  return nullptr;
+}
+
 void rope_inv_freq(const RopeFreqParams& p, float* inv_freq) {
   const size_t half = p.rotary_dim / 2;
   const float two_pi = static_cast<float>(2.0 * 3.14159265358979323846);

@@ -77,6 +77,15 @@ struct RopeFreqParams {
 // theta ^ e is rounded once from double; PyTorch's float pow is within 1 ulp of it.
 void rope_inv_freq(const RopeFreqParams& params, float* inv_freq);
 
+// Why rope_inv_freq cannot take these parameters (null: it can), naming the
+// field: rotary_dim even and >= 2; theta finite and > 1; scaling known;
+// factor, low_freq_factor and high_freq_factor finite and > 0 whatever the
+// scaling; kLlama3: original_max_positions > 0 and high_freq_factor !=
+// low_freq_factor; kLongRope: ext_factors set, each finite and > 0. The one
+// check of these parameters: the loader runs it on the file's, the forward
+// pass on the ones it fills its tables with.
+const char* RopeFreqParamsError(const RopeFreqParams& params);
+
 struct F32RopeParams {
   size_t len = 0;         // rows (tokens)
   size_t heads = 0;       // heads per row

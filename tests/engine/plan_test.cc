@@ -28,9 +28,7 @@ void Plan(const Model& model, const ForwardLimits& limits, Planned* out) {
 
 void CheckTable(const Planned& p) {
   const ForwardPlan& plan = p.plan;
-  REQUIRE(plan.num_buffers > 0);
-  REQUIRE(plan.num_buffers <= kMaxPlannedBuffers);
-  for (size_t i = 0; i < plan.num_buffers; ++i) {
+  for (size_t i = 0; i < kNumForwardBuffers; ++i) {
     const PlannedBuffer& b = plan.buffers[i];
     CAPTURE(std::string(b.name));
     CHECK(b.first <= b.last);
@@ -46,15 +44,11 @@ void CheckTable(const Planned& p) {
       CHECK_FALSE((live_together && overlap));
     }
   }
-  // The bound offsets are the table's (a few, by name).
-  for (size_t i = 0; i < plan.num_buffers; ++i) {
-    const PlannedBuffer& b = plan.buffers[i];
-    const std::string name = b.name;
-    if (name == "x") CHECK(plan.x == b.offset);
-    if (name == "q") CHECK(plan.q == b.offset);
-    if (name == "up") CHECK(plan.up == b.offset);
-    if (name == "self_k") CHECK(plan.self_k == b.offset);
-  }
+  // The table is indexed by ForwardBuffer (a few rows, by name).
+  CHECK(std::string(plan.buffer(ForwardBuffer::kX).name) == "x");
+  CHECK(std::string(plan.buffer(ForwardBuffer::kQ).name) == "q");
+  CHECK(std::string(plan.buffer(ForwardBuffer::kUp).name) == "up");
+  CHECK(std::string(plan.buffer(ForwardBuffer::kSelfK).name) == "self_k");
 }
 
 TEST_CASE("the plan's buffers never share bytes while both are live") {
@@ -96,9 +90,9 @@ TEST_CASE("the feed-forward's buffers reuse the attention's memory") {
   const ForwardPlan& plan = p.plan;
   // up [rows, intermediate] starts where the attention's q does: both are
   // dead outside their own sub-block.
-  CHECK(plan.up == plan.q);
+  CHECK(plan.buffer(ForwardBuffer::kUp).offset == plan.buffer(ForwardBuffer::kQ).offset);
   size_t scratch_sum = 0;
-  for (size_t i = 0; i < plan.num_buffers; ++i) {
+  for (size_t i = 0; i < kNumForwardBuffers; ++i) {
     if (plan.buffers[i].arena == ForwardArena::kScratch) scratch_sum += plan.buffers[i].bytes;
   }
   CHECK(p.arenas[static_cast<size_t>(ForwardArena::kScratch)].size() < scratch_sum);
