@@ -1,4 +1,4 @@
-# Install rules and Debian packages (DESIGN.md §5b), included by the top-level
+# Install rules and Debian packages (docs/design.md §5b), included by the top-level
 # CMakeLists.txt after every target is defined.
 #
 #   cmake --install build/<preset> --prefix P   gives

@@ -1,7 +1,7 @@
 # Cross toolchain: Raspberry Pi OS 32-bit / Debian 12 armhf (preset rpi-armhf).
 #
 # Compiler: Debian's g++-arm-linux-gnueabihf. Baseline ISA: ARMv7-A with NEON
-# (VFPv4), hard-float: Pi 2 (Cortex-A7) and newer (DESIGN.md §6). Debian's
+# (VFPv4), hard-float: Pi 2 (Cortex-A7) and newer (docs/design.md §6). Debian's
 # armhf userland is ARMv7, so Pi 1 / Zero (ARMv6) cannot be targeted anyway.
 # The dotprod and i8mm kernel files get their own -march=armv8.x flags in
 # runtime/kernels (a later -march on the command line wins) and are chosen at

@@ -2,7 +2,7 @@
 // session and the converter all use these definitions, so "bit-exact" has one
 // meaning. Header-only, compiler headers only (kernel files may include it).
 //
-// Conventions (DESIGN.md §4)
+// Conventions (docs/design.md §4)
 //   real = scale * q, zero point 0 (symmetric) for weights and activations.
 //   Weights: q in [-127, 127], one scale per output channel (row of [N, K]):
 //            scale = max|w_row| / 127 (1 for an all-zero row). octet-convert

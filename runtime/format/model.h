@@ -20,7 +20,7 @@ namespace octet {
 constexpr uint16_t kFormatMajor = 1;
 constexpr uint16_t kFormatMinor = 4;  // 1.1: packed int8 matrices (Tensor.layout); 1.2: compiled tokenizer;
                                       // 1.3: 16-bit inputs of int8 matrices (Tensor.input_bits);
-                                      // 1.4: the families of issue 12 (Q/K norms, soft-capping,
+                                      // 1.4: Qwen3, Gemma 1-3, Phi-3 (Q/K norms, soft-capping,
                                       // sliding/global layers, sandwich norms, LongRope,
                                       // position offset)
 constexpr uint64_t kDataAlignment = 64;

@@ -8,7 +8,7 @@
 //
 // Every formula below is the published one, evaluated in the same float32 order
 // as the Hugging Face/PyTorch code that trained the models, so the fp32 path
-// agrees with PyTorch to a float ulp or two (DESIGN.md §4: ~1e-5 relative end to
+// agrees with PyTorch to a float ulp or two (docs/design.md §4: ~1e-5 relative end to
 // end). The transcendental functions come from kernels/scalar_math.h (double
 // precision, then rounded: correctly rounded float results, the same on every
 // platform; PyTorch's own float sin/cos/pow are within 1 ulp of those).

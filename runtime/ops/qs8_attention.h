@@ -18,7 +18,7 @@
 // step of P. Flips are rare: tests/ops/qs8_attention_test.cc sees none, and
 // outputs within 2.3e-7 max|v| of the reference softmax's (half of them differ
 // in their last bits); it allows 0.005 max|v|, one step's worst case. Accuracy
-// against fp32 attention is the same for every table (the tests' bar, DESIGN.md's
+// against fp32 attention is the same for every table (the tests' bar, docs/design.md's
 // cosine >= 0.998).
 //
 // Operands (symmetric int8, core/quant.h; one scale per token and head):

@@ -1,5 +1,5 @@
 // octet bench: times prefill over a synthetic batch and reports speed and
-// memory (DESIGN.md §5). With --json, exactly one JSON object on stdout.
+// memory (docs/design.md §5). With --json, exactly one JSON object on stdout.
 // Written on the public API alone (octet.h and its C++ wrapper): the runs and
 // steps are the ones an app makes, the facts come from its diagnostics.
 #include <sys/resource.h>

@@ -1,4 +1,4 @@
-// octet-convert: Hugging Face checkpoint -> .octet (DESIGN.md §5). The command
+// octet-convert: Hugging Face checkpoint -> .octet (docs/design.md §5). The command
 // line is checked here; the conversion is the converter library's
 // (converter/convert.h), whose errors arrive as one-line exceptions.
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// octet: run, benchmark and inspect .octet models (DESIGN.md §5).
+// octet: run, benchmark and inspect .octet models (docs/design.md §5).
 #include <cstdio>
 #include <string>
 #include <vector>

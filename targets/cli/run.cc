@@ -1,5 +1,5 @@
 // octet run: one forward pass over a padded batch of token ids, or generation
-// with the KV cache (DESIGN.md §5); sentence embeddings of encoder-only models
+// with the KV cache (docs/design.md §5); sentence embeddings of encoder-only models
 // (--pooling) and heatmaps of one layer's attention (--attention-map).
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// octet tokenize / octet detokenize (DESIGN.md §5): Hugging Face tokenizers'
+// octet tokenize / octet detokenize (docs/design.md §5): Hugging Face tokenizers'
 // encode(text, add_special_tokens) and decode(ids, skip_special_tokens) with
 // the tokenizer compiled into the model file.
 #include <cstdio>

@@ -7,7 +7,7 @@
 // Prints max abs error, max abs reference and their ratio, and the lowest
 // cosine similarity of a position's vectors; exits 1 when the ratio exceeds
 // --rel (default 1e-5; not checked when only --min-cosine is given), when a
-// position's cosine is below --min-cosine (int8 vs fp32: DESIGN.md section 7),
+// position's cosine is below --min-cosine (int8 vs fp32: docs/design.md §7),
 // or when a value is not finite; 2 on a bad command line or unreadable file.
 #include <cmath>
 #include <cstdint>

@@ -560,8 +560,8 @@ TEST_CASE("weights are checked at creation: missing and misshapen tensors are na
 }
 
 // The int8 twin of a model (the same draws, quantized per output channel)
-// against the fp32 model: cosine similarity per position >= 0.998 (DESIGN.md
-// section 7), every family's structure, a padded batch, peaky attention
+// against the fp32 model: cosine similarity per position >= 0.998 (docs/design.md
+// §7), every family's structure, a padded batch, peaky attention
 // (layer_stddev 0.2) and 3 layers so errors compound.
 TEST_CASE("int8 models stay within cosine 0.998 of their fp32 twins, per position") {
   for (fb::Family family : {fb::Family::Llama, fb::Family::Gpt2, fb::Family::Bert, fb::Family::T5,

@@ -1,4 +1,4 @@
-// Threads (DESIGN.md §3): a session's thread count changes nothing in its
+// Threads (docs/design.md §3): a session's thread count changes nothing in its
 // results. Every model kind runs with 1, 2, 3 and 4 threads (prefill, steps,
 // encoder-decoder), and the outputs must be equal byte for byte. The models are
 // large enough that every parallel loop really splits (columns of every

@@ -1,4 +1,4 @@
-// The promise of DESIGN.md §3: no malloc/new inside a run. The whole process's
+// The promise of docs/design.md §3: no malloc/new inside a run. The whole process's
 // allocations are counted (targets/common/alloc_counter.h) around many runs of
 // every session kind that runs today.
 #include <doctest/doctest.h>

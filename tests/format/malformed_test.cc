@@ -1,4 +1,4 @@
-// The loader trusts nothing (DESIGN.md §2): every malformed file below must be
+// The loader trusts nothing (docs/design.md §2): every malformed file below must be
 // refused with a Status whose message names the problem, and never crash. The
 // suite runs under ASan + UBSan (host-asan); inputs are loaded from buffers of
 // exactly their size (loader_harness.h), so a read one byte past the end is a

@@ -11,7 +11,7 @@
 // is deliberately sharp (logits with a standard deviation of ~2.3): a rounding
 // error of ~0.3% RMS per element of Q and K moves a logit by ~0.02, i.e. each
 // weight by ~2%, which dominates when a window leaves a few keys. The bar is
-// DESIGN.md's end-to-end one, a cosine similarity >= 0.998 per (row, head)
+// docs/design.md's end-to-end one, a cosine similarity >= 0.998 per (row, head)
 // against fp32 attention on the unquantized data, plus a max error <= 0.03 *
 // max |v|. The worst values seen are reported by a MESSAGE (x86: cosine 0.99897,
 // error 0.016 max |v|, one row of a 13-key window; the median row is far closer).
