@@ -6,7 +6,7 @@
 // reported by the caller as a Status of kind kOutOfMemory with a message that
 // says what could not be allocated. Allocations happen while loading and
 // preparing (model, session, tokenizer, generation buffers), never in a
-// forward pass or a decode step (docs/allocation.md).
+// forward pass or a decode step (docs/design.md §3a).
 //
 // Tests can make the Nth allocation fail (alloc_testing below) to check that
 // every failure path returns a status and leaks nothing.
