@@ -21,6 +21,9 @@
 //   Head               logits = softcap(x · headᵀ × logits_scale) (+ final_logits_bias)
 #include "engine/forward.h"
 
+#include "engine/forward_internal.h"
+#include "engine/mixer.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -28,39 +31,14 @@
 #include "core/checked_math.h"
 #include "core/quant.h"
 #include "kernels/attention_params.h"
-#include "kernels/f32_attention.h"
 #include "kernels/f32_elementwise.h"
 #include "kernels/f32_gemm.h"
 #include "kernels/position.h"
-#include "ops/qs8_attention.h"
 #include "platform/clock.h"
 
 namespace octet {
+namespace fwd {
 namespace {
-
-using FB = ForwardBuffer;
-
-size_t QDim(const fb::Architecture& a) {
-  return static_cast<size_t>(a.attention()->num_heads()) * a.attention()->head_dim();
-}
-size_t KvDim(const fb::Architecture& a) {
-  return static_cast<size_t>(a.attention()->num_kv_heads()) * a.attention()->head_dim();
-}
-uint32_t DecoderLayers(const fb::Architecture& a) {
-  return a.structure() == fb::Structure::EncoderDecoder ? a.num_decoder_layers()
-         : a.structure() == fb::Structure::DecoderOnly  ? a.num_layers()
-                                                        : 0;
-}
-
-F32Activation Activation(fb::Activation act) {
-  switch (act) {
-    case fb::Activation::GeluErf: return F32Activation::kGeluErf;
-    case fb::Activation::GeluTanh: return F32Activation::kGeluTanh;
-    case fb::Activation::Relu: return F32Activation::kRelu;
-    case fb::Activation::Silu: return F32Activation::kSilu;
-  }
-  return F32Activation::kGeluErf;
-}
 
 // MatMul's int32 block acc holds at least kLinearRows rows of any product's
 // outputs, and kLinearWideRows rows of the layers' (not the LM head's): the
@@ -74,69 +52,6 @@ size_t RowBlock(const Forward& f, size_t n) {
   return block < kLinearRows ? kLinearRows : block;
 }
 
-// ---------------------------------------------------------------------------
-// Threads. Every parallel loop below splits its outputs into disjoint pieces
-// (columns of a product, rows of a row operation, heads of attention) and
-// computes each piece with the same kernel calls whatever the split, so the
-// results are bit-identical for every thread count.
-
-// Adds the time of its scope to f.profile (when set) under `kind`.
-class ProfileScope {
- public:
-  ProfileScope(const Forward& f, OpKind kind) : profile_(f.profile), kind_(kind) {
-    if (profile_ != nullptr) start_ = MonotonicNanos();
-  }
-  ~ProfileScope() {
-    if (profile_ == nullptr) return;
-    profile_->nanos[static_cast<size_t>(kind_)] += MonotonicNanos() - start_;
-    profile_->calls[static_cast<size_t>(kind_)] += 1;
-  }
-  ProfileScope(const ProfileScope&) = delete;
-  ProfileScope& operator=(const ProfileScope&) = delete;
-
- private:
-  ForwardProfile* profile_;
-  OpKind kind_;
-  int64_t start_ = 0;
-};
-
-size_t Threads(const Forward& f) { return f.pool != nullptr ? f.pool->threads() : 1; }
-
-// Calls fn(task, thread) for task < tasks on the session's threads.
-template <typename Fn>
-void ParallelFor(const Forward& f, size_t tasks, Fn&& fn) {
-  if (f.pool == nullptr || tasks <= 1) {
-    for (size_t t = 0; t < tasks; ++t) fn(t, size_t{0});
-    return;
-  }
-  f.pool->For(tasks, fn);
-}
-
-// Splits `count` items (of `cost` work each) into pieces of a multiple of
-// `align` items: about four per thread, so a late thread still finds work; one
-// piece when the whole is too small to be worth a wake-up.
-size_t PieceSize(const Forward& f, size_t count, size_t align, size_t cost) {
-  const size_t threads = Threads(f);
-  constexpr size_t kMinWork = 16 * 1024;  // multiply-adds or values per piece
-  if (threads <= 1 || count * cost < 2 * kMinWork) return count > 0 ? count : 1;
-  size_t piece = (count + threads * 4 - 1) / (threads * 4);
-  const size_t min_piece = (kMinWork + cost - 1) / cost;
-  if (piece < min_piece) piece = min_piece;
-  piece = (piece + align - 1) / align * align;
-  return piece;
-}
-
-// fn(begin, end, thread) over [0, count) in pieces of PieceSize.
-template <typename Fn>
-void ParallelRange(const Forward& f, size_t count, size_t align, size_t cost, Fn&& fn) {
-  const size_t piece = PieceSize(f, count, align, cost);
-  const size_t tasks = (count + piece - 1) / piece;
-  ParallelFor(f, tasks, [&](size_t t, size_t thread) {
-    const size_t begin = t * piece;
-    const size_t end = count - begin < piece ? count : begin + piece;
-    fn(begin, end, thread);
-  });
-}
 
 // out[rows, n] (row stride ldo) = in[rows, k] (row stride ldi) · mᵀ (+ bias[n]),
 // m [n, k]. int8 m: each input row is quantized with its own scale
@@ -150,10 +65,6 @@ void ParallelRange(const Forward& f, size_t count, size_t align, size_t cost, Fn
 // them (rows of k values, row stride k): the projections that read the same
 // input (Q, K and V; gate and up) quantize it once. Bit-identical: each row is
 // quantized on its own.
-struct QuantizedRows {
-  const int8_t* q;       // [rows, k]
-  const float* scales;   // [rows]
-};
 
 // An int8 m with 16-bit inputs (Matrix::two_digit_input): each input row as two
 // int8 digits (core/quant.h QuantizeRowTwoDigits: qs8_quantize_rows of the row
@@ -283,10 +194,12 @@ void MatMul(const Forward& f, const Matrix& m, const F32FullyConnected* fc, size
   });
 }
 
+}  // namespace
+
 // out[rows, w.out] (row stride ldo) = in[rows, w.in] (row stride ldi) · w.weightᵀ + w.bias.
 // pre: see MatMul.
 void Linear(const Forward& f, const LinearWeights& w, const float* in, size_t ldi, size_t rows,
-            float* out, size_t ldo, const QuantizedRows* pre = nullptr) {
+            float* out, size_t ldo, const QuantizedRows* pre) {
   ProfileScope scope(f, OpKind::kLinear);
   if (f.profile != nullptr) f.profile->linear_ops += 2.0 * rows * w.out * w.in;
   MatMul(f, w.weight, w.fc, w.out, w.in, in, ldi, rows, out, ldo, w.bias, pre);
@@ -320,32 +233,6 @@ void ObserveInput(const Forward& f, ProductInput which, const float* x, size_t r
                             f.hooks->observed_layer, which, x, rows, cols, ld);
 }
 
-// True when Linear(w) quantizes its input into qin as int8 rows (an int8
-// product with 8-bit inputs), which the next projections of the input may reuse.
-bool QuantizesInput(const LinearWeights& w) {
-  return w.fc == nullptr && w.weight.f32 == nullptr && !w.weight.two_digit_input;
-}
-
-// Rows [row0, row0 + rows) of the input the last int8 Linear quantized (in
-// rows of k values): for the next projections of the same input.
-// None (nulls) when the pass has no int8 products (qin is not planned).
-QuantizedRows LastQuantized(const Forward& f, size_t k, size_t row0) {
-  if (f.buffer<FB::kQin>() == nullptr) return {nullptr, nullptr};
-  return {f.buffer<FB::kQin>() + row0 * k, f.buffer<FB::kQinScales>() + row0};
-}
-
-// out[0..cols) += multiplier * row `row` of m (int8 rows dequantized first).
-void AddMatrixRow(const Matrix& m, size_t cols, size_t row, float multiplier, float* out) {
-  if (m.f32 != nullptr) {
-    const float* src = m.f32 + row * cols;  // [cols]
-    for (size_t i = 0; i < cols; ++i) out[i] += src[i] * multiplier;
-    return;
-  }
-  const int8_t* src = m.q8 + row * cols;  // [cols]
-  const float scale = m.scales[row];
-  for (size_t i = 0; i < cols; ++i) out[i] += (static_cast<float>(src[i]) * scale) * multiplier;
-}
-
 // Per (row, head) symmetric quantization: x[rows, heads * head_dim] -> q (same
 // layout) and scales[rows, heads]: rows * heads rows of head_dim values.
 void QuantizeHeads(const Forward& f, const float* x, size_t rows, size_t heads, size_t head_dim,
@@ -371,15 +258,22 @@ void Normalize(const Forward& f, const NormWeights& n, const float* in, size_t r
   });
 }
 
-// Attention.qk_norm: x[rows, heads * head_dim] = RMSNorm of each head's vector
-// (weight [head_dim], the model's norm_eps), in place.
-void NormalizeHeads(const Forward& f, const float* weight, float* x, size_t rows, size_t heads) {
-  ProfileScope scope(f, OpKind::kNorm);
-  const size_t hd = f.arch->attention()->head_dim();
-  const float eps = f.arch->norm_eps();
-  ParallelRange(f, rows * heads, 1, hd, [&](size_t r0, size_t r1, size_t) {
-    f.kernels->f32_rmsnorm(r1 - r0, hd, x + r0 * hd, hd, weight, eps, x + r0 * hd, hd);
-  });
+}  // namespace fwd
+
+namespace {
+
+using namespace fwd;
+
+// out[0..cols) += multiplier * row `row` of m (int8 rows dequantized first).
+void AddMatrixRow(const Matrix& m, size_t cols, size_t row, float multiplier, float* out) {
+  if (m.f32 != nullptr) {
+    const float* src = m.f32 + row * cols;  // [cols]
+    for (size_t i = 0; i < cols; ++i) out[i] += src[i] * multiplier;
+    return;
+  }
+  const int8_t* src = m.q8 + row * cols;  // [cols]
+  const float scale = m.scales[row];
+  for (size_t i = 0; i < cols; ++i) out[i] += (static_cast<float>(src[i]) * scale) * multiplier;
 }
 
 // x[n] += delta[n]: the residual connection.
@@ -393,198 +287,6 @@ void AddResidualRows(const Forward& f, float* x, const float* delta, size_t rows
   ParallelRange(f, rows, 1, h, [&](size_t r0, size_t r1, size_t) {
     f.kernels->f32_add((r1 - r0) * h, x + r0 * h, delta + r0 * h);
   });
-}
-
-}  // namespace
-
-// Where a backend's Attend writes the probabilities of a captured call
-// (engine/forward.h AttentionCapture) for one sequence: query row i (position
-// q_pos0 + i) of head h at probs + h * head_stride + i * ld, columns [0, kv_len)
-// (the session zeroed the rest).
-struct CaptureTarget {
-  float* probs;        // [heads, q_len, ld] from the call's first query row
-  size_t ld;           // floats per row: the capture's k_len
-  size_t head_stride;  // floats per head: q_len * k_len
-  size_t q_real;       // queries at positions >= q_real are padding: zero rows
-};
-
-// ---------------------------------------------------------------------------
-// The attention/KV backends. A call's new keys and values [n, kv_dim] are
-// projected in f32 (KvTargets), then Store puts them in the KV rows; Attend
-// runs attention of a sequence's queries against their KV rows.
-struct AttentionBackend {
-  size_t value_bytes;  // bytes per stored key or value element
-  bool row_scales;     // one f32 scale per (row, kv head) beside K and V
-  // New keys and values are projected into f32 staging rows (k, v) and
-  // stored from there; encoder stacks then keep their KV rows in scratch of
-  // their own. Not staged: projected straight into the (f32) KV rows.
-  bool staged;
-  size_t query_bytes;  // quantized queries' bytes per element (q8 with a scale
-                       // per (row, head)); 0: Attend reads the f32 queries
-  // Prepare: why these parameters cannot run (null: they can).
-  const char* (*params_error)(const AttentionParams& p);
-  // Plan: one thread's scratch for Attend with p's tile and head_dim, rounded to 64 bytes.
-  Status (*scratch_bytes)(const AttentionParams& p, size_t* bytes);
-  // Puts new keys and values k, v [n, kv_dim] (from KvTargets) into the KV
-  // rows p0 .. p0 + n - 1 of sequence b.
-  void (*store)(const Forward& f, const KvRows& kv, uint32_t b, size_t p0, size_t n,
-                const float* k, const float* v);
-  // Sequence b's queries qb [q_len, heads * head_dim] (f32, overwritten with
-  // the output) against its keys and values in kv. capture (null: none) gets
-  // the probabilities as the backend defines them (AttentionCapture).
-  void (*attend)(const Forward& f, const AttentionParams& p, const KvRows& kv, uint32_t b,
-                 float* qb, const CaptureTarget* capture);
-};
-
-namespace {
-
-size_t RoundUp64(size_t bytes) { return (bytes + 63) & ~static_cast<size_t>(63); }
-
-// fp32: keys and values are projected straight into the f32 KV rows;
-// the table's f32_attention reads them.
-const char* F32ParamsError(const AttentionParams& p) { return AttentionParamsError(p); }
-
-Status F32ScratchBytes(const AttentionParams& p, size_t* bytes) {
-  *bytes = RoundUp64(f32_attention_scratch_floats(p) * sizeof(float));
-  return Status::Ok();
-}
-
-void F32Store(const Forward&, const KvRows&, uint32_t, size_t, size_t, const float*,
-              const float*) {}  // already in place (not staged)
-
-// Calls probs(h, rows of head h) for every head on the session's threads, then
-// zeroes the rows of padded queries.
-template <typename Fn>
-void CaptureHeads(const Forward& f, const AttentionParams& p, const CaptureTarget& c, Fn&& probs) {
-  const size_t heads = p.num_heads;
-  ParallelRange(f, heads, 1, p.q_len * p.kv_len * p.head_dim, [&](size_t h0, size_t h1, size_t) {
-    for (size_t h = h0; h < h1; ++h) {
-      float* rows = c.probs + h * c.head_stride;  // [q_len, ld]
-      probs(h, rows);
-      for (size_t i = 0; i < p.q_len; ++i) {
-        if (p.q_pos0 + i >= c.q_real) std::memset(rows + i * c.ld, 0, p.kv_len * sizeof(float));
-      }
-    }
-  });
-}
-
-void F32Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uint32_t b,
-               float* qb, const CaptureTarget* capture) {
-  ProfileScope scope(f, OpKind::kAttention);
-  const fb::Attention& att = *f.arch->attention();
-  const size_t heads = att.num_heads(), hd = att.head_dim();
-  const size_t qd = heads * hd, kvd = att.num_kv_heads() * hd;
-  const size_t kv0 = static_cast<size_t>(b) * kv.stride;  // sequence b's first kv row
-  const float* k = static_cast<const float*>(kv.k) + kv0 * kvd;  // [kv_len, kvd]
-  const float* v = static_cast<const float*>(kv.v) + kv0 * kvd;  // [kv_len, kvd]
-  if (capture != nullptr) {  // before the kernel overwrites the queries
-    CaptureHeads(f, p, *capture, [&](size_t h, float* rows) {
-      f32_attention_probs__ref(p, h, qb, qd, k, kvd, rows, capture->ld);
-    });
-  }
-  // Threads split the heads; each has its own scratch.
-  const size_t cost = p.q_len * (p.kv_len < 64 ? 64 : p.kv_len) * hd;
-  ParallelRange(f, heads, 1, cost, [&](size_t h0, size_t h1, size_t thread) {
-    AttentionParams ph = p;
-    ph.head_begin = h0;
-    ph.head_end = h1;
-    f.kernels->f32_attention(ph, qb, qd, k, kvd, v, kvd, qb, qd,
-                             reinterpret_cast<float*>(f.buffer<FB::kAttention>() + thread * f.attention_bytes));
-  });
-}
-
-// int8: keys and values are staged in f32 and quantized per (row, kv head)
-// into the int8 KV rows; queries likewise into q8; ops/qs8_attention.h.
-Status Qs8ScratchBytes(const AttentionParams& p, size_t* bytes) {
-  if (p.head_dim > kQs8AttentionMaxHeadDim || AttentionTile(p) > kQs8AttentionMaxTile) {
-    return Status(StatusCode::kUnsupported, "head_dim or the attention tile exceeds the int8 "
-                  "attention's limits (4096)");
-  }
-  *bytes = RoundUp64(qs8_attention_scratch_bytes(p));
-  return Status::Ok();
-}
-
-void Qs8Store(const Forward& f, const KvRows& kv, uint32_t b, size_t p0, size_t n,
-              const float* k, const float* v) {
-  ProfileScope scope(f, OpKind::kAttention);
-  const fb::Attention& att = *f.arch->attention();
-  const size_t kvh = att.num_kv_heads(), hd = att.head_dim(), kvd = kvh * hd;
-  const size_t row = static_cast<size_t>(b) * kv.stride + p0;
-  QuantizeHeads(f, k, n, kvh, hd, static_cast<int8_t*>(kv.k) + row * kvd,
-                kv.k_scales + row * kvh);
-  QuantizeHeads(f, v, n, kvh, hd, static_cast<int8_t*>(kv.v) + row * kvd,
-                kv.v_scales + row * kvh);
-}
-
-void Qs8Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uint32_t b,
-               float* qb, const CaptureTarget* capture) {
-  ProfileScope scope(f, OpKind::kAttention);
-  const fb::Attention& att = *f.arch->attention();
-  const size_t heads = att.num_heads(), kvh = att.num_kv_heads(), hd = att.head_dim();
-  const size_t qd = heads * hd, kvd = kvh * hd;
-  const size_t kv0 = static_cast<size_t>(b) * kv.stride;  // sequence b's first kv row
-  const int8_t* k = static_cast<const int8_t*>(kv.k) + kv0 * kvd;  // [kv_len, kvd]
-  const int8_t* v = static_cast<const int8_t*>(kv.v) + kv0 * kvd;  // [kv_len, kvd]
-  int8_t* q8 = f.buffer<FB::kQ8>();              // [q_len, qd]
-  float* q_scales = f.buffer<FB::kQ8Scales>();  // [q_len, heads]
-  QuantizeHeads(f, qb, p.q_len, heads, hd, q8, q_scales);
-  if (capture != nullptr) {
-    CaptureHeads(f, p, *capture, [&](size_t h, float* rows) {
-      qs8_attention_probs(p, h, q8, qd, q_scales, k, kvd, kv.k_scales + kv0 * kvh, rows,
-                          capture->ld);
-    });
-  }
-  const Qs8AttentionKernels kernels{f.kernels->qs8_gemm, f.kernels->qu8s8_pv,
-                                    f.kernels->qs8_softmax_tile};
-  // Threads split the heads; each has its own scratch.
-  const size_t cost = p.q_len * (p.kv_len < 64 ? 64 : p.kv_len) * hd;
-  ParallelRange(f, heads, 1, cost, [&](size_t h0, size_t h1, size_t thread) {
-    AttentionParams ph = p;
-    ph.head_begin = h0;
-    ph.head_end = h1;
-    qs8_attention(kernels, ph, q8, qd, q_scales, k, kvd, kv.k_scales + kv0 * kvh, v, kvd,
-                  kv.v_scales + kv0 * kvh, qb, qd, f.buffer<FB::kAttention>() + thread * f.attention_bytes);
-  });
-}
-
-constexpr AttentionBackend kF32Attention = {
-    sizeof(float), false, false, 0, F32ParamsError, F32ScratchBytes, F32Store, F32Attend};
-constexpr AttentionBackend kQs8Attention = {
-    1, true, true, 1, Qs8AttentionParamsError, Qs8ScratchBytes, Qs8Store, Qs8Attend};
-
-const AttentionBackend& Backend(const ForwardMode& mode) {
-  return mode.int8_attention ? kQs8Attention : kF32Attention;
-}
-
-// Where new keys and values [n, kv_dim] of rows p0.. of sequence b are
-// projected: the f32 staging rows k_stage, v_stage (staged backends) or the KV
-// rows themselves.
-void KvTargets(const Forward& f, const KvRows& kv, uint32_t b, size_t p0, float* k_stage,
-               float* v_stage, float** k, float** v) {
-  if (f.attention_backend->staged) {
-    *k = k_stage;
-    *v = v_stage;
-    return;
-  }
-  const size_t kvd = KvDim(*f.arch), row = static_cast<size_t>(b) * kv.stride + p0;
-  *k = static_cast<float*>(kv.k) + row * kvd;
-  *v = static_cast<float*>(kv.v) + row * kvd;
-}
-
-// The attention shape of the model and the tile size; the caller sets lengths,
-// masks and biases.
-AttentionParams BaseParams(const fb::Architecture& a, uint32_t tile = 0) {
-  const fb::Attention& att = *a.attention();
-  AttentionParams p;
-  p.tile = tile;
-  p.num_heads = att.num_heads();
-  p.num_kv_heads = att.num_kv_heads();
-  p.head_dim = att.head_dim();
-  p.scale = att.scale() != 0.0f
-                ? att.scale()
-                : static_cast<float>(1.0 / std::sqrt(static_cast<double>(att.head_dim())));
-  p.softcap = att.logit_softcap();
-  return p;
 }
 
 // ---------------------------------------------------------------------------
@@ -628,162 +330,6 @@ void Embed(const Forward& f, const int32_t* ids, const uint32_t* lengths, const 
   }
 }
 
-// ---------------------------------------------------------------------------
-// Where sequence b's probabilities go in capture's [batch, heads, q_len, k_len]
-// when its call's first query sits at position q_pos0 and its first q_real
-// queries are real (capture null: an unused target).
-CaptureTarget Target(const AttentionCapture* capture, uint32_t b, size_t q_pos0, size_t q_real) {
-  CaptureTarget t{nullptr, 0, 0, q_real};
-  if (capture == nullptr) return t;
-  t.ld = capture->k_len;
-  t.head_stride = static_cast<size_t>(capture->q_len) * capture->k_len;
-  t.probs = capture->probs + (static_cast<size_t>(b) * capture->heads * capture->q_len + q_pos0) *
-                                 capture->k_len;
-  return t;
-}
-
-// The sliding window of layer l's self-attention: Attention.sliding_window for
-// every layer, or for the layers sliding_layers marks (the others: 0, global).
-uint32_t LayerWindow(const fb::Architecture& a, uint32_t l) {
-  const fb::Attention& att = *a.attention();
-  const auto* sliding = att.sliding_layers();
-  if (sliding == nullptr || sliding->size() == 0) return att.sliding_window();
-  return l < sliding->size() && sliding->Get(l) ? att.sliding_window() : 0;
-}
-
-// Self-attention of `batch` sequences of `seq` rows: in, out [batch * seq, hidden],
-// with a sliding `window` (0: none) and RoPE from inv_freq (null: no RoPE).
-// Row s of sequence b sits at position pos0[b] + s (pos0 null: 0); its keys and
-// values go to kv rows pos0[b] + s, and it attends to kv rows [0, pos0[b] + seq)
-// of which the first valid[b] are real.
-// The probabilities of sequence b's call go to capture (null: not captured).
-void SelfAttention(const Forward& f, const AttentionWeights& w, const float* relative_bias,
-                   bool causal, uint32_t window, const float* inv_freq, KvRows kv,
-                   const float* in, const uint32_t* pos0, const uint32_t* valid, uint32_t batch,
-                   uint32_t seq, float* out, const AttentionCapture* capture) {
-  const fb::Architecture& a = *f.arch;
-  const size_t h = a.hidden_size(), qd = QDim(a), kvd = KvDim(a);
-  const size_t rows = static_cast<size_t>(batch) * seq;
-  float* q = f.buffer<FB::kQ>();  // [rows, qd]: queries, then the attention output in place
-  ObserveInput(f, ProductInput::kAttention, in, rows, h, h);
-  Linear(f, w.q, in, h, rows, q, qd);
-  // Q's quantized rows of `in` stay in qin until the next Linear: Attend
-  // quantizes into q8, the backend's store into the KV rows.
-  const bool shared_input = QuantizesInput(w.q) && QuantizesInput(w.k) && QuantizesInput(w.v);
-  for (uint32_t b = 0; b < batch; ++b) {
-    const size_t p0 = pos0 != nullptr ? pos0[b] : 0;
-    const float* xb = in + static_cast<size_t>(b) * seq * h;  // [seq, hidden]
-    float* qb = q + static_cast<size_t>(b) * seq * qd;        // [seq, qd]
-    // This call's keys and values [seq, kvd], f32: in the KV rows p0.. or staged
-    // in k, v, as the backend stores them.
-    float* kb = nullptr;
-    float* vb = nullptr;
-    KvTargets(f, kv, b, p0, f.buffer<FB::kK>() + static_cast<size_t>(b) * seq * kvd,
-              f.buffer<FB::kV>() + static_cast<size_t>(b) * seq * kvd, &kb, &vb);
-    // K and V read the rows of `in` that Q's projection quantized.
-    const QuantizedRows pre = LastQuantized(f, h, static_cast<size_t>(b) * seq);
-    Linear(f, w.k, xb, h, seq, kb, kvd, shared_input ? &pre : nullptr);
-    Linear(f, w.v, xb, h, seq, vb, kvd, shared_input ? &pre : nullptr);
-    // Q/K norms before RoPE: the cache keeps K normed and rotated.
-    if (w.q_norm != nullptr) NormalizeHeads(f, w.q_norm, qb, seq, a.attention()->num_heads());
-    if (w.k_norm != nullptr) NormalizeHeads(f, w.k_norm, kb, seq, a.attention()->num_kv_heads());
-    if (inv_freq != nullptr) {
-      F32RopeParams rp;
-      rp.len = seq;
-      rp.head_dim = a.attention()->head_dim();
-      rp.rotary_dim = f.rotary_dim;
-      rp.pos0 = p0;
-      rp.inv_freq = inv_freq;
-      rp.attention_factor = f.rope_attention_factor;
-      ProfileScope scope(f, OpKind::kRope);
-      ParallelRange(f, seq, 1, qd + kvd, [&](size_t s0, size_t s1, size_t) {
-        F32RopeParams part = rp;
-        part.len = s1 - s0;
-        part.pos0 = p0 + s0;
-        part.heads = a.attention()->num_heads();
-        f.kernels->f32_rope(part, qb + s0 * qd, qd);
-        part.heads = a.attention()->num_kv_heads();
-        f.kernels->f32_rope(part, kb + s0 * kvd, kvd);
-      });
-    }
-    f.attention_backend->store(f, kv, b, p0, seq, kb, vb);
-    AttentionParams p = BaseParams(a, f.attention_tile);
-    p.q_len = seq;
-    p.kv_len = p0 + seq;
-    p.q_pos0 = p0;
-    p.kv_valid = valid[b];
-    p.causal = causal;
-    p.window = window;
-    p.alibi_slopes = f.alibi_slopes;
-    if (relative_bias != nullptr) {
-      p.t5_bias = relative_bias;
-      p.t5_num_buckets = a.attention()->relative_buckets();
-      p.t5_max_distance = a.attention()->relative_max_distance();
-      p.t5_bidirectional = !causal;
-    }
-    const CaptureTarget target = Target(capture, b, p0, valid[b]);
-    f.attention_backend->attend(f, p, kv, b, qb, capture != nullptr ? &target : nullptr);
-  }
-  ObserveInput(f, ProductInput::kAttentionOutput, q, rows, qd, qd);
-  Linear(f, w.o, q, qd, rows, out, h);
-}
-
-// Cross-attention: queries from in [batch * seq, hidden], keys and values already
-// projected from the encoder output into kv (ProjectCrossKv; enc_lengths[b] real).
-// Queries from q_valid[b] on are padding (for the capture).
-void CrossAttention(const Forward& f, const AttentionWeights& w, KvRows kv, const float* in,
-                    const uint32_t* enc_lengths, uint32_t enc_seq, const uint32_t* q_valid,
-                    uint32_t batch, uint32_t seq, float* out, const AttentionCapture* capture) {
-  const fb::Architecture& a = *f.arch;
-  const size_t h = a.hidden_size(), qd = QDim(a);
-  const size_t rows = static_cast<size_t>(batch) * seq;
-  float* q = f.buffer<FB::kQ>();  // [rows, qd]: queries, then the attention output in place
-  ObserveInput(f, ProductInput::kCrossQuery, in, rows, h, h);
-  Linear(f, w.q, in, h, rows, q, qd);
-  for (uint32_t b = 0; b < batch; ++b) {
-    float* qb = q + static_cast<size_t>(b) * seq * qd;  // [seq, qd]
-    AttentionParams p = BaseParams(a, f.attention_tile);
-    p.q_len = seq;
-    p.kv_len = enc_seq;
-    p.kv_valid = enc_lengths[b];
-    const CaptureTarget target = Target(capture, b, 0, q_valid[b]);
-    f.attention_backend->attend(f, p, kv, b, qb, capture != nullptr ? &target : nullptr);
-  }
-  ObserveInput(f, ProductInput::kCrossOutput, q, rows, qd, qd);
-  Linear(f, w.o, q, qd, rows, out, h);
-}
-
-// Feed-forward: in, out [rows, hidden].
-void FeedForward(const Forward& f, const LayerWeights& w, const float* in, size_t rows,
-                 float* out) {
-  const fb::Architecture& a = *f.arch;
-  const size_t h = a.hidden_size(), inter = a.intermediate_size();
-  const F32Activation act = Activation(a.activation());
-  float* up = f.buffer<FB::kUp>();  // [rows, intermediate]
-  ObserveInput(f, ProductInput::kFfn, in, rows, h, h);
-  Linear(f, w.up, in, h, rows, up, inter);
-  float* hidden = up;  // [rows, intermediate]: the down projection's input
-  if (a.gated_ffn()) {
-    hidden = f.buffer<FB::kGate>();  // [rows, intermediate]
-    const QuantizedRows pre = LastQuantized(f, h, 0);  // up's quantized rows of `in`
-    const bool shared_input = QuantizesInput(w.up) && QuantizesInput(w.gate);
-    Linear(f, w.gate, in, h, rows, hidden, inter, shared_input ? &pre : nullptr);
-    ProfileScope scope(f, OpKind::kActivation);
-    ParallelRange(f, rows, 1, inter, [&](size_t r0, size_t r1, size_t) {
-      f.kernels->f32_gated_activation(act, r1 - r0, inter, hidden + r0 * inter, inter, up + r0 * inter,
-                                inter);
-    });
-  } else {
-    // One call per row: the same calls whatever the split.
-    ProfileScope scope(f, OpKind::kActivation);
-    ParallelRange(f, rows, 1, inter, [&](size_t r0, size_t r1, size_t) {
-      for (size_t r = r0; r < r1; ++r) f.kernels->f32_activation(act, inter, up + r * inter);
-    });
-  }
-  ObserveInput(f, ProductInput::kFfnHidden, hidden, rows, inter, inter);
-  Linear(f, w.down, hidden, inter, rows, out, h);
-}
-
 // One sub-block with its norm and residual around it: x [rows, hidden].
 // `block` reads its input [rows, hidden] and writes delta. Pre-norm blocks
 // with a `post` norm (sandwich_norms; post.weight null: none) also normalize
@@ -804,82 +350,13 @@ void Residual(const Forward& f, const NormWeights& norm, size_t rows, float* x, 
   }
 }
 
-// What a decoder stack's layers attend to besides themselves: the source whose
-// cross-attention keys and values ProjectCrossKv put in the KV cache.
-struct CrossInput {
-  const uint32_t* enc_lengths = nullptr;  // [batch]: real source tokens
-  uint32_t enc_seq = 0;                   // source rows per sequence
-};
-
-// Layer l's rows of a KV region of `layer_rows` rows per layer, `stride` rows per sequence.
-KvRows LayerKv(const Forward& f, const KvRows& all, size_t layer_rows, uint32_t l,
-               size_t stride) {
-  const fb::Attention& att = *f.arch->attention();
-  const size_t kvh = att.num_kv_heads(), kvd = kvh * att.head_dim();
-  const size_t row = l * layer_rows;  // the layer's first row
-  const size_t bytes = row * kvd * f.attention_backend->value_bytes;
-  KvRows kv;
-  kv.k = static_cast<uint8_t*>(all.k) + bytes;
-  kv.v = static_cast<uint8_t*>(all.v) + bytes;
-  if (all.k_scales != nullptr) {
-    kv.k_scales = all.k_scales + row * kvh;
-    kv.v_scales = all.v_scales + row * kvh;
-  }
-  kv.stride = stride;
-  return kv;
-}
-
-// The cross-attention keys and values of decoder layer l, [max_batch, max_seq, kv_dim].
-KvRows CrossKv(const Forward& f, uint32_t l) {
-  const size_t rows = static_cast<size_t>(f.max_batch) * f.max_seq;
-  return LayerKv(f, f.cross_kv, rows, l, f.max_seq);
-}
-
-}  // namespace
-
-KvRows DecoderSelfKv(const Forward& f, uint32_t l) {
-  return LayerKv(f, f.self_kv, static_cast<size_t>(f.max_batch) * f.kv_positions, l,
-                 f.kv_positions);
-}
-
-KvRows DecoderCrossKv(const Forward& f, uint32_t l) { return CrossKv(f, l); }
-
-size_t KvValueBytes(const Forward& f) { return f.attention_backend->value_bytes; }
-
-namespace {
-
-// Projects encoder_out [batch * enc_seq, hidden] into every decoder layer's
-// cross-attention keys and values, once per source.
-void ProjectCrossKv(const Forward& f, const float* encoder_out, uint32_t enc_seq,
-                    uint32_t batch) {
-  const size_t h = f.arch->hidden_size(), kvd = KvDim(*f.arch);
-  const StackWeights& stack = f.weights->decoder;
-  for (uint32_t l = 0; l < stack.num_layers; ++l) {
-    const AttentionWeights& w = stack.layers[l].cross_attn;
-    BeginLayer(f, LayerStack::kDecoder, l, stack.layers[l]);
-    const KvRows kv = CrossKv(f, l);
-    ObserveInput(f, ProductInput::kCrossKv, encoder_out, static_cast<size_t>(batch) * enc_seq, h,
-                 h);
-    for (uint32_t b = 0; b < batch; ++b) {
-      const float* eb = encoder_out + static_cast<size_t>(b) * enc_seq * h;  // [enc_seq, hidden]
-      float* kb = nullptr;  // [enc_seq, kvd]: in the KV rows or staged in k
-      float* vb = nullptr;  // same, v
-      KvTargets(f, kv, b, 0, f.buffer<FB::kK>(), f.buffer<FB::kV>(), &kb, &vb);
-      Linear(f, w.k, eb, h, enc_seq, kb, kvd);
-      Linear(f, w.v, eb, h, enc_seq, vb, kvd);
-      f.attention_backend->store(f, kv, b, 0, enc_seq, kb, vb);
-    }
-    EndLayer(f, LayerStack::kDecoder, l, stack.layers[l], nullptr, 0);
-  }
-}
-
-// The layers of one stack over x [batch * seq, hidden], then its final norm.
-// Decoder stacks keep keys and values in the KV cache; encoder stacks in scratch.
+// The layers of one stack over x [batch * seq, hidden], then its final norm:
+// each layer's token mixer (engine/mixer.h), cross-attention (encoder-decoder
+// decoders) and feed-forward, each in its norm-and-residual frame (Residual).
 void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const CrossInput* cross,
               const uint32_t* pos0, const uint32_t* valid, uint32_t batch, uint32_t seq,
               float* x) {
   const size_t rows = static_cast<size_t>(batch) * seq;
-  const size_t self_rows = static_cast<size_t>(f.max_batch) * f.kv_positions;
   const bool enc_dec = f.arch->structure() == fb::Structure::EncoderDecoder;
   const LayerStack id = !enc_dec ? LayerStack::kSingle
                         : decoder ? LayerStack::kDecoder
@@ -891,29 +368,30 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
         f.capture != nullptr && f.capture->stack == id && f.capture->layer == l ? f.capture
                                                                                  : nullptr;
     const bool capture_cross = capture != nullptr && capture->site == AttentionSite::kCross;
-    // Decoders keep keys and values in the cache; encoders in scratch, one layer at a time.
-    const KvRows self = decoder ? LayerKv(f, f.self_kv, self_rows, l, f.kv_positions)
-                                : LayerKv(f, f.encoder_kv, 0, 0, seq);
+    const TokenMixer& mixer = LayerTokenMixer(*f.arch, id, l);
+    MixerCall call;
+    call.stack = id;
+    call.layer = l;
+    call.decoder = decoder;
+    call.relative_bias = stack.relative_bias;
+    call.pos0 = pos0;
+    call.valid = valid;
+    call.batch = batch;
+    call.seq = seq;
+    call.capture = capture_cross ? nullptr : capture;
     Residual(
         f, w.attn_norm, rows, x,
-        [&](const float* in) {
-          const uint32_t window = LayerWindow(*f.arch, l);
-          // rope.local_theta: the sliding layers' own RoPE base.
-          const float* inv_freq = window != 0 && f.rope_local_inv_freq != nullptr
-                                      ? f.rope_local_inv_freq
-                                      : f.rope_inv_freq;
-          SelfAttention(f, w.attn, stack.relative_bias, decoder, window, inv_freq, self, in, pos0,
-                        valid, batch, seq, f.buffer<FB::kDelta>(), capture_cross ? nullptr : capture);
-        },
+        [&](const float* in) { mixer.run(f, w, call, in, f.buffer<FB::kDelta>()); },
         w.post_attn_norm);
     if (cross != nullptr) {
       Residual(f, w.cross_attn_norm, rows, x, [&](const float* in) {
-        CrossAttention(f, w.cross_attn, CrossKv(f, l), in, cross->enc_lengths, cross->enc_seq,
-                       valid, batch, seq, f.buffer<FB::kDelta>(), capture_cross ? capture : nullptr);
+        CrossAttentionBlock(f, w, l, *cross, in, valid, batch, seq, f.buffer<FB::kDelta>(),
+                            capture_cross ? capture : nullptr);
       });
     }
     Residual(
-        f, w.ffn_norm, rows, x, [&](const float* in) { FeedForward(f, w, in, rows, f.buffer<FB::kDelta>()); },
+        f, w.ffn_norm, rows, x,
+        [&](const float* in) { FeedForward(f, w, in, rows, f.buffer<FB::kDelta>()); },
         w.post_ffn_norm);
     EndLayer(f, id, l, w, x, rows);
   }
@@ -1029,6 +507,27 @@ ForwardMode GetForwardMode(const Model& model) {
 
 namespace {
 
+// The decoder layers' token-mixer states (engine/mixer.h): each layer's size
+// per sequence, its slot among the layers that keep positions (the KV cache's
+// layers) and the offset of its fixed state. out (null: not filled) holds one
+// LayerState per decoder layer; *kv_layers and *fixed_bytes (per sequence) sum them.
+void DecoderLayerStates(const fb::Architecture& a, const ForwardMode& mode, LayerState* out,
+                        uint64_t* kv_layers, uint64_t* fixed_bytes) {
+  *kv_layers = 0;
+  *fixed_bytes = 0;
+  const LayerStack stack = a.structure() == fb::Structure::EncoderDecoder ? LayerStack::kDecoder
+                                                                           : LayerStack::kSingle;
+  for (uint32_t l = 0; l < DecoderLayers(a); ++l) {
+    LayerState st;
+    st.size = LayerTokenMixer(a, stack, l).state_size(a, mode);
+    st.kv_slot = static_cast<uint32_t>(*kv_layers);
+    st.fixed_offset = static_cast<size_t>(*fixed_bytes);
+    if (st.size.per_position != 0) ++*kv_layers;
+    *fixed_bytes += st.size.fixed;
+    if (out != nullptr) out[l] = st;
+  }
+}
+
 // What the buffers' sizes depend on: the model's shape, the limits and the
 // attention backend, resolved once by PlanForward.
 struct PlanShape {
@@ -1042,6 +541,8 @@ struct PlanShape {
   uint64_t rotary_dim = 0;
   uint64_t self_rows = 0;   // KV cache rows of every decoder layer
   uint64_t cross_rows = 0;  // cross-attention rows of every decoder layer (enc-dec)
+  uint64_t decoder_layers = 0;
+  uint64_t fixed_state_bytes = 0;  // per sequence: the decoder layers' fixed mixer states
   uint64_t attention_bytes = 0;
   uint64_t widest_in = 0;   // int8 matrices: the widest product input
   uint64_t acc = 0;         // int8 matrices: int32 elements of acc
@@ -1071,6 +572,7 @@ BufferExtent BufferSize(const PlanShape& s, ForwardBuffer buffer) {
   switch (buffer) {
     case FB::kLayerWeights: return {s.layer_structs, sizeof(LayerWeights)};
     case FB::kModelWeights: return {1, sizeof(ModelWeights)};
+    case FB::kLayerStates: return {s.decoder_layers, sizeof(LayerState)};
     case FB::kRopeInvFreq: return {s.rotary_dim / 2, f};
     case FB::kRopeLocalInvFreq: return {s.local_rope ? s.rotary_dim / 2 : 0, f};
     case FB::kAlibiSlopes: return {s.heads, f};
@@ -1112,6 +614,7 @@ BufferExtent BufferSize(const PlanShape& s, ForwardBuffer buffer) {
     case FB::kCrossV: return {s.cross_rows * s.kvd, be.value_bytes};
     case FB::kCrossKScales:
     case FB::kCrossVScales: return {s.cross_rows * s.kv_heads, scale_bytes};
+    case FB::kMixerState: return {s.max_batch * s.fixed_state_bytes, 1};
     case FB::kCount: break;
   }
   return {0, 0};
@@ -1162,7 +665,10 @@ PlanShape GetPlanShape(const fb::Architecture& a, const ForwardMode& mode,
   s.rotary_dim = plan->rotary_dim;
   s.attention_bytes = plan->attention_bytes;
   const uint64_t decoder_layers = DecoderLayers(a);
-  s.self_rows = decoder_layers * limits.max_batch * plan->kv_positions;
+  s.decoder_layers = decoder_layers;
+  uint64_t kv_layers = 0;
+  DecoderLayerStates(a, mode, nullptr, &kv_layers, &s.fixed_state_bytes);
+  s.self_rows = kv_layers * limits.max_batch * plan->kv_positions;
   s.cross_rows = s.enc_dec ? decoder_layers * s.full_rows : 0;
   if (mode.int8_matrices) {
     // MatMul's int8 rows and int32 block: [kLinearWideRows, widest layer
@@ -1313,6 +819,10 @@ Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool
                                              weights, f32_products));
   }
   f.weights = weights;
+  uint64_t kv_layers = 0, fixed_bytes = 0;
+  LayerState* states = f.buffer<FB::kLayerStates>();
+  DecoderLayerStates(a, plan.mode, states, &kv_layers, &fixed_bytes);
+  f.layer_states = states;
   AttentionParams params = BaseParams(a, plan.attention_tile);
   if (const char* error = backend.params_error(params)) {
     return Status::Error(StatusCode::kInvalidModel, "attention: %s", error);
@@ -1476,3 +986,4 @@ const float* RunEncoderDecoder(const Forward& f, const int32_t* enc_ids,
 }
 
 }  // namespace octet
+

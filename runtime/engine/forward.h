@@ -126,6 +126,8 @@ struct ForwardLimits {
   bool last_logits_only = false;
 };
 
+struct LayerState;  // engine/mixer.h
+
 // Keys and values of one attention: key row p of sequence b is row b * stride
 // + p of k [batch, stride, kv_dim], in the element type of the pass's attention
 // backend (AttentionBackend: f32, or int8 with one f32 scale per (row, kv head)
@@ -203,6 +205,8 @@ struct Forward {
   // The converter's observers and the weight stream; null when none is set,
   // so a pass tests one pointer (ForwardHooks).
   ForwardHooks* hooks = nullptr;
+  // [decoder layers]: where each keeps its token mixer's state (engine/mixer.h)
+  const LayerState* layer_states = nullptr;
   AttentionCapture* capture = nullptr;  // optional: set for one run by the Session
   const float* rope_inv_freq = nullptr;  // [rotary_dim / 2] or null
   // [rotary_dim / 2]: sliding-window layers' frequencies (rope.local_theta,
@@ -294,14 +298,19 @@ const float* RunDecoderOnSourceStep(const Forward& f, const uint32_t* enc_length
                                     uint32_t enc_seq, const int32_t* ids,
                                     const uint32_t* positions, uint32_t batch);
 
-// Decoder layer l's cached keys and values, for saving and restoring a
-// session's state: sequence b's self-attention rows start at row b * stride
-// (kv_positions), its cross-attention rows (encoder-decoder) at b * max_seq.
-// KvValueBytes: bytes per key or value element (1 with int8 attention, else 4);
-// the scales are one f32 per (row, kv head) when non-null.
+// Decoder layer l's cached keys and values (an attention layer's), for saving
+// and restoring a session's state: sequence b's self-attention rows start at
+// row b * stride (kv_positions), its cross-attention rows (encoder-decoder) at
+// b * max_seq. KvValueBytes: bytes per key or value element (1 with int8
+// attention, else 4); the scales are one f32 per (row, kv head) when non-null.
 KvRows DecoderSelfKv(const Forward& f, uint32_t l);
 KvRows DecoderCrossKv(const Forward& f, uint32_t l);
 size_t KvValueBytes(const Forward& f);
+
+// Copies sequence b's first `rows` rows of kv (keys, values, then their scales)
+// to (save) or from (!save) *cursor, which it advances.
+void CopyKvRows(const Forward& f, const KvRows& kv, uint32_t b, size_t rows, bool save,
+                uint8_t** cursor);
 
 // Encoder-decoder, teacher-forced: EncodeSource, then RunDecoderOnSource. The
 // decoder logits [batch * dec_seq, vocab].

@@ -14,6 +14,8 @@
 
 namespace octet {
 
+struct LayerState;  // engine/mixer.h
+
 // The arena a planned buffer sits in.
 enum class ForwardArena : uint8_t { kActivations, kScratch, kKvCache };
 
@@ -23,7 +25,7 @@ enum class ForwardArena : uint8_t { kActivations, kScratch, kKvCache };
 // phase (each time it runs) lives in that phase only.
 enum class ForwardPhase : uint8_t {
   kEmbed,        // embeddings (sinusoids), the embedding norm
-  kAttention,    // token mixers (self-attention); projecting the cross-attention K, V
+  kAttention,    // token mixers (engine/mixer.h); projecting the cross-attention K, V
   kCross,        // cross-attention sub-blocks
   kFeedForward,  // feed-forward sub-blocks
   kHead,         // the LM head
@@ -38,6 +40,8 @@ enum class ForwardPhase : uint8_t {
   ROW(LayerWeights, "layer_weights", LayerWeights, kActivations, kEmbed, kHead)                 \
   /* [num_layers + num_decoder_layers] */                                                     \
   ROW(ModelWeights, "model_weights", ModelWeights, kActivations, kEmbed, kHead)                 \
+  /* [decoder layers]: where each keeps its mixer's state (engine/mixer.h) */                 \
+  ROW(LayerStates, "layer_states", LayerState, kActivations, kEmbed, kHead)                     \
   ROW(RopeInvFreq, "rope_inv_freq", float, kActivations, kEmbed, kHead) /* [rotary_dim / 2] */  \
   /* [rotary_dim / 2] (rope.local_theta) */                                                   \
   ROW(RopeLocalInvFreq, "rope_local_inv_freq", float, kActivations, kEmbed, kHead)              \
@@ -93,7 +97,9 @@ enum class ForwardPhase : uint8_t {
   ROW(CrossK, "cross_k", uint8_t, kKvCache, kEmbed, kHead)                                      \
   ROW(CrossV, "cross_v", uint8_t, kKvCache, kEmbed, kHead)                                      \
   ROW(CrossKScales, "cross_k_scales", float, kKvCache, kEmbed, kHead)                           \
-  ROW(CrossVScales, "cross_v_scales", float, kKvCache, kEmbed, kHead)
+  ROW(CrossVScales, "cross_v_scales", float, kKvCache, kEmbed, kHead)                           \
+  /* [max_batch x the decoder layers' fixed state bytes]: token mixers' fixed states */       \
+  ROW(MixerState, "mixer_state", uint8_t, kKvCache, kEmbed, kHead)
 
 enum class ForwardBuffer : uint8_t {
 #define OCTET_FORWARD_BUFFER_ENUM(id, name, type, arena, first, last) k##id,

@@ -5,6 +5,8 @@
 // its buffers are planned here with everything else.
 #include "engine/session.h"
 
+#include "engine/mixer.h"
+
 #include <cmath>
 #include <cstring>
 #include <new>
@@ -452,6 +454,12 @@ Status Session::SetAttentionCapture(AttentionCapture* capture) {
     return Status(StatusCode::kInvalidArgument,
                   "cross-attention exists only in the decoder of an encoder-decoder model");
   }
+  const TokenMixer& mixer = LayerTokenMixer(a, capture->stack, capture->layer);
+  if (capture->site == AttentionSite::kSelf && !mixer.captures) {
+    return Status::Error(StatusCode::kInvalidArgument, "layer %u mixes its tokens with %s, "
+                         "which has no attention probabilities to capture", capture->layer,
+                         mixer.name);
+  }
   if (capture->probs == nullptr && capture->capacity != 0) {
     return Status(StatusCode::kInvalidArgument, "the capture has a capacity but no buffer");
   }
@@ -543,26 +551,41 @@ uint32_t DecoderLayers(const fb::Architecture& a) {
   return a.structure() == fb::Structure::EncoderDecoder ? a.num_decoder_layers() : a.num_layers();
 }
 
-// Copies one sequence's rows [0, rows) of a layer's keys and values (and
-// scales) between the cache and a flat cursor, in either direction.
-template <bool kSave>
-void CopyRows(const KvRows& kv, uint32_t b, size_t rows, size_t kv_dim, size_t kv_heads,
-              size_t value_bytes, uint8_t** cursor) {
-  const size_t first = static_cast<size_t>(b) * kv.stride;
-  const size_t bytes = rows * kv_dim * value_bytes;
-  void* const parts[2] = {kv.k, kv.v};
-  for (void* part : parts) {
-    uint8_t* at = static_cast<uint8_t*>(part) + first * kv_dim * value_bytes;
-    if (kSave) std::memcpy(*cursor, at, bytes); else std::memcpy(at, *cursor, bytes);
-    *cursor += bytes;
+LayerStack DecoderStack(const fb::Architecture& a) {
+  return a.structure() == fb::Structure::EncoderDecoder ? LayerStack::kDecoder
+                                                        : LayerStack::kSingle;
+}
+
+// The bytes of one sequence's state in the decoder layers after `position`
+// positions: each layer's token-mixer state (engine/mixer.h) and, with a
+// source (encoder-decoder: source_seq > 0), its cross-attention rows.
+size_t SequenceStateBytes(const Forward& f, const fb::Architecture& a, uint32_t position,
+                          uint32_t source_seq) {
+  const fb::Attention& att = *a.attention();
+  const size_t kvh = att.num_kv_heads(), kvd = kvh * att.head_dim();
+  const size_t cross_row = 2 * (kvd * KvValueBytes(f) +
+                                (f.cross_kv.k_scales != nullptr ? kvh * sizeof(float) : 0));
+  size_t bytes = 0;
+  for (uint32_t l = 0; l < DecoderLayers(a); ++l) {
+    const MixerStateSize& size = f.layer_states[l].size;
+    bytes += position * size.per_position + size.fixed + source_seq * cross_row;
   }
-  if (kv.k_scales == nullptr) return;
-  float* const scales[2] = {kv.k_scales, kv.v_scales};
-  for (float* part : scales) {
-    float* at = part + first * kv_heads;
-    const size_t n = rows * kv_heads * sizeof(float);
-    if (kSave) std::memcpy(*cursor, at, n); else std::memcpy(at, *cursor, n);
-    *cursor += n;
+  return bytes;
+}
+
+// Copies the decoder layers' states of sequences [0, batch) to (save) or from (!save) *cursor, layer by layer and
+// sequence by sequence through each layer's mixer, then the cross-attention
+// rows layer by layer.
+void CopyDecoderState(const Forward& f, const fb::Architecture& a, const uint32_t* positions,
+                      uint32_t batch, uint32_t source_seq, bool save, uint8_t** cursor) {
+  const uint32_t layers = DecoderLayers(a);
+  for (uint32_t l = 0; l < layers; ++l) {
+    const TokenMixer& mixer = LayerTokenMixer(a, DecoderStack(a), l);
+    for (uint32_t b = 0; b < batch; ++b) mixer.copy_state(f, l, b, positions[b], save, cursor);
+  }
+  for (uint32_t l = 0; source_seq > 0 && l < layers; ++l) {
+    const KvRows kv = DecoderCrossKv(f, l);
+    for (uint32_t b = 0; b < batch; ++b) CopyKvRows(f, kv, b, source_seq, save, cursor);
   }
 }
 
@@ -572,14 +595,12 @@ size_t Session::StateBytes() const {
   const fb::Architecture& a = model_->architecture();
   if (step_batch_ == 0 || !HasLayers(a) || a.structure() == fb::Structure::EncoderOnly) return 0;
   const bool enc_dec = a.structure() == fb::Structure::EncoderDecoder;
-  const fb::Attention& att = *a.attention();
-  const size_t kvh = att.num_kv_heads(), kvd = kvh * att.head_dim();
-  const size_t row_bytes = 2 * (kvd * KvValueBytes(forward_) +
-                                (forward_.self_kv.k_scales != nullptr ? kvh * sizeof(float) : 0));
-  size_t rows = 0;
-  for (uint32_t b = 0; b < step_batch_; ++b) rows += positions_[b] + (enc_dec ? source_seq_ : 0);
+  size_t states = 0;
+  for (uint32_t b = 0; b < step_batch_; ++b) {
+    states += SequenceStateBytes(forward_, a, positions_[b], enc_dec ? source_seq_ : 0);
+  }
   return sizeof(StateHeader) + step_batch_ * sizeof(uint32_t) * (enc_dec ? 2 : 1) +
-         DecoderLayers(a) * rows * row_bytes +
+         states +
          static_cast<size_t>(step_batch_) * a.vocab_size() * sizeof(float);
 }
 
@@ -623,18 +644,7 @@ Status Session::SaveState(void* out, size_t capacity, size_t* written) const {
     std::memcpy(cursor, source_lengths_, step_batch_ * sizeof(uint32_t));
     cursor += step_batch_ * sizeof(uint32_t);
   }
-  for (uint32_t l = 0; l < h.layers; ++l) {
-    const KvRows kv = DecoderSelfKv(forward_, l);
-    for (uint32_t b = 0; b < step_batch_; ++b) {
-      CopyRows<true>(kv, b, positions_[b], h.kv_dim, h.kv_heads, h.value_bytes, &cursor);
-    }
-  }
-  for (uint32_t l = 0; enc_dec && l < h.layers; ++l) {
-    const KvRows kv = DecoderCrossKv(forward_, l);
-    for (uint32_t b = 0; b < step_batch_; ++b) {
-      CopyRows<true>(kv, b, source_seq_, h.kv_dim, h.kv_heads, h.value_bytes, &cursor);
-    }
-  }
+  CopyDecoderState(forward_, a, positions_, step_batch_, h.source_seq, true, &cursor);
   for (uint32_t b = 0; b < step_batch_; ++b) {
     const float* row = output_.data + static_cast<size_t>(sample_rows_[b]) * h.vocab;
     std::memcpy(cursor, row, h.vocab * sizeof(float));
@@ -694,7 +704,7 @@ Status Session::LoadState(const void* data, size_t size) {
     return Status::Error(StatusCode::kLimitExceeded, "the state's source has %u tokens; the "
                          "session's max_seq is %u", h.source_seq, limits_.max_seq);
   }
-  size_t rows = 0;
+  size_t states = 0;
   for (uint32_t b = 0; b < h.batch; ++b) {
     const uint32_t p = read_u32(positions_at + b * sizeof(uint32_t));
     if (p < 1 || p > capacity ||
@@ -711,11 +721,10 @@ Status Session::LoadState(const void* data, size_t size) {
                              h.source_seq);
       }
     }
-    rows += p + (enc_dec ? h.source_seq : 0);
+    states += SequenceStateBytes(forward_, a, p, h.source_seq);
   }
-  const size_t row_bytes =
-      2 * (static_cast<size_t>(h.kv_dim) * h.value_bytes + (h.has_scales ? h.kv_heads * sizeof(float) : 0));
-  const size_t expected = head_bytes + h.layers * rows * row_bytes +
+  const size_t expected = head_bytes +
+                          states +
                           static_cast<size_t>(h.batch) * h.vocab * sizeof(float);
   if (size != expected) {
     return Status::Error(StatusCode::kInvalidArgument,
@@ -727,18 +736,7 @@ Status Session::LoadState(const void* data, size_t size) {
     positions_[b] = read_u32(positions_at + b * sizeof(uint32_t));
     if (enc_dec) source_lengths_[b] = read_u32(sources_at + b * sizeof(uint32_t));
   }
-  for (uint32_t l = 0; l < h.layers; ++l) {
-    const KvRows kv = DecoderSelfKv(forward_, l);
-    for (uint32_t b = 0; b < h.batch; ++b) {
-      CopyRows<false>(kv, b, positions_[b], h.kv_dim, h.kv_heads, h.value_bytes, &cursor);
-    }
-  }
-  for (uint32_t l = 0; enc_dec && l < h.layers; ++l) {
-    const KvRows kv = DecoderCrossKv(forward_, l);
-    for (uint32_t b = 0; b < h.batch; ++b) {
-      CopyRows<false>(kv, b, h.source_seq, h.kv_dim, h.kv_heads, h.value_bytes, &cursor);
-    }
-  }
+  CopyDecoderState(forward_, a, positions_, h.batch, h.source_seq, false, &cursor);
   std::memcpy(forward_.buffer<ForwardBuffer::kLogits>(), cursor, static_cast<size_t>(h.batch) * h.vocab * sizeof(float));
   source_seq_ = enc_dec ? h.source_seq : 0;
   step_batch_ = h.batch;

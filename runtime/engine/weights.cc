@@ -138,8 +138,15 @@ Slot LayerSlot(LayerWeights& w, Role role) {
     case Role::kFfnUpBias: return F32Slot(&w.up.bias);
     case Role::kFfnDown: return LinearSlot(&w.down);
     case Role::kFfnDownBias: return F32Slot(&w.down.bias);
-    default: return {};
+    default: break;
   }
+  // Other token mixers' tensors: by their place in their group.
+  const RoleInfo& info = GetRole(role);
+  const size_t i = RoleIndexInGroup(role);
+  if (!GetRoleGroup(info.group).indexed_slots || i >= kMaxMixerTensors) return {};
+  if (info.storage == RoleStorage::kProduct) return LinearSlot(&w.mixer.linear[i]);
+  if (info.storage == RoleStorage::kF32) return F32Slot(&w.mixer.f32[i]);
+  return {};
 }
 
 Slot ModelSlot(ModelWeights& w, Role role, const RoleArch& a) {

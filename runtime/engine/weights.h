@@ -61,9 +61,20 @@ struct AttentionWeights {
   const float* k_norm = nullptr;  // [head_dim]
 };
 
+// The tensors of a token mixer other than attention (a role group with
+// indexed_slots, format/tensor_roles.h), each at its place in its group
+// (RoleIndexInGroup): matrices that products read in linear[], F32 tensors in
+// f32[]. Null / absent where the group has no such row.
+constexpr size_t kMaxMixerTensors = 16;
+struct MixerTensors {
+  LinearWeights linear[kMaxMixerTensors];
+  const float* f32[kMaxMixerTensors] = {};
+};
+
 struct LayerWeights {
   NormWeights attn_norm;
-  AttentionWeights attn;
+  AttentionWeights attn;   // the attention mixer's (absent in layers of other mixers)
+  MixerTensors mixer;      // other token mixers' (engine/mixer.h)
   NormWeights post_attn_norm;   // sandwich_norms: the attention's output, before its residual
   NormWeights cross_attn_norm;  // encoder-decoder decoder layers only
   AttentionWeights cross_attn;  // k, v read the encoder output

@@ -116,6 +116,8 @@ constexpr RoleInfo kRoles[] = {
     ROW(kAttnKNorm, kAttention, "attn.k_norm.weight", Dim::kHeadDim, kN, QkNorm, kAttnKNorm,
         S::kF32, kAny),
 
+    ROW(kShift, kTokenShift, "shift.weight", kH, kN, Always, kShift, S::kF32, kAny),
+
     ROW(kCrossAttnNorm, kCrossAttention, "cross_attn_norm.weight", kH, kN, Always, kCrossAttnNorm,
         S::kF32, kAny),
     ROW(kCrossAttnNormBias, kCrossAttention, "cross_attn_norm.bias", kH, kN, NormBias,
@@ -151,15 +153,23 @@ bool EveryLayer(const RoleArch&, LayerStack, uint32_t) { return true; }
 bool EncoderDecoderDecoder(const RoleArch& a, LayerStack stack, uint32_t) {
   return a.structure == fb::Structure::EncoderDecoder && stack == LayerStack::kDecoder;
 }
+template <fb::TokenMixer kMixer>
+bool MixerLayers(const RoleArch& a, LayerStack stack, uint32_t layer) {
+  return LayerMixer(a, stack, layer) == kMixer;
+}
 
 constexpr RoleGroupInfo kGroups[] = {
-    {RoleGroup::kEmbeddings, "embeddings", RoleScope::kModel, EveryLayer},
-    {RoleGroup::kStacks, "stacks", RoleScope::kModel, EveryLayer},
-    {RoleGroup::kHead, "head", RoleScope::kModel, EveryLayer},
-    {RoleGroup::kLayerFrame, "layer frame", RoleScope::kLayer, EveryLayer},
-    {RoleGroup::kAttention, "attention", RoleScope::kLayer, EveryLayer},
-    {RoleGroup::kCrossAttention, "cross-attention", RoleScope::kLayer, EncoderDecoderDecoder},
-    {RoleGroup::kFeedForward, "feed-forward", RoleScope::kLayer, EveryLayer},
+    {RoleGroup::kEmbeddings, "embeddings", RoleScope::kModel, EveryLayer, false},
+    {RoleGroup::kStacks, "stacks", RoleScope::kModel, EveryLayer, false},
+    {RoleGroup::kHead, "head", RoleScope::kModel, EveryLayer, false},
+    {RoleGroup::kLayerFrame, "layer frame", RoleScope::kLayer, EveryLayer, false},
+    {RoleGroup::kAttention, "attention", RoleScope::kLayer,
+     MixerLayers<fb::TokenMixer::Attention>, false},
+    {RoleGroup::kTokenShift, "token shift", RoleScope::kLayer,
+     MixerLayers<fb::TokenMixer::TokenShift>, true},
+    {RoleGroup::kCrossAttention, "cross-attention", RoleScope::kLayer, EncoderDecoderDecoder,
+     false},
+    {RoleGroup::kFeedForward, "feed-forward", RoleScope::kLayer, EveryLayer, false},
 };
 
 // Row i is role i, groups are in enum order and their rows consecutive, and a
@@ -215,6 +225,10 @@ RoleArch RoleArchOf(const fb::Architecture& a) {
   r.qkv_bias = att.qkv_bias();
   r.out_bias = att.out_bias();
   r.qk_norm = att.qk_norm();
+  if (const auto* mixers = a.layer_mixers()) {
+    r.layer_mixers = mixers->data();
+    r.num_layer_mixers = mixers->size();
+  }
   return r;
 }
 
@@ -245,7 +259,21 @@ RoleArch RoleArchOf(const fb::ArchitectureT& a) {
   r.gated_ffn = a.gated_ffn;
   r.tied_embeddings = a.tied_embeddings;
   r.sandwich_norms = a.sandwich_norms;
+  r.layer_mixers = a.layer_mixers.data();
+  r.num_layer_mixers = static_cast<uint32_t>(a.layer_mixers.size());
   return r;
+}
+
+fb::TokenMixer LayerMixer(const RoleArch& a, LayerStack stack, uint32_t layer) {
+  const uint64_t i = stack == LayerStack::kDecoder && a.structure == fb::Structure::EncoderDecoder
+                         ? static_cast<uint64_t>(a.num_layers) + layer
+                         : layer;
+  return i < a.num_layer_mixers ? a.layer_mixers[i] : fb::TokenMixer::Attention;
+}
+
+size_t RoleIndexInGroup(Role role) {
+  const RoleInfo& info = GetRole(role);
+  return static_cast<size_t>(&info - RolesOf(info.group).begin());
 }
 
 const RoleInfo& GetRole(Role role) { return kRoles[static_cast<size_t>(role)]; }

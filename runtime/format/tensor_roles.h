@@ -46,6 +46,7 @@ enum class RoleGroup : uint8_t {
   kHead,            // model: the LM head and its bias
   kLayerFrame,      // layer: the norms before and after the token and channel mixers
   kAttention,       // layer, token mixer: self-attention
+  kTokenShift,      // layer, token mixer: the previous position's row, scaled (tests)
   kCrossAttention,  // layer: cross-attention (decoder layers of encoder-decoders)
   kFeedForward,     // layer, channel mixer: the (gated) feed-forward
   kCount,
@@ -92,6 +93,8 @@ enum class Role : uint8_t {
   kAttnOBias,
   kAttnQNorm,  // attn.q_norm.weight [head_dim]: RMSNorm per head (Attention.qk_norm)
   kAttnKNorm,  // attn.k_norm.weight
+  // kTokenShift
+  kShift,  // shift.weight [hidden]: out[t] = shift * in[t - 1] (engine/mixer_token_shift.cc)
   // kCrossAttention (K and V read the encoder output)
   kCrossAttnNorm,  // cross_attn_norm.weight
   kCrossAttnNormBias,
@@ -156,9 +159,18 @@ struct RoleArch {
   uint32_t heads = 0, kv_heads = 0, head_dim = 0, relative_buckets = 0;
   bool gated_ffn = false, tied_embeddings = false, sandwich_norms = false;
   bool qkv_bias = false, out_bias = false, qk_norm = false;
+  // Architecture.layer_mixers: the token mixer of each layer (the encoder's or
+  // the only stack's first, then the decoder's), or null: attention everywhere.
+  // Points into the architecture it was made from.
+  const fb::TokenMixer* layer_mixers = nullptr;
+  uint32_t num_layer_mixers = 0;
 };
 RoleArch RoleArchOf(const fb::Architecture& a);
 RoleArch RoleArchOf(const fb::ArchitectureT& a);
+
+// The token mixer of layer `layer` of `stack` (Architecture.layer_mixers;
+// Attention when the file lists none).
+fb::TokenMixer LayerMixer(const RoleArch& a, LayerStack stack, uint32_t layer);
 
 enum class RoleScope : uint8_t { kModel, kLayer };
 
@@ -185,6 +197,10 @@ struct RoleGroupInfo {
   // mixer of a hybrid model may change from layer to layer). kModel: stack
   // kSingle, layer 0.
   bool (*applies)(const RoleArch& a, LayerStack stack, uint32_t layer);
+  // Token-mixer groups other than attention: the engine binds their tensors by
+  // their place in the group (LayerWeights::mixer, RoleIndexInGroup), so a new
+  // mixer's rows need no slot of their own.
+  bool indexed_slots;
 };
 
 // Rows [begin, end) of a group, for range-for.
@@ -198,6 +214,8 @@ struct RoleRange {
 const RoleInfo& GetRole(Role role);
 const RoleGroupInfo& GetRoleGroup(RoleGroup group);
 RoleRange RolesOf(RoleGroup group);
+// A role's place among the rows of its group (0 for the first).
+size_t RoleIndexInGroup(Role role);
 
 // The role's presence in layer `layer` of `stack` (kModel rows: kSingle, 0):
 // kAbsent when its group does not apply or it goes with an absent row, else

@@ -1,0 +1,94 @@
+// Token mixers. A layer of a stack is a frame of norms and residual adds
+// (forward.cc RunStack) around a token mixer, which moves information between
+// positions, (in encoder-decoder decoders) a cross-attention, and a channel
+// mixer (ffn.cc), which works position by position:
+//
+//   x += Mixer(Norm(x));  [x += Cross(Norm(x));]  x += Ffn(Norm(x))   (pre-norm)
+//
+// The token mixer is chosen per layer by the model file
+// (Architecture.layer_mixers; attention when it lists none), so a stack may mix
+// kinds (local and global attention, linear attention, convolutions). Each
+// kind is one row of the registry (mixer.cc) and one file of its own:
+//
+//   attention     mixer_attention.cc    state: the KV cache (grows with positions)
+//   token_shift   mixer_token_shift.cc  state: the last row (fixed); tests build models
+//                                       with it to prove the seam
+//
+// A mixer owns its tensors (a group of the role table, format/tensor_roles.h),
+// its per-sequence state in decoder layers (sized here, placed by the plan in
+// the KV-cache arena, saved and restored through copy_state, so the session
+// needs no change for a new kind of state), how it computes (int8 or fp32, as
+// the pass's ForwardMode says) and whether its probabilities can be captured
+// (heatmaps, AttentionCapture).
+//
+// State is per sequence: a call whose sequence starts at position 0 starts it
+// afresh (the KV rows before a position are never read; a fixed state reads as
+// zero), so a new prompt needs no reset.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/forward.h"
+#include "format/tensor_roles.h"
+
+namespace octet {
+
+// One sequence's state in one decoder layer.
+struct MixerStateSize {
+  size_t per_position = 0;  // bytes per position kept (a KV cache)
+  size_t fixed = 0;         // bytes whatever the length (a recurrent state, a convolution tail)
+};
+
+// A call of a layer's token mixer over x [batch * seq, hidden] (rows laid out
+// as forward.h says).
+struct MixerCall {
+  LayerStack stack = LayerStack::kSingle;
+  uint32_t layer = 0;        // in its stack
+  bool decoder = false;      // a decoder stack: causal, keeps its state across calls
+  const float* relative_bias = nullptr;  // the stack's T5 bias, or null
+  const uint32_t* pos0 = nullptr;   // [batch]: position of each sequence's first row (null: 0)
+  const uint32_t* valid = nullptr;  // [batch]: the positions sequence b sees, its last real one
+                                    // at valid[b] - 1
+  uint32_t batch = 0;
+  uint32_t seq = 0;
+  const AttentionCapture* capture = nullptr;  // this layer's capture request, or null
+};
+
+struct TokenMixer {
+  fb::TokenMixer kind;
+  const char* name;  // as plans, errors and `octet inspect` name it
+  RoleGroup roles;   // its tensors
+  bool captures;     // its layers' attention probabilities can be captured
+  // Per sequence, in a decoder layer: the state it keeps between calls.
+  MixerStateSize (*state_size)(const fb::Architecture& a, const ForwardMode& mode);
+  // out [batch * seq, hidden] from the normed rows in [batch * seq, hidden].
+  void (*run)(const Forward& f, const LayerWeights& w, const MixerCall& call, const float* in,
+              float* out);
+  // Copies sequence b's state in decoder layer l after `positions` positions
+  // to (save) or from (!save) *cursor and advances it by positions x
+  // per_position + fixed bytes.
+  void (*copy_state)(const Forward& f, uint32_t l, uint32_t b, uint32_t positions, bool save,
+                     uint8_t** cursor);
+};
+
+// The registry's row of a kind.
+const TokenMixer& GetTokenMixer(fb::TokenMixer kind);
+// The token mixer of layer `layer` of `stack`.
+const TokenMixer& LayerTokenMixer(const fb::Architecture& a, LayerStack stack, uint32_t layer);
+
+// Where decoder layer l's state sits, as PlanForward placed it
+// (Forward::layer_states[l]).
+struct LayerState {
+  MixerStateSize size;     // per sequence
+  uint32_t kv_slot = 0;    // layers with per-position state: its rows of the KV cache
+                           // (the kv_slot-th such decoder layer)
+  size_t fixed_offset = 0; // bytes into buffer<kMixerState>: sequence b's fixed state
+                           // at fixed_offset + b * size.fixed
+};
+
+// The rows of the registry (each defined in its mixer's file).
+extern const TokenMixer kAttentionMixer;
+extern const TokenMixer kTokenShiftMixer;
+
+}  // namespace octet

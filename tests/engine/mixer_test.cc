@@ -1,0 +1,263 @@
+// The token-mixer seam (engine/mixer.h), held to its promises with a mixer of
+// its own: the token-shift mixer (engine/mixer_token_shift.cc) in a stack
+// beside attention layers. Its file, its row of the role table and its row of
+// the registry are all it took; these tests check that the pass runs it as
+// its definition says, that its fixed state survives decode steps, prompt
+// chunks and a save/restore, that the plan keeps KV rows only for the
+// attention layers, and that files and requests that do not fit are refused
+// with a clear message.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/mixer.h"
+#include "engine/session.h"
+#include "engine/weights.h"
+#include "format/tensor_roles.h"
+#include "support/test_models.h"
+
+namespace octet {
+namespace {
+
+using testing::AlignedBytes;
+using testing::TinyModelOptions;
+
+constexpr uint32_t kHidden = 16;
+constexpr uint32_t kVocab = 32;
+
+TinyModelOptions Options(bool int8) {
+  TinyModelOptions o;
+  o.family = fb::Family::Llama;
+  o.layers = 3;
+  o.int8 = int8;
+  o.hidden = kHidden;
+  o.vocab = kVocab;
+  o.seed = 11;
+  o.layer_stddev = 0.2f;
+  return o;
+}
+
+// The tiny Llama with `mixers` per layer; token-shift layers get a shift
+// vector (deterministic, not all equal). with_shift false: left out.
+struct MixedModel {
+  MixedModel(bool int8, const std::vector<fb::TokenMixer>& mixers, bool with_shift = true) {
+    const TinyModelOptions o = Options(int8);
+    ModelWriter writer = testing::MakeTinyModelWriter(o);
+    fb::ArchitectureT a = testing::TinyArchitecture(o);
+    a.layer_mixers = mixers;
+    writer.SetArchitecture(a);
+    for (size_t l = 0; l < mixers.size(); ++l) {
+      if (mixers[l] != fb::TokenMixer::TokenShift || !with_shift) continue;
+      std::vector<float> shift(kHidden);
+      for (uint32_t i = 0; i < kHidden; ++i) shift[i] = 0.5f + 0.1f * static_cast<float>((i + l) % 7);
+      shifts.push_back(shift);
+      writer.AddTensorCopy("layers." + std::to_string(l) + ".shift.weight", fb::DType::F32,
+                           {kHidden}, shift.data());
+    }
+    bytes = std::make_unique<AlignedBytes>(writer.WriteToBuffer());
+    Result<Model> loaded = Model::FromBuffer(bytes->data(), bytes->size());
+    status = loaded.status();
+    if (loaded.ok()) model = std::move(loaded).value();
+  }
+  std::unique_ptr<AlignedBytes> bytes;
+  Model model;
+  Status status;
+  std::vector<std::vector<float>> shifts;
+};
+
+const std::vector<fb::TokenMixer> kHybrid = {fb::TokenMixer::TokenShift,
+                                             fb::TokenMixer::Attention,
+                                             fb::TokenMixer::TokenShift};
+
+std::vector<float> Rms(const float* x, float eps) {
+  double sum = 0;
+  for (uint32_t i = 0; i < kHidden; ++i) sum += static_cast<double>(x[i]) * x[i];
+  const float inv = static_cast<float>(1.0 / std::sqrt(sum / kHidden + eps));
+  std::vector<float> out(kHidden);
+  for (uint32_t i = 0; i < kHidden; ++i) out[i] = x[i] * inv;  // the norm weights are 1
+  return out;
+}
+
+struct FfnInput {
+  std::vector<float> rows;  // layer 0's feed-forward input [rows, hidden]
+  size_t n = 0;
+};
+
+void ObserveFfn(void* ctx, LayerStack, uint32_t layer, ProductInput which, const float* x,
+                size_t rows, size_t cols, size_t ld) {
+  if (layer != 0 || which != ProductInput::kFfn) return;
+  FfnInput* in = static_cast<FfnInput*>(ctx);
+  in->n = rows;
+  for (size_t r = 0; r < rows; ++r) in->rows.insert(in->rows.end(), x + r * ld, x + r * ld + cols);
+}
+
+TEST_CASE("the registry has one row per token-mixer kind, each naming its kind and role group") {
+  for (uint32_t k = 0; k <= static_cast<uint32_t>(fb::TokenMixer::MAX); ++k) {
+    const TokenMixer& m = GetTokenMixer(static_cast<fb::TokenMixer>(k));
+    CHECK(static_cast<uint32_t>(m.kind) == k);
+    CHECK(m.name != nullptr);
+    CHECK(m.run != nullptr);
+    CHECK(m.copy_state != nullptr);
+    // Its tensors bind by their place in the group (engine/weights.h MixerTensors).
+    if (GetRoleGroup(m.roles).indexed_slots) {
+      const RoleRange rows = RolesOf(m.roles);
+      CHECK(static_cast<size_t>(rows.end() - rows.begin()) <= kMaxMixerTensors);
+    }
+  }
+  CHECK(std::string(GetTokenMixer(fb::TokenMixer::TokenShift).name) == "token_shift");
+}
+
+TEST_CASE("a token-shift layer adds shift * the previous position's normed row") {
+  MixedModel m(false, kHybrid);
+  REQUIRE(m.status.ok());
+  Result<Session> session = Session::Create(m.model, SessionLimits{1, 8, 0});
+  REQUIRE_MESSAGE(session.ok(), std::string(session.status().message()));
+  FfnInput seen;
+  session->SetProductObserver(ObserveFfn, &seen);
+  const int32_t ids[5] = {3, 17, 4, 29, 8};
+  const uint32_t len[1] = {5};
+  REQUIRE(session->Run(ids, len, 1, 5).ok());
+  REQUIRE(seen.n == 5);
+  // x0 = the token's embedding row; layer 0 (pre-norm RMSNorm, weights 1):
+  // y = x0 + shift * rms(x0)[t - 1]; the feed-forward reads rms(y).
+  const TensorView* emb = m.model.Find("token_embedding");
+  REQUIRE(emb != nullptr);
+  const float* table = static_cast<const float*>(emb->data);
+  const float eps = m.model.architecture().norm_eps();
+  for (uint32_t t = 0; t < 5; ++t) {
+    std::vector<float> y(table + ids[t] * kHidden, table + (ids[t] + 1) * kHidden);
+    if (t > 0) {
+      const std::vector<float> prev = Rms(table + ids[t - 1] * kHidden, eps);
+      for (uint32_t i = 0; i < kHidden; ++i) y[i] += m.shifts[0][i] * prev[i];
+    }
+    const std::vector<float> want = Rms(y.data(), eps);
+    for (uint32_t i = 0; i < kHidden; ++i) {
+      CHECK(seen.rows[t * kHidden + i] == doctest::Approx(want[i]).epsilon(1e-5));
+    }
+  }
+}
+
+// Logits of the last position after `prompt`, run whole, in prompt chunks, or
+// as a shorter run plus decode steps.
+std::vector<float> LastLogits(const Model& model, const std::vector<int32_t>& prompt,
+                              uint32_t chunk, uint32_t stepped) {
+  SessionLimits limits{1, 16, 8};
+  limits.prefill_chunk = chunk;
+  Result<Session> s = Session::Create(model, limits);
+  REQUIRE_MESSAGE(s.ok(), std::string(s.status().message()));
+  const uint32_t first = static_cast<uint32_t>(prompt.size()) - stepped;
+  const uint32_t len[1] = {first};
+  REQUIRE(s->Run(prompt.data(), len, 1, first).ok());
+  for (uint32_t i = first; i < prompt.size(); ++i) REQUIRE(s->Step(&prompt[i], 1).ok());
+  const OutputView out = s->output();
+  const float* last = out.data + (static_cast<size_t>(out.batch) * out.seq - 1) * out.dim;
+  return std::vector<float>(last, last + out.dim);
+}
+
+TEST_CASE("a hybrid stack gives the same logits whole, in prompt chunks and by decode steps") {
+  const std::vector<int32_t> prompt = {5, 9, 1, 30, 12, 7, 22, 3};
+  for (bool int8 : {false, true}) {
+    CAPTURE(int8);
+    MixedModel m(int8, kHybrid);
+    REQUIRE(m.status.ok());
+    const std::vector<float> whole = LastLogits(m.model, prompt, 0, 0);
+    // Chunks: bit for bit (the same kernel calls, forward.h ForwardLimits::prefill_chunk).
+    CHECK(LastLogits(m.model, prompt, 3, 0) == whole);
+    // Steps: the token-shift state carries the last row from call to call.
+    const std::vector<float> stepped = LastLogits(m.model, prompt, 0, 4);
+    for (size_t i = 0; i < whole.size(); ++i) {
+      CHECK(stepped[i] == doctest::Approx(whole[i]).epsilon(int8 ? 2e-3 : 1e-5));
+    }
+    // And the state matters: the all-attention model with the same weights differs.
+    MixedModel plain(int8, {fb::TokenMixer::Attention, fb::TokenMixer::Attention,
+                            fb::TokenMixer::Attention});
+    REQUIRE(plain.status.ok());
+    CHECK(LastLogits(plain.model, prompt, 0, 0) != whole);
+  }
+}
+
+TEST_CASE("a hybrid session's state saves and restores through its mixers") {
+  for (bool int8 : {false, true}) {
+    CAPTURE(int8);
+    MixedModel m(int8, kHybrid);
+    REQUIRE(m.status.ok());
+    Result<Session> a = Session::Create(m.model, SessionLimits{2, 8, 4});
+    Result<Session> b = Session::Create(m.model, SessionLimits{2, 8, 4});
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    const int32_t ids[2 * 5] = {4, 8, 15, 16, 23, 1, 2, 3, 0, 0};
+    const uint32_t lengths[2] = {5, 3};
+    REQUIRE(a->Run(ids, lengths, 2, 5).ok());
+    // 2 sequences x (attention: 5 + 3 positions of K, V, [scales]; token shift:
+    // two layers x one row each) + header, positions and logits.
+    std::vector<uint8_t> state(a->StateBytes());
+    size_t written = 0;
+    REQUIRE(a->SaveState(state.data(), state.size(), &written).ok());
+    CHECK(written == state.size());
+    REQUIRE(b->LoadState(state.data(), state.size()).ok());
+    const int32_t next[2] = {11, 19};
+    REQUIRE(a->Step(next, 2).ok());
+    REQUIRE(b->Step(next, 2).ok());
+    const OutputView oa = a->output(), ob = b->output();
+    REQUIRE(oa.dim == ob.dim);
+    CHECK(std::memcmp(oa.data, ob.data, 2 * oa.dim * sizeof(float)) == 0);
+    // A state cut short is refused, nothing loaded.
+    CHECK(b->LoadState(state.data(), state.size() - 4).code() == StatusCode::kInvalidArgument);
+  }
+}
+
+TEST_CASE("the plan keeps KV rows for the attention layers only, and a fixed row per shift layer") {
+  MixedModel hybrid(false, kHybrid);
+  MixedModel plain(false, {fb::TokenMixer::Attention, fb::TokenMixer::Attention,
+                           fb::TokenMixer::Attention});
+  REQUIRE(hybrid.status.ok());
+  REQUIRE(plain.status.ok());
+  const SessionLimits limits{2, 64, 64};
+  Result<SessionPlan> h = Session::Plan(hybrid.model, limits);
+  Result<SessionPlan> p = Session::Plan(plain.model, limits);
+  REQUIRE(h.ok());
+  REQUIRE(p.ok());
+  // fp32: K and V of 4 kv-dim floats... per position and layer; one attention
+  // layer of three, plus 2 token-shift layers x 2 sequences x hidden floats.
+  const size_t per_layer = p->kv_cache_bytes / 3;
+  CHECK(h->kv_cache_bytes >= per_layer + 2 * 2 * kHidden * sizeof(float));
+  CHECK(h->kv_cache_bytes <= per_layer + 2 * 2 * kHidden * sizeof(float) + 3 * 64);
+}
+
+TEST_CASE("files and requests that do not fit a hybrid stack are refused with a clear message") {
+  // A token-shift layer without its tensor.
+  MixedModel missing(false, kHybrid, /*with_shift=*/false);
+  REQUIRE(missing.status.ok());
+  Result<Session> s = Session::Create(missing.model, SessionLimits{1, 8, 0});
+  REQUIRE_FALSE(s.ok());
+  CHECK(std::string(s.status().message()).find("layers.0.shift.weight") != std::string::npos);
+  // layer_mixers with the wrong count.
+  MixedModel short_list(false, {fb::TokenMixer::TokenShift, fb::TokenMixer::Attention});
+  CHECK(short_list.status.code() == StatusCode::kInvalidModel);
+  CHECK(std::string(short_list.status.message()).find("layer_mixers") != std::string::npos);
+  // A kind this runtime does not know (a newer file).
+  MixedModel unknown(false, {fb::TokenMixer::Attention, static_cast<fb::TokenMixer>(200),
+                             fb::TokenMixer::Attention});
+  CHECK(unknown.status.code() == StatusCode::kInvalidModel);
+  // No attention probabilities in a token-shift layer.
+  MixedModel m(false, kHybrid);
+  REQUIRE(m.status.ok());
+  Result<Session> session = Session::Create(m.model, SessionLimits{1, 8, 0});
+  REQUIRE(session.ok());
+  std::vector<float> probs(4 * 8 * 8);
+  AttentionCapture capture;
+  capture.layer = 0;
+  capture.probs = probs.data();
+  capture.capacity = probs.size();
+  const Status refused = session->SetAttentionCapture(&capture);
+  CHECK(refused.code() == StatusCode::kInvalidArgument);
+  CHECK(std::string(refused.message()).find("token_shift") != std::string::npos);
+  capture.layer = 1;  // the attention layer
+  CHECK(session->SetAttentionCapture(&capture).ok());
+}
+
+}  // namespace
+}  // namespace octet
