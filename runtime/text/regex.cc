@@ -1944,228 +1944,326 @@ Regex::Outcome Regex::FindImpl(const char* text, size_t n, size_t from, size_t* 
   }
 }
 
-Regex::Outcome Regex::MatchAt(const char* text, size_t n, size_t start, size_t* match_end,
+// One match attempt: the position in the text and in the program, and the
+// backtracking stack in the caller's scratch. MatchAt dispatches; each
+// instruction and each kind of frame is a step here (all inlined into
+// MatchAt).
+class Regex::Matcher {
+ public:
+  // What a step leaves: go on at pc/pos, backtrack, or stop with stop_.
+  enum Step : uint8_t { kGo, kFail, kStop };
+
+  Matcher(const Regex& re, const char* text, size_t n, size_t start, void* stack, size_t cap)
+      : re_(re),
+        s_(reinterpret_cast<const uint8_t*>(text)),
+        n_(n),
+        stack_(static_cast<Frame*>(stack)),
+        cap_(cap),
+        pos_(start) {}
+
+  uint32_t pc() const { return pc_; }
+  size_t pos() const { return pos_; }
+  Outcome stop() const { return stop_; }
+  void Jump(uint32_t target) { pc_ = target; }
+
+  // kOpString: the literal bytes.
+  Step String(const Inst& in) {
+    if (n_ - pos_ < in.b || std::memcmp(s_ + pos_, re_.literals_.data() + in.a, in.b) != 0) {
+      return kFail;
+    }
+    pos_ += in.b;
+    ++pc_;
+    return kGo;
+  }
+
+  // kOpClass: one character of the class.
+  Step Class(const Inst& in) {
+    if (pos_ >= n_) return kFail;
+    size_t len = 1;
+    const uint32_t cp = CharAt(s_, n_, pos_, &len);
+    if (!re_.ClassHas(in.a, cp)) return kFail;
+    pos_ += len;
+    ++pc_;
+    return kGo;
+  }
+
+  // kOpRepeat: as many characters of the class as the mode wants (max when
+  // greedy, min when lazy), then one frame to give back (greedy) or take more
+  // (lazy) on backtracking; possessive leaves none.
+  Step Repeat(const Inst& in) {
+    const uint32_t min = in.b, max = in.c;
+    const uint32_t want = in.mode == kLazy ? min : max;
+    uint32_t count = 0;
+    size_t p = pos_;
+    size_t min_pos = pos_;
+    while (count < want && p < n_) {
+      size_t len = 1;
+      const uint32_t cp = s_[p] < 0x80 ? s_[p] : CharAt(s_, n_, p, &len);
+      if (!re_.ClassHas(in.a, cp)) break;
+      p += len;
+      ++count;
+      if (count == min) min_pos = p;
+    }
+    if (count < min) return kFail;
+    if (in.mode == kGreedy) {
+      if (p > min_pos && !Push(pc_, kFrameStar, p, static_cast<uint32_t>(min_pos))) return kStop;
+    } else if (in.mode == kLazy) {
+      if (max > min && !Push(pc_, kFrameLazy, p, count)) return kStop;
+    }
+    pos_ = p;
+    ++pc_;
+    return kGo;
+  }
+
+  // kOpSplit: the preferred branch with a frame for the other, or straight
+  // to one branch when the other's guard rules out the next byte.
+  Step Split(const Inst& in) {
+    const uint32_t gx = in.c & 0xFFFF, gy = in.c >> 16;
+    if (gx != 0 && !NextByteIn(gx - 1)) {
+      pc_ = in.b;
+      return kGo;
+    }
+    if (gy != 0 && !NextByteIn(gy - 1)) {
+      pc_ = in.a;
+      return kGo;
+    }
+    if (!Push(in.b, kFrameBranch, pos_, 0)) return kStop;
+    pc_ = in.a;
+    return kGo;
+  }
+
+  // kOpAssert: ^ $ \A \z \Z \b \B at the current position.
+  Step Assert(const Inst& in) {
+    bool ok = false;
+    switch (in.mode) {
+      case kBol: ok = pos_ == 0 || s_[pos_ - 1] == '\n'; break;
+      case kEol: ok = pos_ == n_ || s_[pos_] == '\n'; break;
+      case kBeginText: ok = pos_ == 0; break;
+      case kEndText: ok = pos_ == n_; break;
+      case kEndTextNl: ok = pos_ == n_ || (pos_ + 1 == n_ && s_[pos_] == '\n'); break;
+      default: ok = AtWordBoundary(in.a) == (in.mode == kWordBound); break;
+    }
+    if (!ok) return kFail;
+    ++pc_;
+    return kGo;
+  }
+
+  // kOpLook: a barrier frame, then the body from here (lookahead) or from
+  // in.b characters back (lookbehind; without that much text, (?<!) holds
+  // and (?<=) fails).
+  Step Look(const Inst& in) {
+    size_t p = pos_;
+    if (in.mode & 2) {
+      for (uint32_t k = 0; k < in.b; ++k) {
+        if (p == 0) {
+          if (in.mode & 1) {
+            pc_ = in.a;  // (?<!...) holds: not enough text behind
+            return kGo;
+          }
+          return kFail;
+        }
+        p = StepBack(s_, p, 0);
+      }
+    }
+    if (!Push(pc_, kFrameLook, pos_, 0)) return kStop;
+    pos_ = p;
+    ++pc_;
+    return kGo;
+  }
+
+  // kOpLookEnd: the lookaround's body matched: drop its frames and the
+  // barrier; a positive one goes on where it started, a negative one fails.
+  Step LookEnd() {
+    size_t b = 0;
+    if (!FindBarrier(&b)) return Stop(Outcome::kInternal);
+    const Frame barrier = stack_[b];
+    sp_ = b;
+    const Inst& look = re_.program_[barrier.pc];
+    if (look.mode & 1) return kFail;  // (?!...) / (?<!...) matched: fail
+    pos_ = barrier.pos;
+    pc_ = look.a;
+    return kGo;
+  }
+
+  // kOpAtomic: a barrier frame.
+  Step Atomic() {
+    if (!Push(pc_, kFrameAtomic, pos_, 0)) return kStop;
+    ++pc_;
+    return kGo;
+  }
+
+  // kOpAtomicEnd: the group matched: drop its frames and the barrier, so
+  // nothing inside is retried.
+  Step AtomicEnd() {
+    size_t b = 0;
+    if (!FindBarrier(&b)) return Stop(Outcome::kInternal);
+    sp_ = b;
+    ++pc_;
+    return kGo;
+  }
+
+  // After a failure: resumes at the newest frame that offers another way
+  // (kGo), or stops with no match or over the backtracking budget.
+  Step Backtrack() {
+    for (;;) {
+      if (sp_ == 0) return Stop(Outcome::kNoMatch);
+      if (++backtracks_ > kMaxBacktracks) return Stop(Outcome::kBudget);
+      Frame& f = stack_[sp_ - 1];
+      switch (f.kind) {
+        case kFrameBranch:
+          pc_ = f.pc;
+          pos_ = f.pos;
+          --sp_;
+          return kGo;
+        case kFrameStar:
+          GiveBack(f);
+          return kGo;
+        case kFrameLazy:
+          if (TakeOneMore(f)) return kGo;
+          break;
+        case kFrameLook:
+          if (LookBodyFailed(f)) return kGo;
+          break;
+        default:  // kFrameAtomic
+          --sp_;
+          break;
+      }
+    }
+  }
+
+ private:
+  bool Push(uint32_t pc, uint32_t kind, size_t pos, uint32_t aux) {
+    if (sp_ == cap_) {
+      stop_ = Outcome::kStackFull;
+      return false;
+    }
+    stack_[sp_++] = Frame{pc, kind, static_cast<uint32_t>(pos), aux};
+    return true;
+  }
+  Step Stop(Outcome o) {
+    stop_ = o;
+    return kStop;
+  }
+  // Whether the byte at pos_ is in byte set `set`.
+  bool NextByteIn(uint32_t set) const {
+    return pos_ < n_ && ByteSetHas(re_.byte_sets_[set], s_[pos_]);
+  }
+  // \b at pos_: a \w character (class `word`) on one side only.
+  bool AtWordBoundary(uint32_t word) const {
+    bool before = false, after = false;
+    if (pos_ > 0) {
+      const size_t b = StepBack(s_, pos_, 0);
+      size_t len = 1;
+      before = re_.ClassHas(word, CharAt(s_, n_, b, &len));
+    }
+    if (pos_ < n_) {
+      size_t len = 1;
+      after = re_.ClassHas(word, CharAt(s_, n_, pos_, &len));
+    }
+    return before != after;
+  }
+  // The newest lookaround or atomic barrier frame: false when there is none
+  // (a corrupt program).
+  bool FindBarrier(size_t* at) const {
+    size_t b = sp_;
+    while (b > 0 && stack_[b - 1].kind != kFrameLook && stack_[b - 1].kind != kFrameAtomic) --b;
+    if (b == 0) return false;
+    *at = b - 1;
+    return true;
+  }
+  // A greedy repetition gives back one character (the frame goes when it is
+  // down to its minimum).
+  void GiveBack(Frame& f) {
+    const size_t p = StepBack(s_, f.pos, f.aux);
+    if (p <= f.aux) {
+      --sp_;
+    } else {
+      f.pos = static_cast<uint32_t>(p);
+    }
+    pos_ = p;
+    pc_ = f.pc + 1;
+  }
+  // A lazy repetition takes one more character; false (and the frame goes)
+  // when it cannot.
+  bool TakeOneMore(Frame& f) {
+    const Inst& rep = re_.program_[f.pc];
+    if (f.pos >= n_) {
+      --sp_;
+      return false;
+    }
+    size_t len = 1;
+    const uint32_t cp = CharAt(s_, n_, f.pos, &len);
+    if (!re_.ClassHas(rep.a, cp)) {
+      --sp_;
+      return false;
+    }
+    pos_ = f.pos + len;
+    pc_ = f.pc + 1;
+    if (++f.aux >= rep.c) {
+      --sp_;
+    } else {
+      f.pos = static_cast<uint32_t>(pos_);
+    }
+    return true;
+  }
+  // A lookaround's body failed: the frame goes; true when that makes a
+  // negative lookaround hold (go on after it where it started).
+  bool LookBodyFailed(const Frame& f) {
+    const Inst& look = re_.program_[f.pc];
+    const uint32_t saved = f.pos;
+    --sp_;
+    if (!(look.mode & 1)) return false;
+    pos_ = saved;
+    pc_ = look.a;
+    return true;
+  }
+
+  const Regex& re_;
+  const uint8_t* s_;
+  size_t n_;
+  Frame* stack_;
+  size_t cap_;
+  size_t sp_ = 0;
+  uint32_t pc_ = 0;
+  size_t pos_;
+  uint64_t backtracks_ = 0;
+  Outcome stop_ = Outcome::kNoMatch;
+};
+
+// The VM's dispatch loop: runs the program from `start` until kOpMatch (the
+// match ends at *match_end) or until a step stops it. Flattened: the steps and
+// everything they call (class lookups, UTF-8 decoding) are inlined into one
+// function, so the Matcher's state stays in registers as in a hand-written
+// loop.
+__attribute__((flatten)) Regex::Outcome Regex::MatchAt(const char* text, size_t n, size_t start, size_t* match_end,
                               void* stack_mem, size_t cap) const {
-  const auto* s = reinterpret_cast<const uint8_t*>(text);
-  Frame* stack = static_cast<Frame*>(stack_mem);
+  Matcher m(*this, text, n, start, stack_mem, cap);
   const Inst* prog = program_.data();
-  size_t sp = 0;
-  uint32_t pc = 0;
-  size_t pos = start;
-  uint64_t backtracks = 0;
-
-#define OCTET_REGEX_PUSH(pc_, kind_, pos_, aux_)                                            \
-  do {                                                                                      \
-    if (sp == cap) return Outcome::kStackFull;                                              \
-    stack[sp++] = Frame{(pc_), (kind_), static_cast<uint32_t>(pos_), (aux_)};              \
-  } while (0)
-
   for (;;) {
-    const Inst& in = prog[pc];
+    const Inst& in = prog[m.pc()];
+    Matcher::Step step;
     switch (in.op) {
-      case kOpString: {
-        if (n - pos < in.b || std::memcmp(s + pos, literals_.data() + in.a, in.b) != 0) goto fail;
-        pos += in.b;
-        ++pc;
-        continue;
-      }
-      case kOpClass: {
-        if (pos >= n) goto fail;
-        size_t len = 1;
-        const uint32_t cp = CharAt(s, n, pos, &len);
-        if (!ClassHas(in.a, cp)) goto fail;
-        pos += len;
-        ++pc;
-        continue;
-      }
-      case kOpRepeat: {
-        const uint32_t min = in.b, max = in.c;
-        const uint32_t want = in.mode == kLazy ? min : max;
-        uint32_t count = 0;
-        size_t p = pos;
-        size_t min_pos = pos;
-        while (count < want && p < n) {
-          size_t len = 1;
-          const uint32_t cp = s[p] < 0x80 ? s[p] : CharAt(s, n, p, &len);
-          if (!ClassHas(in.a, cp)) break;
-          p += len;
-          ++count;
-          if (count == min) min_pos = p;
-        }
-        if (count < min) goto fail;
-        if (in.mode == kGreedy) {
-          if (p > min_pos) OCTET_REGEX_PUSH(pc, kFrameStar, p, static_cast<uint32_t>(min_pos));
-        } else if (in.mode == kLazy) {
-          if (max > min) OCTET_REGEX_PUSH(pc, kFrameLazy, p, count);
-        }
-        pos = p;
-        ++pc;
-        continue;
-      }
-      case kOpSplit: {
-        const uint32_t gx = in.c & 0xFFFF, gy = in.c >> 16;
-        if (gx != 0 && (pos >= n || !ByteSetHas(byte_sets_[gx - 1], s[pos]))) {
-          pc = in.b;
-          continue;
-        }
-        if (gy != 0 && (pos >= n || !ByteSetHas(byte_sets_[gy - 1], s[pos]))) {
-          pc = in.a;
-          continue;
-        }
-        OCTET_REGEX_PUSH(in.b, kFrameBranch, pos, 0);
-        pc = in.a;
-        continue;
-      }
+      case kOpString: step = m.String(in); break;
+      case kOpClass: step = m.Class(in); break;
+      case kOpRepeat: step = m.Repeat(in); break;
+      case kOpSplit: step = m.Split(in); break;
       case kOpJmp:
-        pc = in.a;
+        m.Jump(in.a);
         continue;
-      case kOpAssert: {
-        bool ok = false;
-        switch (in.mode) {
-          case kBol: ok = pos == 0 || s[pos - 1] == '\n'; break;
-          case kEol: ok = pos == n || s[pos] == '\n'; break;
-          case kBeginText: ok = pos == 0; break;
-          case kEndText: ok = pos == n; break;
-          case kEndTextNl: ok = pos == n || (pos + 1 == n && s[pos] == '\n'); break;
-          default: {
-            bool before = false, after = false;
-            if (pos > 0) {
-              const size_t b = StepBack(s, pos, 0);
-              size_t len = 1;
-              before = ClassHas(in.a, CharAt(s, n, b, &len));
-            }
-            if (pos < n) {
-              size_t len = 1;
-              after = ClassHas(in.a, CharAt(s, n, pos, &len));
-            }
-            ok = (before != after) == (in.mode == kWordBound);
-            break;
-          }
-        }
-        if (!ok) goto fail;
-        ++pc;
-        continue;
-      }
-      case kOpLook: {
-        size_t p = pos;
-        if (in.mode & 2) {
-          bool room = true;
-          for (uint32_t k = 0; k < in.b; ++k) {
-            if (p == 0) {
-              room = false;
-              break;
-            }
-            p = StepBack(s, p, 0);
-          }
-          if (!room) {
-            if (in.mode & 1) {
-              pc = in.a;  // (?<!...) holds: not enough text behind
-              continue;
-            }
-            goto fail;
-          }
-        }
-        OCTET_REGEX_PUSH(pc, kFrameLook, pos, 0);
-        pos = p;
-        ++pc;
-        continue;
-      }
-      case kOpLookEnd: {
-        // The lookaround's body matched: drop its frames and the barrier.
-        size_t b = sp;
-        while (b > 0 && stack[b - 1].kind != kFrameLook && stack[b - 1].kind != kFrameAtomic) --b;
-        if (b == 0) return Outcome::kInternal;
-        const Frame barrier = stack[b - 1];
-        sp = b - 1;
-        const Inst& look = prog[barrier.pc];
-        if (look.mode & 1) goto fail;  // (?!...) / (?<!...) matched: fail
-        pos = barrier.pos;
-        pc = look.a;
-        continue;
-      }
-      case kOpAtomic:
-        OCTET_REGEX_PUSH(pc, kFrameAtomic, pos, 0);
-        ++pc;
-        continue;
-      case kOpAtomicEnd: {
-        size_t b = sp;
-        while (b > 0 && stack[b - 1].kind != kFrameLook && stack[b - 1].kind != kFrameAtomic) --b;
-        if (b == 0) return Outcome::kInternal;
-        sp = b - 1;
-        ++pc;
-        continue;
-      }
+      case kOpAssert: step = m.Assert(in); break;
+      case kOpLook: step = m.Look(in); break;
+      case kOpLookEnd: step = m.LookEnd(); break;
+      case kOpAtomic: step = m.Atomic(); break;
+      case kOpAtomicEnd: step = m.AtomicEnd(); break;
       case kOpMatch:
-        *match_end = pos;
+        *match_end = m.pos();
         return Outcome::kMatch;
       default:
         return Outcome::kInternal;
     }
-  fail:
-    for (;;) {
-      if (sp == 0) return Outcome::kNoMatch;
-      if (++backtracks > kMaxBacktracks) return Outcome::kBudget;
-      Frame& f = stack[sp - 1];
-      switch (f.kind) {
-        case kFrameBranch:
-          pc = f.pc;
-          pos = f.pos;
-          --sp;
-          break;
-        case kFrameStar: {
-          // Give back one character.
-          const size_t p = StepBack(s, f.pos, f.aux);
-          if (p <= f.aux) {
-            --sp;
-          } else {
-            f.pos = static_cast<uint32_t>(p);
-          }
-          pos = p;
-          pc = f.pc + 1;
-          break;
-        }
-        case kFrameLazy: {
-          // Take one more character.
-          const Inst& rep = prog[f.pc];
-          if (f.pos >= n) {
-            --sp;
-            continue;
-          }
-          size_t len = 1;
-          const uint32_t cp = CharAt(s, n, f.pos, &len);
-          if (!ClassHas(rep.a, cp)) {
-            --sp;
-            continue;
-          }
-          pos = f.pos + len;
-          pc = f.pc + 1;
-          if (++f.aux >= rep.c) {
-            --sp;
-          } else {
-            f.pos = static_cast<uint32_t>(pos);
-          }
-          break;
-        }
-        case kFrameLook: {
-          const Inst& look = prog[f.pc];
-          const uint32_t saved = f.pos;
-          --sp;
-          if (look.mode & 1) {
-            // The body of (?!...) / (?<!...) failed: the assertion holds.
-            pos = saved;
-            pc = look.a;
-            break;
-          }
-          continue;
-        }
-        default:  // kFrameAtomic
-          --sp;
-          continue;
-      }
-      break;
-    }
+    if (step == Matcher::kFail) step = m.Backtrack();
+    if (step == Matcher::kStop) return m.stop();
   }
-#undef OCTET_REGEX_PUSH
 }
 
 RegexMatchIterator::RegexMatchIterator(const Regex& regex, const char* text, size_t n,

@@ -107,6 +107,7 @@ class Regex {
   Outcome MatchAt(const char* text, size_t n, size_t start, size_t* end, void* stack,
                   size_t stack_cap) const;
   bool ClassHas(uint32_t cls, uint32_t cp) const;
+  class Matcher;  // MatchAt's state and steps (regex.cc)
 
   friend class RegexCompiler;
   friend class RegexMatchIterator;
