@@ -99,10 +99,10 @@ class ChatTemplate {
   friend class ChatTemplateParser;
   void Release();
 
-  ChatTemplateNode* nodes_ = nullptr;  // owned (malloc)
+  ChatTemplateNode* nodes_ = nullptr;  // owned (Allocate)
   uint32_t num_nodes_ = 0;
   int32_t root_ = -1;                  // first statement of the template body
-  char* strings_ = nullptr;            // owned (malloc): names and decoded literals
+  char* strings_ = nullptr;            // owned (Allocate): names and decoded literals
   uint32_t strings_size_ = 0;
 };
 

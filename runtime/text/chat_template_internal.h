@@ -202,7 +202,7 @@ struct CondExpr {
 };
 
 // One node: its kind, and the payload of that kind (the union member named
-// after it). Trivially copyable: the parser grows the node array with realloc.
+// after it). Trivially copyable: the parser grows the node array with memcpy.
 struct ChatTemplateNode {
   explicit ChatTemplateNode(NodeKind k = NodeKind::kText) : kind(k), text() { InitPayload(); }
 
@@ -276,7 +276,7 @@ struct ChatTemplateNode {
     }
   }
 };
-static_assert(std::is_trivially_copyable_v<ChatTemplateNode>, "the parser reallocs the node array");
+static_assert(std::is_trivially_copyable_v<ChatTemplateNode>, "the parser copies the node array with memcpy");
 
 // Python's str.isspace() for one code point.
 inline bool IsPythonSpace(uint32_t cp) {

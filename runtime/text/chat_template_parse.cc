@@ -3,7 +3,6 @@
 // over the lexer's tokens. Every construct outside the subset is refused here,
 // with its line.
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string_view>
 #include <utility>
@@ -977,8 +976,8 @@ Result<ChatTemplate> ChatTemplate::Parse(std::string_view source) {
 ChatTemplate::~ChatTemplate() { Release(); }
 
 void ChatTemplate::Release() {
-  std::free(nodes_);
-  std::free(strings_);
+  Free(nodes_);
+  Free(strings_);
   nodes_ = nullptr;
   strings_ = nullptr;
   num_nodes_ = 0;

@@ -5,10 +5,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <type_traits>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "text/chat_template.h"
 #include "text/chat_template_internal.h"
@@ -18,12 +19,19 @@ namespace chat_parse {
 
 constexpr int kMaxParseDepth = 96;
 
-// A growable array for load-time use: malloc/realloc, no exceptions; a failed
-// growth is sticky and reported once as kOutOfMemory.
+// A growable array for load-time use, in memory from Allocate (core/alloc.h)
+// so that Release hands the buffer on to a ChatTemplate, which frees it with
+// Free. Push and Append return false when an allocation fails (the caller
+// reports kOutOfMemory) and leave the contents as they were.
 template <typename T>
 class GrowArray {
+  static_assert(std::is_trivially_copyable_v<T>, "GrowArray moves its elements with memcpy");
+
  public:
-  ~GrowArray() { std::free(data_); }
+  GrowArray() = default;
+  GrowArray(const GrowArray&) = delete;
+  GrowArray& operator=(const GrowArray&) = delete;
+  ~GrowArray() { Free(data_); }
   bool Push(const T& value) {
     if (size_ == cap_ && !Grow(size_ + 1)) return false;
     data_[size_++] = value;
@@ -50,10 +58,16 @@ class GrowArray {
  private:
   bool Grow(size_t need) {
     size_t cap = cap_ == 0 ? 64 : cap_;
-    while (cap < need) cap *= 2;
-    void* p = std::realloc(data_, cap * sizeof(T));
-    if (p == nullptr) return false;
-    data_ = static_cast<T*>(p);
+    while (cap < need) {
+      if (cap > SIZE_MAX / 2 / sizeof(T)) return false;
+      cap *= 2;
+    }
+    if (cap > SIZE_MAX / sizeof(T)) return false;
+    T* grown = static_cast<T*>(Allocate(cap * sizeof(T), alignof(T)));
+    if (grown == nullptr) return false;
+    if (size_ > 0) std::memcpy(grown, data_, size_ * sizeof(T));
+    Free(data_);
+    data_ = grown;
     cap_ = cap;
     return true;
   }

@@ -159,6 +159,280 @@ size_t CharPieces(const uint8_t* t, Span span, Pred pred, Piece* pieces) {
   return n;
 }
 
+// The spans a run of pre-tokenizers works on: the current text and its spans,
+// the splits the running step makes, the pieces of one span, and the two
+// buffers that steps which rewrite the text alternate between. Each step
+// leaves its result in `spans`.
+struct SplitState {
+  const uint8_t* text;
+  Span* spans;
+  size_t n_spans;
+  Span* next;  // the running step's splits
+  size_t n_next;
+  Piece* pieces;  // pieces of one span; 2 * bytes + 1 entries at most (see LayoutFor)
+  uint8_t* bufs[2];
+  int which;         // the buffer the next rewrite writes
+  size_t buf_bytes;  // of each buffer
+
+  // The step's splits become the spans.
+  void Advance() {
+    Span* tmp = spans;
+    spans = next;
+    next = tmp;
+    n_spans = n_next;
+    n_next = 0;
+  }
+  // The spans become a copy of from[0, n).
+  void TakeSpans(const Span* from, size_t n) {
+    std::memcpy(spans, from, n * sizeof(Span));
+    n_spans = n;
+    n_next = 0;
+  }
+  // The text becomes the buffer a rewrite just wrote.
+  void TakeRewrite() {
+    text = bufs[which];
+    which ^= 1;
+  }
+};
+
+// Splits every span at the characters `pred` holds for, by `behavior`.
+template <typename Pred>
+void SplitAtChars(SplitState& ss, Pred pred, fb::SplitBehavior behavior) {
+  for (size_t i = 0; i < ss.n_spans; ++i) {
+    const size_t np = CharPieces(ss.text, ss.spans[i], pred, ss.pieces);
+    ApplyBehavior(ss.pieces, np, behavior, ss.next, &ss.n_next);
+  }
+  ss.Advance();
+}
+
+// ByteLevel's add_prefix_space: each span copied to the free buffer with a
+// space in front unless it starts with one.
+Status AddPrefixSpaces(SplitState& ss) {
+  uint8_t* dst = ss.bufs[ss.which];
+  size_t o = 0;
+  for (size_t i = 0; i < ss.n_spans; ++i) {
+    const Span sp = ss.spans[i];
+    const uint32_t b = static_cast<uint32_t>(o);
+    if (o + 1 + (sp.end - sp.begin) > ss.buf_bytes) return OutgrewWorkspace("pre-tokenizers");
+    if (ss.text[sp.begin] != ' ') dst[o++] = ' ';
+    std::memcpy(dst + o, ss.text + sp.begin, sp.end - sp.begin);
+    o += sp.end - sp.begin;
+    ss.next[ss.n_next++] = Span{b, static_cast<uint32_t>(o)};
+  }
+  ss.TakeRewrite();
+  ss.TakeSpans(ss.next, ss.n_next);
+  return Status::Ok();
+}
+
+// ByteLevel's use_regex: the GPT-2 pattern's matches, which tile each span,
+// each kept (Isolated).
+void SplitGpt2(SplitState& ss) {
+  for (size_t i = 0; i < ss.n_spans; ++i) {
+    const uint8_t* p = ss.text + ss.spans[i].begin;
+    const size_t len = ss.spans[i].end - ss.spans[i].begin;
+    for (size_t k = 0; k < len;) {
+      const size_t e = Gpt2MatchEnd(p, len, k);
+      ss.next[ss.n_next++] = Span{ss.spans[i].begin + static_cast<uint32_t>(k),
+                                  ss.spans[i].begin + static_cast<uint32_t>(e)};
+      k = e;
+    }
+  }
+  ss.Advance();
+}
+
+// The first occurrence of pattern[0, pn) in p[from, len): true with its start
+// in *at.
+bool FindLiteral(const uint8_t* p, size_t len, size_t from, const char* pattern, size_t pn,
+                 size_t* at) {
+  for (size_t k = from; k + pn <= len; ++k) {
+    if (p[k] == static_cast<uint8_t>(pattern[0]) && std::memcmp(p + k, pattern, pn) == 0) {
+      *at = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The (gap, match) pieces of span `sp` for a Split step's pattern (a regex,
+// or a literal string), in order, as HF's find_iter walks them: an empty
+// match moves the search one character on.
+Status PatternPieces(const PreTokenizerOp& op, const uint8_t* text, Span sp, void* scratch,
+                     size_t scratch_bytes, Piece* pieces, size_t* n_pieces) {
+  const fb::PreTokenizerStep& step = *op.step;
+  const size_t pn = step.pattern() ? step.pattern()->size() : 0;
+  const uint8_t* p = text + sp.begin;
+  const size_t len = sp.end - sp.begin;
+  size_t np = 0, prev = 0, from = 0;
+  while (from <= len) {
+    size_t b, e;
+    if (op.regex) {
+      Result<bool> found = op.regex->Find(Chars(p), len, from, &b, &e, scratch, scratch_bytes);
+      if (!found.ok()) return found.status();
+      if (!found.value()) break;
+    } else {
+      if (pn == 0 || !FindLiteral(p, len, from, step.pattern()->data(), pn, &b)) break;
+      e = b + pn;
+    }
+    if (prev != b) pieces[np++] = Piece{sp.begin + static_cast<uint32_t>(prev), sp.begin + static_cast<uint32_t>(b), false};
+    pieces[np++] = Piece{sp.begin + static_cast<uint32_t>(b), sp.begin + static_cast<uint32_t>(e), true};
+    prev = e;
+    if (e == b) {
+      if (e >= len) break;
+      size_t k = e;
+      Utf8Decode(Chars(p), &k);
+      from = k;
+    } else {
+      from = e;
+    }
+  }
+  if (prev != len) pieces[np++] = Piece{sp.begin + static_cast<uint32_t>(prev), sp.end, false};
+  *n_pieces = np;
+  return Status::Ok();
+}
+
+// Split: every span's pattern pieces (inverted when asked) by the step's
+// behavior.
+Status SplitByPattern(const PreTokenizerOp& op, SplitState& ss, void* scratch,
+                      size_t scratch_bytes) {
+  const fb::PreTokenizerStep& step = *op.step;
+  for (size_t i = 0; i < ss.n_spans; ++i) {
+    size_t np = 0;
+    OCTET_RETURN_IF_ERROR(
+        PatternPieces(op, ss.text, ss.spans[i], scratch, scratch_bytes, ss.pieces, &np));
+    if (step.invert()) {
+      for (size_t k = 0; k < np; ++k) ss.pieces[k].match = !ss.pieces[k].match;
+    }
+    ApplyBehavior(ss.pieces, np, step.behavior(), ss.next, &ss.n_next);
+  }
+  ss.Advance();
+  return Status::Ok();
+}
+
+// Metaspace's rewrite: each span copied to the free buffer with its spaces
+// replaced by the replacement, which is also prepended as the prepend scheme
+// says.
+Status ReplaceSpaces(const fb::PreTokenizerStep& step, bool at_origin, SplitState& ss) {
+  const flatbuffers::String* r = step.replacement();
+  const size_t rn = r ? r->size() : 0;
+  uint8_t* dst = ss.bufs[ss.which];
+  const uint8_t* t = ss.text;
+  size_t o = 0;
+  Span* rewritten = reinterpret_cast<Span*>(ss.pieces);  // free until the split after this
+  size_t n_rewritten = 0;
+  for (size_t i = 0; i < ss.n_spans; ++i) {
+    const Span sp = ss.spans[i];
+    const uint32_t b = static_cast<uint32_t>(o);
+    const bool starts_with_rep = rn > 0 && sp.end - sp.begin >= rn &&
+                                 std::memcmp(t + sp.begin, r->data(), rn) == 0;
+    // The replacement of a leading space counts as a start too (replace runs first).
+    const bool starts_with_space = t[sp.begin] == ' ';
+    bool prepend = false;
+    if (step.prepend_scheme() == fb::PrependScheme::Always) {
+      prepend = !starts_with_rep && !starts_with_space;
+    } else if (step.prepend_scheme() == fb::PrependScheme::First) {
+      prepend = !starts_with_rep && !starts_with_space && at_origin && sp.begin == 0;
+    }
+    size_t spaces = 0;
+    for (size_t j = sp.begin; j < sp.end; ++j) spaces += t[j] == ' ';
+    if (o + rn + (sp.end - sp.begin) + spaces * rn > ss.buf_bytes) {
+      return OutgrewWorkspace("pre-tokenizers");
+    }
+    if (prepend) {
+      std::memcpy(dst + o, r->data(), rn);
+      o += rn;
+    }
+    for (size_t j = sp.begin; j < sp.end; ++j) {
+      if (t[j] == ' ') {
+        std::memcpy(dst + o, r->data(), rn);
+        o += rn;
+      } else {
+        dst[o++] = t[j];
+      }
+    }
+    rewritten[n_rewritten++] = Span{b, static_cast<uint32_t>(o)};
+  }
+  ss.TakeRewrite();
+  ss.TakeSpans(rewritten, n_rewritten);
+  return Status::Ok();
+}
+
+// Metaspace: the rewrite, then (split) a split before each replacement
+// character.
+Status Metaspace(const fb::PreTokenizerStep& step, bool at_origin, SplitState& ss) {
+  OCTET_RETURN_IF_ERROR(ReplaceSpaces(step, at_origin, ss));
+  if (!step.split()) return Status::Ok();
+  const flatbuffers::String* r = step.replacement();
+  size_t k = 0;
+  const uint32_t rc = r && r->size() ? Utf8Decode(r->data(), &k) : 0;
+  SplitAtChars(ss, [rc](uint32_t c) { return c == rc; }, fb::SplitBehavior::MergedWithNext);
+  return Status::Ok();
+}
+
+// Whitespace: \w+|[^\w\s]+, the matches kept: runs of word and of other
+// non-space characters.
+void SplitWordRuns(SplitState& ss) {
+  for (size_t i = 0; i < ss.n_spans; ++i) {
+    const Span sp = ss.spans[i];
+    size_t j = sp.begin;
+    int run = -1;  // 0 word, 1 other
+    uint32_t run_begin = 0;
+    while (j < sp.end) {
+      const size_t at = j;
+      const uint32_t c = Utf8Decode(Chars(ss.text), &j);
+      const int cls = IsOnigWord(c) ? 0 : IsWhiteSpace(c) ? 2 : 1;
+      if (cls != run) {
+        if (run == 0 || run == 1) ss.next[ss.n_next++] = Span{run_begin, static_cast<uint32_t>(at)};
+        run = cls;
+        run_begin = static_cast<uint32_t>(at);
+      }
+    }
+    if (run == 0 || run == 1) ss.next[ss.n_next++] = Span{run_begin, sp.end};
+  }
+  ss.Advance();
+}
+
+// One pre-tokenizer step over all spans.
+Status RunStep(const PreTokenizerOp& op, bool at_origin, void* scratch, size_t scratch_bytes,
+               SplitState& ss) {
+  const fb::PreTokenizerStep& step = *op.step;
+  switch (step.kind()) {
+    case fb::PreTokenizerKind::ByteLevel:
+      if (step.add_prefix_space()) OCTET_RETURN_IF_ERROR(AddPrefixSpaces(ss));
+      if (step.use_regex()) SplitGpt2(ss);
+      return Status::Ok();
+    case fb::PreTokenizerKind::Split:
+      return SplitByPattern(op, ss, scratch, scratch_bytes);
+    case fb::PreTokenizerKind::Metaspace:
+      return Metaspace(step, at_origin, ss);
+    case fb::PreTokenizerKind::Bert:
+      // Whitespace removed, then punctuation isolated.
+      SplitAtChars(ss, [](uint32_t c) { return IsWhiteSpace(c); }, fb::SplitBehavior::Removed);
+      SplitAtChars(ss, [](uint32_t c) { return IsBertPunctuation(c); }, fb::SplitBehavior::Isolated);
+      return Status::Ok();
+    case fb::PreTokenizerKind::Whitespace:
+      SplitWordRuns(ss);
+      return Status::Ok();
+    case fb::PreTokenizerKind::WhitespaceSplit:
+      SplitAtChars(ss, [](uint32_t c) { return IsWhiteSpace(c); }, fb::SplitBehavior::Removed);
+      return Status::Ok();
+    case fb::PreTokenizerKind::Digits:
+      SplitAtChars(ss, [](uint32_t c) { return IsNumeric(c); },
+                   step.individual_digits() ? fb::SplitBehavior::Isolated
+                                            : fb::SplitBehavior::Contiguous);
+      return Status::Ok();
+    case fb::PreTokenizerKind::Punctuation:
+      SplitAtChars(ss, [](uint32_t c) { return IsBertPunctuation(c); }, step.behavior());
+      return Status::Ok();
+    case fb::PreTokenizerKind::CharDelimiter: {
+      const uint32_t d = step.delimiter();
+      SplitAtChars(ss, [d](uint32_t c) { return c == d; }, fb::SplitBehavior::Removed);
+      return Status::Ok();
+    }
+    default:
+      return Status(StatusCode::kInternal, "pre-tokenizer kind");
+  }
+}
+
 }  // namespace
 
 Status InitPreTokenizers(TokenizerImpl& t) {
@@ -193,227 +467,25 @@ Status TokenizerImpl::PreTokenize(EncodeState& st, const uint8_t* s, size_t n, b
                                   const uint8_t** text_out, const Span** spans_out,
                                   size_t* n_spans_out) const {
   uint8_t* base = st.ws->memory_.get();
-  Span* spans = reinterpret_cast<Span*>(base + st.layout.off_spans_a);
-  Span* next = reinterpret_cast<Span*>(base + st.layout.off_spans_b);
-  Piece* pieces = reinterpret_cast<Piece*>(base + st.layout.off_spans_c);
-  uint8_t* bufs[2] = {base + st.layout.off_pre_a, base + st.layout.off_pre_b};
-  int which = 0;
-  const uint8_t* t = s;
-  size_t n_spans = 0;
-  if (n > 0) spans[n_spans++] = Span{0, static_cast<uint32_t>(n)};
-  // Pieces arrays hold 2 * bytes + 1 entries at most; see LayoutFor.
+  SplitState ss;
+  ss.text = s;
+  ss.spans = reinterpret_cast<Span*>(base + st.layout.off_spans_a);
+  ss.n_spans = 0;
+  ss.next = reinterpret_cast<Span*>(base + st.layout.off_spans_b);
+  ss.n_next = 0;
+  ss.pieces = reinterpret_cast<Piece*>(base + st.layout.off_spans_c);
+  ss.bufs[0] = base + st.layout.off_pre_a;
+  ss.bufs[1] = base + st.layout.off_pre_b;
+  ss.which = 0;
+  ss.buf_bytes = st.layout.pre;
+  if (n > 0) ss.spans[ss.n_spans++] = Span{0, static_cast<uint32_t>(n)};
   for (const PreTokenizerOp& op : pre_tokenizers) {
-    const fb::PreTokenizerStep& step = *op.step;
-    size_t n_next = 0;
-    switch (step.kind()) {
-      case fb::PreTokenizerKind::ByteLevel: {
-        if (step.add_prefix_space()) {
-          uint8_t* dst = bufs[which];
-          size_t o = 0;
-          for (size_t i = 0; i < n_spans; ++i) {
-            const Span sp = spans[i];
-            const uint32_t b = static_cast<uint32_t>(o);
-            if (o + 1 + (sp.end - sp.begin) > st.layout.pre) return OutgrewWorkspace("pre-tokenizers");
-            if (t[sp.begin] != ' ') dst[o++] = ' ';
-            std::memcpy(dst + o, t + sp.begin, sp.end - sp.begin);
-            o += sp.end - sp.begin;
-            next[n_next++] = Span{b, static_cast<uint32_t>(o)};
-          }
-          t = dst;
-          which ^= 1;
-          std::memcpy(spans, next, n_next * sizeof(Span));
-          n_spans = n_next;
-          n_next = 0;
-        }
-        if (!step.use_regex()) continue;
-        for (size_t i = 0; i < n_spans; ++i) {
-          // The pattern's matches tile the piece: Isolated keeps each.
-          const uint8_t* p = t + spans[i].begin;
-          const size_t len = spans[i].end - spans[i].begin;
-          for (size_t k = 0; k < len;) {
-            const size_t e = Gpt2MatchEnd(p, len, k);
-            next[n_next++] = Span{spans[i].begin + static_cast<uint32_t>(k),
-                                  spans[i].begin + static_cast<uint32_t>(e)};
-            k = e;
-          }
-        }
-        break;
-      }
-      case fb::PreTokenizerKind::Split: {
-        void* scratch = base + st.layout.off_regex;
-        const size_t pn = step.pattern() ? step.pattern()->size() : 0;
-        for (size_t i = 0; i < n_spans; ++i) {
-          const Span sp = spans[i];
-          const uint8_t* p = t + sp.begin;
-          const size_t len = sp.end - sp.begin;
-          size_t np = 0, prev = 0, from = 0;
-          while (from <= len) {
-            size_t b, e;
-            if (op.regex) {
-              Result<bool> found = op.regex->Find(Chars(p), len, from, &b, &e, scratch, st.layout.regex);
-              if (!found.ok()) return found.status();
-              if (!found.value()) break;
-            } else {
-              if (pn == 0) break;
-              const void* hit = nullptr;
-              for (size_t k = from; k + pn <= len; ++k) {
-                if (p[k] == static_cast<uint8_t>(step.pattern()->data()[0]) &&
-                    std::memcmp(p + k, step.pattern()->data(), pn) == 0) {
-                  hit = p + k;
-                  break;
-                }
-              }
-              if (hit == nullptr) break;
-              b = static_cast<const uint8_t*>(hit) - p;
-              e = b + pn;
-            }
-            if (prev != b) pieces[np++] = Piece{sp.begin + static_cast<uint32_t>(prev), sp.begin + static_cast<uint32_t>(b), false};
-            pieces[np++] = Piece{sp.begin + static_cast<uint32_t>(b), sp.begin + static_cast<uint32_t>(e), true};
-            prev = e;
-            if (e == b) {
-              if (e >= len) break;
-              size_t k = e;
-              Utf8Decode(Chars(p), &k);
-              from = k;
-            } else {
-              from = e;
-            }
-          }
-          if (prev != len) pieces[np++] = Piece{sp.begin + static_cast<uint32_t>(prev), sp.end, false};
-          if (step.invert()) {
-            for (size_t k = 0; k < np; ++k) pieces[k].match = !pieces[k].match;
-          }
-          ApplyBehavior(pieces, np, step.behavior(), next, &n_next);
-        }
-        break;
-      }
-      case fb::PreTokenizerKind::Metaspace: {
-        const flatbuffers::String* r = step.replacement();
-        const size_t rn = r ? r->size() : 0;
-        size_t k = 0;
-        const uint32_t rc = rn ? Utf8Decode(r->data(), &k) : 0;
-        uint8_t* dst = bufs[which];
-        size_t o = 0;
-        Span* rewritten = reinterpret_cast<Span*>(pieces);  // reused before the split below
-        size_t n_rewritten = 0;
-        for (size_t i = 0; i < n_spans; ++i) {
-          const Span sp = spans[i];
-          const uint32_t b = static_cast<uint32_t>(o);
-          const bool starts_with_rep = rn > 0 && sp.end - sp.begin >= rn &&
-                                       std::memcmp(t + sp.begin, r->data(), rn) == 0;
-          // The replacement of a leading space counts as a start too (replace runs first).
-          const bool starts_with_space = t[sp.begin] == ' ';
-          bool prepend = false;
-          if (step.prepend_scheme() == fb::PrependScheme::Always) {
-            prepend = !starts_with_rep && !starts_with_space;
-          } else if (step.prepend_scheme() == fb::PrependScheme::First) {
-            prepend = !starts_with_rep && !starts_with_space && at_origin && sp.begin == 0;
-          }
-          size_t spaces = 0;
-          for (size_t j = sp.begin; j < sp.end; ++j) spaces += t[j] == ' ';
-          if (o + rn + (sp.end - sp.begin) + spaces * rn > st.layout.pre) {
-            return OutgrewWorkspace("pre-tokenizers");
-          }
-          if (prepend) {
-            std::memcpy(dst + o, r->data(), rn);
-            o += rn;
-          }
-          for (size_t j = sp.begin; j < sp.end; ++j) {
-            if (t[j] == ' ') {
-              std::memcpy(dst + o, r->data(), rn);
-              o += rn;
-            } else {
-              dst[o++] = t[j];
-            }
-          }
-          rewritten[n_rewritten++] = Span{b, static_cast<uint32_t>(o)};
-        }
-        t = dst;
-        which ^= 1;
-        std::memcpy(spans, rewritten, n_rewritten * sizeof(Span));
-        n_spans = n_rewritten;
-        if (!step.split()) continue;
-        for (size_t i = 0; i < n_spans; ++i) {
-          const size_t np = CharPieces(t, spans[i], [rc](uint32_t c) { return c == rc; }, pieces);
-          ApplyBehavior(pieces, np, fb::SplitBehavior::MergedWithNext, next, &n_next);
-        }
-        break;
-      }
-      case fb::PreTokenizerKind::Bert: {
-        // Whitespace removed, then punctuation isolated.
-        for (size_t i = 0; i < n_spans; ++i) {
-          const size_t np = CharPieces(t, spans[i], [](uint32_t c) { return IsWhiteSpace(c); }, pieces);
-          ApplyBehavior(pieces, np, fb::SplitBehavior::Removed, next, &n_next);
-        }
-        std::memcpy(spans, next, n_next * sizeof(Span));
-        n_spans = n_next;
-        n_next = 0;
-        for (size_t i = 0; i < n_spans; ++i) {
-          const size_t np = CharPieces(t, spans[i], [](uint32_t c) { return IsBertPunctuation(c); }, pieces);
-          ApplyBehavior(pieces, np, fb::SplitBehavior::Isolated, next, &n_next);
-        }
-        break;
-      }
-      case fb::PreTokenizerKind::Whitespace: {
-        // \w+|[^\w\s]+, the matches kept: runs of word and of other non-space characters.
-        for (size_t i = 0; i < n_spans; ++i) {
-          const Span sp = spans[i];
-          size_t j = sp.begin;
-          int run = -1;  // 0 word, 1 other
-          uint32_t run_begin = 0;
-          while (j < sp.end) {
-            const size_t at = j;
-            const uint32_t c = Utf8Decode(Chars(t), &j);
-            const int cls = IsOnigWord(c) ? 0 : IsWhiteSpace(c) ? 2 : 1;
-            if (cls != run) {
-              if (run == 0 || run == 1) next[n_next++] = Span{run_begin, static_cast<uint32_t>(at)};
-              run = cls;
-              run_begin = static_cast<uint32_t>(at);
-            }
-          }
-          if (run == 0 || run == 1) next[n_next++] = Span{run_begin, sp.end};
-        }
-        break;
-      }
-      case fb::PreTokenizerKind::WhitespaceSplit:
-        for (size_t i = 0; i < n_spans; ++i) {
-          const size_t np = CharPieces(t, spans[i], [](uint32_t c) { return IsWhiteSpace(c); }, pieces);
-          ApplyBehavior(pieces, np, fb::SplitBehavior::Removed, next, &n_next);
-        }
-        break;
-      case fb::PreTokenizerKind::Digits:
-        for (size_t i = 0; i < n_spans; ++i) {
-          const size_t np = CharPieces(t, spans[i], [](uint32_t c) { return IsNumeric(c); }, pieces);
-          ApplyBehavior(pieces, np,
-                        step.individual_digits() ? fb::SplitBehavior::Isolated
-                                                 : fb::SplitBehavior::Contiguous,
-                        next, &n_next);
-        }
-        break;
-      case fb::PreTokenizerKind::Punctuation:
-        for (size_t i = 0; i < n_spans; ++i) {
-          const size_t np = CharPieces(t, spans[i], [](uint32_t c) { return IsBertPunctuation(c); }, pieces);
-          ApplyBehavior(pieces, np, step.behavior(), next, &n_next);
-        }
-        break;
-      case fb::PreTokenizerKind::CharDelimiter: {
-        const uint32_t d = step.delimiter();
-        for (size_t i = 0; i < n_spans; ++i) {
-          const size_t np = CharPieces(t, spans[i], [d](uint32_t c) { return c == d; }, pieces);
-          ApplyBehavior(pieces, np, fb::SplitBehavior::Removed, next, &n_next);
-        }
-        break;
-      }
-      default: return Status(StatusCode::kInternal, "pre-tokenizer kind");
-    }
-    Span* tmp = spans;
-    spans = next;
-    next = tmp;
-    n_spans = n_next;
+    OCTET_RETURN_IF_ERROR(
+        RunStep(op, at_origin, base + st.layout.off_regex, st.layout.regex, ss));
   }
-  *text_out = t;
-  *spans_out = spans;
-  *n_spans_out = n_spans;
+  *text_out = ss.text;
+  *spans_out = ss.spans;
+  *n_spans_out = ss.n_spans;
   return Status::Ok();
 }
 

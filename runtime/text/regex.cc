@@ -18,12 +18,12 @@
 #include "text/regex.h"
 
 #include <algorithm>
-#include <array>
+#include <atomic>
+#include <cstdio>
 #include <cstring>
-#include <map>
-#include <string>
 #include <utility>
-#include <vector>
+
+#include "core/alloc.h"
 
 #include "text/unicode.h"
 #include "core/utf8.h"
@@ -115,7 +115,7 @@ struct ClassSet {
   bool negate = false;
   bool fold = false;  // (?i): closed under simple case folding before negation
   // Intersection (&&) of parts, each a union of items.
-  std::vector<std::vector<ClassItem>> parts;
+  Vector<Vector<ClassItem>> parts;
 };
 
 // ---------------------------------------------------------------------------
@@ -128,7 +128,7 @@ struct Node {
   uint32_t cp = 0;     // kLiteral
   bool fold = false;   // kLiteral under (?i)
   int set = -1;        // kClass: ClassSet index
-  std::vector<int> kids;
+  uint32_t first_kid = 0, kid_count = 0;  // the children: RegexCompiler::kids_[first_kid, +kid_count)
   uint32_t min = 0, max = 0;  // kRepeat
   RepeatMode mode = kGreedy;
   bool behind = false, negate = false;  // kLook
@@ -268,7 +268,7 @@ bool IsMultiFoldSource(uint32_t cp) {
 }
 
 // True when the folded literal sequence contains a multi-character fold.
-bool HasMultiFoldTarget(const std::vector<uint32_t>& folded) {
+bool HasMultiFoldTarget(const Vector<uint32_t>& folded) {
   for (const MultiFold& m : kMultiFolds) {
     const size_t len = m.to[2] != 0 ? 3 : 2;
     for (size_t i = 0; i + len <= folded.size(); ++i) {
@@ -278,6 +278,98 @@ bool HasMultiFoldTarget(const std::vector<uint32_t>& folded) {
     }
   }
   return false;
+}
+
+// Code point runs over which every class predicate is constant: one General_
+// Category, White_Space, Word, and whether the character has other cases.
+// Built once per process (about 1.1M lookups), so compiling a class costs a
+// walk over a few thousand runs instead of every code point.
+struct PropertyRun {
+  uint32_t lo, hi;
+  bool folds;  // has a case orbit: (?i) classes evaluate it per code point
+};
+
+// Fills `runs` with the property runs of all code points; false when out of
+// memory.
+bool BuildPropertyRuns(Vector<PropertyRun>* runs) {
+  uint32_t prev_sig = 0xFFFFFFFFu;
+  for (uint32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
+    const bool folds = SimpleFoldOrbitNext(cp) != cp;
+    const uint32_t sig = static_cast<uint32_t>(CategoryOf(cp)) |
+                         (IsWhiteSpace(cp) ? 1u << 8 : 0) | (IsOnigWord(cp) ? 1u << 9 : 0) |
+                         (folds ? 1u << 10 : 0);
+    if (sig == prev_sig) {
+      runs->back().hi = cp;
+    } else {
+      if (!runs->Push(PropertyRun{cp, cp, folds})) return false;
+      prev_sig = sig;
+    }
+  }
+  return true;
+}
+
+// The process's property runs, built by the first call that needs them; null
+// when they could not be allocated (a later call tries again). Threads that
+// race here each build a table and all but the first discard theirs. The
+// table lives until the process ends.
+const Vector<PropertyRun>* PropertyRuns() {
+  static std::atomic<Vector<PropertyRun>*> table{nullptr};
+  Vector<PropertyRun>* existing = table.load(std::memory_order_acquire);
+  if (existing != nullptr) return existing;
+  Owned<Vector<PropertyRun>> built(New<Vector<PropertyRun>>());
+  if (!built || !BuildPropertyRuns(built.get())) return nullptr;
+  if (!table.compare_exchange_strong(existing, built.get(), std::memory_order_acq_rel)) {
+    return existing;  // another thread's table won; ours is freed
+  }
+  return built.release();
+}
+
+// Indices of a table's entries, kept sorted by the entries they name: a map
+// from an entry's value to its index that does not store the values twice
+// (the compiler's caches of identical blocks and classes). Lookups are binary
+// searches, inserts shift the tail (the tables hold at most a few thousand).
+class SortedIndex {
+ public:
+  // The position of the entry equal to a value, or where it would go.
+  // `compare(index)` is < 0, 0 or > 0 as table entry `index` orders before,
+  // equal to or after the value; *found tells whether one is equal.
+  template <typename Compare>
+  size_t Find(const Compare& compare, bool* found) const {
+    size_t lo = 0, hi = order_.size();
+    while (lo < hi) {
+      const size_t mid = (lo + hi) / 2;
+      const int c = compare(order_[mid]);
+      if (c == 0) {
+        *found = true;
+        return mid;
+      }
+      if (c < 0) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    *found = false;
+    return lo;
+  }
+  uint32_t At(size_t position) const { return order_[position]; }
+  // Puts `index` at `position` (from Find); false when out of memory.
+  [[nodiscard]] bool Insert(size_t position, uint32_t index) {
+    if (!order_.Push(index)) return false;
+    for (size_t i = order_.size() - 1; i > position; --i) order_[i] = order_[i - 1];
+    order_[position] = index;
+    return true;
+  }
+
+ private:
+  Vector<uint32_t> order_;
+};
+
+int CompareWords(const uint64_t* a, const uint64_t* b, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -296,6 +388,7 @@ class RegexCompiler {
   Status ParseAlt(bool fold, int depth, int* node);
   Status ParseConcat(bool fold, int depth, int* node, bool* hit_inline_option);
   Status ParseAtom(bool fold, int depth, int* node, bool* consumed_option, bool* new_fold);
+  Status ParseGroup(bool fold, int depth, int* node, bool* consumed_option, bool* new_fold);
   Status ParseQuantifier(int* node);
   Status ParseEscape(bool fold, int* node);
   Status ParseClass(bool fold, int depth, int* set);
@@ -304,23 +397,45 @@ class RegexCompiler {
   Status ParseProperty(bool upper_p, ClassItem* item);
   Status DecodePatternChar(uint32_t* cp);
 
-  int NewNode(NodeKind kind, size_t offset) {
-    nodes_.push_back(Node());
-    nodes_.back().kind = kind;
-    nodes_.back().offset = offset;
-    return static_cast<int>(nodes_.size()) - 1;
+  Status NewNode(NodeKind kind, size_t offset, int* node) {
+    Node added;
+    added.kind = kind;
+    added.offset = offset;
+    if (!nodes_.Push(added)) return OutOfMemory("the parse tree");
+    *node = static_cast<int>(nodes_.size()) - 1;
+    return Status::Ok();
   }
-  int NewSet() {
+  // Makes kids[0, count) the children of `node`.
+  Status SetKids(int node, const int* kids, size_t count) {
+    const size_t first = kids_.size();
+    if (!kids_.Append(kids, count)) return OutOfMemory("the parse tree");
+    nodes_[node].first_kid = static_cast<uint32_t>(first);
+    nodes_[node].kid_count = static_cast<uint32_t>(count);
+    return Status::Ok();
+  }
+  // A node of `kind` over one child.
+  Status NewParent(NodeKind kind, size_t offset, int kid, int* node) {
+    OCTET_RETURN_IF_ERROR(NewNode(kind, offset, node));
+    return SetKids(*node, &kid, 1);
+  }
+  int Kid(const Node& node, size_t k) const { return kids_[node.first_kid + k]; }
+  Status NewSet(int* set) {
     if (sets_.size() >= kMaxClasses) too_many_classes_ = true;
-    sets_.push_back(ClassSet());
-    sets_.back().parts.emplace_back();
-    return static_cast<int>(sets_.size()) - 1;
+    if (!sets_.Push(ClassSet()) || !sets_.back().parts.Push(Vector<ClassItem>())) {
+      return OutOfMemory("the class sets");
+    }
+    *set = static_cast<int>(sets_.size()) - 1;
+    return Status::Ok();
   }
-  int SingleItemSet(const ClassItem& item, bool negate) {
-    const int s = NewSet();
-    sets_[s].parts[0].push_back(item);
-    sets_[s].negate = negate;
-    return s;
+  // Adds `item` to the last && operand of `set`.
+  Status AddItem(int set, const ClassItem& item) {
+    if (!sets_[set].parts.back().Push(item)) return OutOfMemory("the class sets");
+    return Status::Ok();
+  }
+  Status SingleItemSet(const ClassItem& item, bool negate, int* set) {
+    OCTET_RETURN_IF_ERROR(NewSet(set));
+    sets_[*set].negate = negate;
+    return AddItem(*set, item);
   }
 
   Status Error(StatusCode code, size_t offset, const char* what) {
@@ -329,6 +444,9 @@ class RegexCompiler {
   Status Unsupported(size_t offset, const char* what) {
     return Status::Error(StatusCode::kUnsupported, "regex: unsupported %s at offset %zu", what,
                          offset);
+  }
+  static Status OutOfMemory(const char* what) {
+    return Status::Error(StatusCode::kOutOfMemory, "regex: out of memory for %s", what);
   }
 
   bool AtEnd() const { return i_ >= p_.size(); }
@@ -358,68 +476,83 @@ class RegexCompiler {
     uint32_t min_chars = 0;
     uint32_t max_chars = 0;  // kInfinite when unbounded
   };
-  Info Analyze(int node);
+  Status Analyze(int node, Info* info);
+  Status AnalyzeKids(const Node& node, Info* info);
+  Status SizeInfo();
 
   // --- classes ---
   bool EvalSet(int set, uint32_t cp) const;
   bool EvalSetPositive(int set, uint32_t cp) const;
   bool EvalItem(const ClassItem& item, uint32_t cp) const;
-  int BuildClass(int set);  // -> index in out_->classes_
+  Status BuildClass(int set, uint32_t* cls);  // -> index in out_->classes_
+  Status ClassMembers(int set, Vector<uint32_t>* members) const;
   Status CheckFoldedClass(int set, size_t offset);
-  void CollectBounds(int set, bool* fold, std::vector<uint32_t>* bounds) const;
-  uint32_t AddBlock(const Regex::Block& block);
-  int LiteralSet(uint32_t cp, bool fold);
-  int WordClass();
+  Status CollectBounds(int set, bool* fold, Vector<uint32_t>* bounds) const;
+  Status AddBlock(const Regex::Block& block, uint32_t* index);
+  Status AddClass(const Regex::CharClass& cls, const Vector<uint32_t>& astral,
+                  const Regex::ByteSet& lead, uint32_t* index);
+  Status LiteralSet(uint32_t cp, bool fold, int* set);
+  Status WordClass(uint32_t* cls);
 
   // --- emitting ---
   Status Emit(int node);
-  Status EmitConcatRun(const std::vector<int>& kids, size_t* k);
+  Status EmitLiteral(int n, const Node& node);
+  Status EmitClass(int set);
+  Status CheckConcatFolds(const Node& node);
+  Status EmitConcat(const Node& node);
+  Status EmitConcatRun(const int* kids, size_t count, size_t* k);
+  Status EmitAlt(const Node& node);
+  Status EmitRepeat(const Node& node);
+  Status EmitRepeatChar(const Node& node, const Node& body);
+  Status EmitUnboundedLoop(int body, const Info& body_info, uint32_t guard, bool lazy);
+  Status EmitBoundedLoop(const Node& node, uint32_t guard, bool lazy);
+  Status EmitLook(const Node& node);
+  Status EmitLookbehindAlternatives(const Node& node);
+  Status EmitAssert(const Node& node);
   uint32_t Here() const { return static_cast<uint32_t>(out_->program_.size()); }
   Status Push(const Regex::Inst& inst) {
     if (out_->program_.size() >= kMaxProgram) {
       return Status::Error(StatusCode::kUnsupported, "regex: pattern too large (over %zu instructions)",
                            kMaxProgram);
     }
-    if (!out_->program_.Push(inst)) return OutOfMemory();
+    if (!out_->program_.Push(inst)) return OutOfMemory("the program");
     return Status::Ok();
   }
-  Status OutOfMemory() const {
-    return Status(StatusCode::kOutOfMemory, "regex: out of memory compiling the pattern");
-  }
-  // Records a failed growth of the compiled program's tables; Run fails at
-  // its end (the indices handed out meanwhile stay in bounds).
-  void Keep(bool grew) { out_of_memory_ |= !grew; }
-  void NotePushSite() {
+  // Counts a backtracking frame the instruction about to be pushed may leave:
+  // a fixed one, or one per loop iteration inside a loop (see ScratchBytes).
+  Status NotePushSite() {
     if (loop_min_.empty()) {
       ++out_->stack_fixed_;
-    } else {
-      Keep(out_->loop_min_lengths_.Push(loop_min_.back()));
+    } else if (!out_->loop_min_lengths_.Push(loop_min_.back())) {
+      return OutOfMemory("the program");
     }
+    return Status::Ok();
   }
-  uint32_t GuardOf(const Info& info) {
-    if (info.nullable || out_->byte_sets_.size() >= 0xFFFF) return 0;  // 16-bit guard slots
-    if (!out_->byte_sets_.Push(info.first)) {
-      Keep(false);
-      return 0;
-    }
-    return static_cast<uint32_t>(out_->byte_sets_.size());  // +1 encoded
+  // The split guard for a branch that starts as `info` says: its lead bytes
+  // (+1 encoded) or 0 for none.
+  Status GuardOf(const Info& info, uint32_t* guard) {
+    *guard = 0;
+    if (info.nullable || out_->byte_sets_.size() >= 0xFFFF) return Status::Ok();  // 16-bit slots
+    if (!out_->byte_sets_.Push(info.first)) return OutOfMemory("the program");
+    *guard = static_cast<uint32_t>(out_->byte_sets_.size());  // +1 encoded
+    return Status::Ok();
   }
 
   std::string_view p_;
   size_t i_ = 0;
   Regex* out_;
-  std::vector<Node> nodes_;
-  std::vector<ClassSet> sets_;
-  std::vector<Info> info_;
-  std::vector<bool> info_done_;
-  std::map<std::string, int> class_cache_;
-  std::map<std::array<uint64_t, 4>, uint32_t> block_cache_;
-  std::vector<Regex::ByteSet> class_first_;  // per compiled class: lead bytes of members
-  std::vector<int> set_class_;               // ClassSet -> compiled class, -1 until built
-  std::vector<uint32_t> loop_min_;            // min chars of the enclosing loop bodies
+  Vector<Node> nodes_;
+  Vector<int> kids_;  // the nodes' children, a run per node
+  Vector<ClassSet> sets_;
+  Vector<Info> info_;
+  Vector<bool> info_done_;
+  SortedIndex class_cache_;  // compiled classes, by their blocks and astral ranges
+  SortedIndex block_cache_;  // out_->blocks_ (but block 0), by their bits
+  Vector<Regex::ByteSet> class_first_;  // per compiled class: lead bytes of members
+  Vector<int> set_class_;               // ClassSet -> compiled class, -1 until built
+  Vector<uint32_t> loop_min_;           // min chars of the enclosing loop bodies
   int word_class_ = -1;
   bool too_many_classes_ = false;
-  bool out_of_memory_ = false;  // sticky: see Keep
 };
 
 Status RegexCompiler::DecodePatternChar(uint32_t* cp) {
@@ -442,35 +575,29 @@ Status RegexCompiler::Run() {
   out_->loop_min_lengths_.Clear();
   out_->anchored_start_ = false;
   out_->first_set_ = -1;
-  if (!out_->blocks_.Push(Regex::Block{{0, 0, 0, 0}})) return OutOfMemory();  // block 0: empty
+  if (!out_->blocks_.Push(Regex::Block{{0, 0, 0, 0}})) {  // block 0: empty
+    return OutOfMemory("the character classes");
+  }
 
   int root = -1;
   OCTET_RETURN_IF_ERROR(ParseAlt(false, 0, &root));
   if (!AtEnd()) return Error(StatusCode::kInvalidArgument, i_, "unmatched ')'");
   if (too_many_classes_) return Unsupported(0, "pattern with more than 4096 character classes");
 
-  info_.assign(nodes_.size(), Info());
-  info_done_.assign(nodes_.size(), false);
-  set_class_.assign(sets_.size(), -1);
-  const Info root_info = Analyze(root);
+  OCTET_RETURN_IF_ERROR(SizeInfo());
+  if (!set_class_.Assign(sets_.size(), -1)) return OutOfMemory("the character classes");
+  Info root_info;
+  OCTET_RETURN_IF_ERROR(Analyze(root, &root_info));
 
-  Status s = Emit(root);
-  if (s.ok()) s = Push(Regex::Inst{kOpMatch, 0, 0, 0, 0, 0});
-  if (s.ok() && !root_info.nullable) {
-    if (out_->byte_sets_.Push(root_info.first)) {
-      out_->first_set_ = static_cast<int32_t>(out_->byte_sets_.size()) - 1;
-    } else {
-      Keep(false);
-    }
-  }
-  if (s.ok() && out_of_memory_) s = OutOfMemory();
-  if (!s.ok()) {
-    out_->program_.Clear();
-    return s;
+  OCTET_RETURN_IF_ERROR(Emit(root));
+  OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpMatch, 0, 0, 0, 0, 0}));
+  if (!root_info.nullable) {
+    if (!out_->byte_sets_.Push(root_info.first)) return OutOfMemory("the program");
+    out_->first_set_ = static_cast<int32_t>(out_->byte_sets_.size()) - 1;
   }
   // A pattern that begins with \A can only match at 0.
   int n = root;
-  while (nodes_[n].kind == NodeKind::kConcat && !nodes_[n].kids.empty()) n = nodes_[n].kids[0];
+  while (nodes_[n].kind == NodeKind::kConcat && nodes_[n].kid_count > 0) n = Kid(nodes_[n], 0);
   out_->anchored_start_ = nodes_[n].kind == NodeKind::kAssert && nodes_[n].assert_kind == kBeginText;
   return Status::Ok();
 }
@@ -479,19 +606,16 @@ Status RegexCompiler::Run() {
 Status RegexCompiler::ParseAlt(bool fold, int depth, int* node) {
   if (depth > kMaxNesting) return Unsupported(i_, "nesting deeper than 200 groups");
   const size_t start = i_;
-  std::vector<int> alts;
+  Vector<int> alts;
   for (;;) {
     int c = -1;
     bool inline_option = false;
     OCTET_RETURN_IF_ERROR(ParseConcat(fold, depth, &c, &inline_option));
-    if (inline_option) {
-      // (?i) at the start of a group: the rest of the group, every remaining
-      // alternative included, is parsed with the new flag. (Mid-sequence
-      // options are refused in ParseConcat: Oniguruma and Perl disagree there.)
-      alts.push_back(c);
-      break;
-    }
-    alts.push_back(c);
+    if (!alts.Push(c)) return OutOfMemory("the parse tree");
+    // (?i) at the start of a group: the rest of the group, every remaining
+    // alternative included, was parsed with the new flag. (Mid-sequence
+    // options are refused in ParseConcat: Oniguruma and Perl disagree there.)
+    if (inline_option) break;
     if (Peek() == '|') {
       ++i_;
       continue;
@@ -500,16 +624,15 @@ Status RegexCompiler::ParseAlt(bool fold, int depth, int* node) {
   }
   if (alts.size() == 1) {
     *node = alts[0];
-  } else {
-    *node = NewNode(NodeKind::kAlt, start);
-    nodes_[*node].kids = std::move(alts);
+    return Status::Ok();
   }
-  return Status::Ok();
+  OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kAlt, start, node));
+  return SetKids(*node, alts.data(), alts.size());
 }
 
 Status RegexCompiler::ParseConcat(bool fold, int depth, int* node, bool* hit_inline_option) {
   const size_t start = i_;
-  std::vector<int> items;
+  Vector<int> items;
   while (!AtEnd() && Peek() != '|' && Peek() != ')') {
     int atom = -1;
     bool option = false;
@@ -528,17 +651,15 @@ Status RegexCompiler::ParseConcat(bool fold, int depth, int* node, bool* hit_inl
       return Status::Ok();
     }
     OCTET_RETURN_IF_ERROR(ParseQuantifier(&atom));
-    items.push_back(atom);
+    if (!items.Push(atom)) return OutOfMemory("the parse tree");
   }
-  if (items.empty()) {
-    *node = NewNode(NodeKind::kEmpty, start);
-  } else if (items.size() == 1) {
+  if (items.empty()) return NewNode(NodeKind::kEmpty, start, node);
+  if (items.size() == 1) {
     *node = items[0];
-  } else {
-    *node = NewNode(NodeKind::kConcat, start);
-    nodes_[*node].kids = std::move(items);
+    return Status::Ok();
   }
-  return Status::Ok();
+  OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kConcat, start, node));
+  return SetKids(*node, items.data(), items.size());
 }
 
 Status RegexCompiler::ParseQuantifier(int* node) {
@@ -622,8 +743,8 @@ Status RegexCompiler::ParseQuantifier(int* node) {
     if (k == NodeKind::kAssert || k == NodeKind::kLook || k == NodeKind::kEmpty) {
       return Unsupported(q, "quantifier on an assertion or empty group");
     }
-    const int r = NewNode(NodeKind::kRepeat, q);
-    nodes_[r].kids.push_back(*node);
+    int r = -1;
+    OCTET_RETURN_IF_ERROR(NewParent(NodeKind::kRepeat, q, *node, &r));
     nodes_[r].min = min;
     nodes_[r].max = max;
     nodes_[r].mode = mode;
@@ -637,92 +758,91 @@ Status RegexCompiler::ParseQuantifier(int* node) {
   return Status::Ok();
 }
 
+// ( ... ) in all its kinds: plain, capturing and named groups (captures are
+// not reported, so all three are plain groups), (?: ), lookaround, (?> ) and
+// the (?i) (?-i) options, alone or over a group.
+Status RegexCompiler::ParseGroup(bool fold, int depth, int* node, bool* consumed_option,
+                                 bool* new_fold) {
+  const size_t start = i_;
+  ++i_;  // '('
+  bool look = false, behind = false, negate = false, atomic = false;
+  bool group_fold = fold;
+  if (Peek() == '?') {
+    ++i_;
+    const char k = Peek();
+    if (k == ':') {
+      ++i_;
+    } else if (k == '=' || k == '!') {
+      look = true;
+      negate = k == '!';
+      ++i_;
+    } else if (k == '<' && (Peek(1) == '=' || Peek(1) == '!')) {
+      look = behind = true;
+      negate = Peek(1) == '!';
+      i_ += 2;
+    } else if (k == '<' || k == '\'') {
+      // Named group: a plain group for us.
+      const char close = k == '<' ? '>' : '\'';
+      ++i_;
+      const size_t name_start = i_;
+      while (!AtEnd() && Peek() != close) {
+        const char ch = Peek();
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '_')) {
+          return Error(StatusCode::kInvalidArgument, i_, "bad group name");
+        }
+        ++i_;
+      }
+      if (AtEnd() || i_ == name_start) return Error(StatusCode::kInvalidArgument, start, "bad group name");
+      ++i_;
+    } else if (k == '>') {
+      atomic = true;
+      ++i_;
+    } else if (k == 'i' || k == '-') {
+      // (?i) (?-i) (?i:...) (?-i:...)
+      bool on = true;
+      if (Peek() == '-') {
+        on = false;
+        ++i_;
+      }
+      if (Peek() != 'i') return Unsupported(start, "group option (only i and -i are supported)");
+      ++i_;
+      group_fold = on;
+      if (Peek() == ')') {
+        ++i_;
+        *consumed_option = true;
+        *new_fold = group_fold;
+        return Status::Ok();
+      }
+      if (Peek() != ':') return Unsupported(start, "group option (only i and -i are supported)");
+      ++i_;
+    } else {
+      return Unsupported(start, "group kind '(?'");
+    }
+  }
+  int inner = -1;
+  OCTET_RETURN_IF_ERROR(ParseAlt(group_fold, depth + 1, &inner));
+  if (Peek() != ')') return Error(StatusCode::kInvalidArgument, start, "unclosed '('");
+  ++i_;
+  if (look) {
+    OCTET_RETURN_IF_ERROR(NewParent(NodeKind::kLook, start, inner, node));
+    nodes_[*node].behind = behind;
+    nodes_[*node].negate = negate;
+  } else if (atomic) {
+    OCTET_RETURN_IF_ERROR(NewParent(NodeKind::kAtomic, start, inner, node));
+  } else {
+    *node = inner;
+  }
+  return Status::Ok();
+}
+
 Status RegexCompiler::ParseAtom(bool fold, int depth, int* node, bool* consumed_option,
                                 bool* new_fold) {
   const size_t start = i_;
   const char c = Peek();
   switch (c) {
-    case '(': {
-      ++i_;
-      if (Peek() != '?') {
-        // A capturing group; captures are not reported, so it is a plain group.
-        int inner = -1;
-        OCTET_RETURN_IF_ERROR(ParseAlt(fold, depth + 1, &inner));
-        if (Peek() != ')') return Error(StatusCode::kInvalidArgument, start, "unclosed '('");
-        ++i_;
-        *node = inner;
-        return Status::Ok();
-      }
-      ++i_;
-      const char k = Peek();
-      bool look = false, behind = false, negate = false, atomic = false;
-      bool group_fold = fold;
-      if (k == ':') {
-        ++i_;
-      } else if (k == '=' || k == '!') {
-        look = true;
-        negate = k == '!';
-        ++i_;
-      } else if (k == '<' && (Peek(1) == '=' || Peek(1) == '!')) {
-        look = behind = true;
-        negate = Peek(1) == '!';
-        i_ += 2;
-      } else if (k == '<' || k == '\'') {
-        // Named group: a plain group for us.
-        const char close = k == '<' ? '>' : '\'';
-        ++i_;
-        const size_t name_start = i_;
-        while (!AtEnd() && Peek() != close) {
-          const char ch = Peek();
-          if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                ch == '_')) {
-            return Error(StatusCode::kInvalidArgument, i_, "bad group name");
-          }
-          ++i_;
-        }
-        if (AtEnd() || i_ == name_start) return Error(StatusCode::kInvalidArgument, start, "bad group name");
-        ++i_;
-      } else if (k == '>') {
-        atomic = true;
-        ++i_;
-      } else if (k == 'i' || k == '-') {
-        // (?i) (?-i) (?i:...) (?-i:...)
-        bool on = true;
-        if (Peek() == '-') {
-          on = false;
-          ++i_;
-        }
-        if (Peek() != 'i') return Unsupported(start, "group option (only i and -i are supported)");
-        ++i_;
-        group_fold = on;
-        if (Peek() == ')') {
-          ++i_;
-          *consumed_option = true;
-          *new_fold = group_fold;
-          return Status::Ok();
-        }
-        if (Peek() != ':') return Unsupported(start, "group option (only i and -i are supported)");
-        ++i_;
-      } else {
-        return Unsupported(start, "group kind '(?'");
-      }
-      int inner = -1;
-      OCTET_RETURN_IF_ERROR(ParseAlt(group_fold, depth + 1, &inner));
-      if (Peek() != ')') return Error(StatusCode::kInvalidArgument, start, "unclosed '('");
-      ++i_;
-      if (look) {
-        *node = NewNode(NodeKind::kLook, start);
-        nodes_[*node].behind = behind;
-        nodes_[*node].negate = negate;
-        nodes_[*node].kids.push_back(inner);
-      } else if (atomic) {
-        *node = NewNode(NodeKind::kAtomic, start);
-        nodes_[*node].kids.push_back(inner);
-      } else {
-        *node = inner;
-      }
-      return Status::Ok();
-    }
+    case '(':
+      return ParseGroup(fold, depth, node, consumed_option, new_fold);
     case ')':
       return Error(StatusCode::kInvalidArgument, start, "unmatched ')'");
     case '*':
@@ -732,7 +852,7 @@ Status RegexCompiler::ParseAtom(bool fold, int depth, int* node, bool* consumed_
     case '[': {
       int set = -1;
       OCTET_RETURN_IF_ERROR(ParseClass(fold, depth + 1, &set));
-      *node = NewNode(NodeKind::kClass, start);
+      OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kClass, start, node));
       nodes_[*node].set = set;
       return Status::Ok();
     }
@@ -740,14 +860,16 @@ Status RegexCompiler::ParseAtom(bool fold, int depth, int* node, bool* consumed_
       ++i_;
       ClassItem nl;
       nl.lo = nl.hi = '\n';
-      *node = NewNode(NodeKind::kClass, start);
-      nodes_[*node].set = SingleItemSet(nl, true);
+      int set = -1;
+      OCTET_RETURN_IF_ERROR(SingleItemSet(nl, true, &set));
+      OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kClass, start, node));
+      nodes_[*node].set = set;
       return Status::Ok();
     }
     case '^':
     case '$': {
       ++i_;
-      *node = NewNode(NodeKind::kAssert, start);
+      OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kAssert, start, node));
       nodes_[*node].assert_kind = c == '^' ? kBol : kEol;
       return Status::Ok();
     }
@@ -756,7 +878,7 @@ Status RegexCompiler::ParseAtom(bool fold, int depth, int* node, bool* consumed_
     default: {
       uint32_t cp = 0;
       OCTET_RETURN_IF_ERROR(DecodePatternChar(&cp));
-      *node = NewNode(NodeKind::kLiteral, start);
+      OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kLiteral, start, node));
       nodes_[*node].cp = cp;
       nodes_[*node].fold = fold;
       return Status::Ok();
@@ -804,18 +926,21 @@ Status RegexCompiler::ParseProperty(bool upper_p, ClassItem* item) {
     negate = !negate;
     ++i_;
   }
-  std::string name;
+  // The name lowercased without ' ', '_' and '-'; longer than any known name
+  // when it does not fit.
+  char name[32];
+  size_t length = 0;
   while (!AtEnd() && Peek() != '}') {
     const char ch = Peek();
-    if (ch != ' ' && ch != '_' && ch != '-') {
-      name.push_back(ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch);
+    if (ch != ' ' && ch != '_' && ch != '-' && length < sizeof(name)) {
+      name[length++] = ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch;
     }
     ++i_;
   }
   if (AtEnd()) return Error(StatusCode::kInvalidArgument, start, "unclosed \\p{");
   ++i_;
   for (const PropertyName& cn : kCategoryNames) {
-    if (name == cn.name) {
+    if (length < sizeof(name) && std::string_view(name, length) == cn.name) {
       item->kind = ClassItem::kCategories;
       item->cats = cn.mask;
       item->negate = negate;
@@ -906,7 +1031,7 @@ Status RegexCompiler::ParseEscape(bool fold, int* node) {
   }
   if (is_assert) {
     i_ += 2;
-    *node = NewNode(NodeKind::kAssert, start);
+    OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kAssert, start, node));
     nodes_[*node].assert_kind = ak;
     return Status::Ok();
   }
@@ -915,13 +1040,15 @@ Status RegexCompiler::ParseEscape(bool fold, int* node) {
   uint32_t cp = 0;
   OCTET_RETURN_IF_ERROR(ParseClassEscape(&item, &is_char, &cp));
   if (is_char) {
-    *node = NewNode(NodeKind::kLiteral, start);
+    OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kLiteral, start, node));
     nodes_[*node].cp = cp;
     nodes_[*node].fold = fold;
   } else {
-    *node = NewNode(NodeKind::kClass, start);
-    nodes_[*node].set = SingleItemSet(item, false);
-    sets_[nodes_[*node].set].fold = fold;
+    int set = -1;
+    OCTET_RETURN_IF_ERROR(SingleItemSet(item, false, &set));
+    sets_[set].fold = fold;
+    OCTET_RETURN_IF_ERROR(NewNode(NodeKind::kClass, start, node));
+    nodes_[*node].set = set;
   }
   return Status::Ok();
 }
@@ -931,7 +1058,8 @@ Status RegexCompiler::ParseClass(bool fold, int depth, int* set_out) {
   if (depth > kMaxNesting) return Unsupported(i_, "classes nested deeper than 200");
   const size_t start = i_;
   ++i_;  // '['
-  const int set = NewSet();
+  int set = -1;
+  OCTET_RETURN_IF_ERROR(NewSet(&set));
   sets_[set].fold = fold;
   if (Peek() == '^') {
     sets_[set].negate = true;
@@ -966,7 +1094,7 @@ Status RegexCompiler::ParseClass(bool fold, int depth, int* set_out) {
     first = false;
     if (c == '&' && Peek(1) == '&') {
       i_ += 2;
-      sets_[set].parts.emplace_back();
+      if (!sets_[set].parts.Push(Vector<ClassItem>())) return OutOfMemory("the class sets");
       continue;
     }
     if (c == '[') {
@@ -979,7 +1107,7 @@ Status RegexCompiler::ParseClass(bool fold, int depth, int* set_out) {
       ClassItem item;
       item.kind = ClassItem::kNested;
       item.nested = nested;
-      sets_[set].parts.back().push_back(item);
+      OCTET_RETURN_IF_ERROR(AddItem(set, item));
       continue;
     }
     // One character or class escape, maybe the start of a range.
@@ -993,7 +1121,7 @@ Status RegexCompiler::ParseClass(bool fold, int depth, int* set_out) {
         if (Peek() == '-' && Peek(1) != ']') {
           return Unsupported(i_, "range starting at a class escape");
         }
-        sets_[set].parts.back().push_back(item);
+        OCTET_RETURN_IF_ERROR(AddItem(set, item));
         continue;
       }
     } else {
@@ -1020,7 +1148,7 @@ Status RegexCompiler::ParseClass(bool fold, int depth, int* set_out) {
     item.kind = ClassItem::kRange;
     item.lo = lo;
     item.hi = hi;
-    sets_[set].parts.back().push_back(item);
+    OCTET_RETURN_IF_ERROR(AddItem(set, item));
   }
   for (const auto& part : sets_[set].parts) {
     if (part.empty()) return Error(StatusCode::kInvalidArgument, start, "empty class or && operand");
@@ -1071,104 +1199,133 @@ bool RegexCompiler::EvalSet(int set, uint32_t cp) const {
   return r != sets_[set].negate;
 }
 
-uint32_t RegexCompiler::AddBlock(const Regex::Block& block) {
-  const std::array<uint64_t, 4> key = {block.bits[0], block.bits[1], block.bits[2], block.bits[3]};
-  if ((key[0] | key[1] | key[2] | key[3]) == 0) return 0;
-  auto it = block_cache_.find(key);
-  if (it != block_cache_.end()) return it->second;
-  if (!out_->blocks_.Push(block)) {
-    Keep(false);
-    return 0;
+// The block's index in out_->blocks_, shared between identical blocks (0: the
+// empty block).
+Status RegexCompiler::AddBlock(const Regex::Block& block, uint32_t* index) {
+  *index = 0;
+  if ((block.bits[0] | block.bits[1] | block.bits[2] | block.bits[3]) == 0) return Status::Ok();
+  const Vector<Regex::Block>& blocks = out_->blocks_;
+  bool found = false;
+  const size_t at = block_cache_.Find(
+      [&](uint32_t i) { return CompareWords(blocks[i].bits, block.bits, 4); }, &found);
+  if (found) {
+    *index = block_cache_.At(at);
+    return Status::Ok();
   }
-  const uint32_t index = static_cast<uint32_t>(out_->blocks_.size()) - 1;
-  block_cache_.emplace(key, index);
-  return index;
+  const uint32_t added = static_cast<uint32_t>(blocks.size());
+  if (!out_->blocks_.Push(block) || !block_cache_.Insert(at, added)) {
+    return OutOfMemory("the character classes");
+  }
+  *index = added;
+  return Status::Ok();
 }
 
-// Code point runs over which every class predicate is constant: one General_
-// Category, White_Space, Word, and whether the character has other cases.
-// Built once per process (about 1.1M lookups), so compiling a class costs a
-// walk over a few thousand runs instead of every code point.
-struct PropertyRun {
-  uint32_t lo, hi;
-  bool folds;  // has a case orbit: (?i) classes evaluate it per code point
-};
-
-const std::vector<PropertyRun>& PropertyRuns() {
-  static const std::vector<PropertyRun> runs = [] {
-    std::vector<PropertyRun> r;
-    uint32_t prev_sig = 0xFFFFFFFFu;
-    for (uint32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
-      const bool folds = SimpleFoldOrbitNext(cp) != cp;
-      const uint32_t sig = static_cast<uint32_t>(CategoryOf(cp)) |
-                           (IsWhiteSpace(cp) ? 1u << 8 : 0) | (IsOnigWord(cp) ? 1u << 9 : 0) |
-                           (folds ? 1u << 10 : 0);
-      if (sig == prev_sig) {
-        r.back().hi = cp;
-      } else {
-        r.push_back(PropertyRun{cp, cp, folds});
-        prev_sig = sig;
-      }
-    }
-    return r;
-  }();
-  return runs;
-}
-
-void RegexCompiler::CollectBounds(int set, bool* fold, std::vector<uint32_t>* bounds) const {
+// The bounds of the ranges in `set` and the sets nested in it: where
+// membership can change inside a property run. *fold when any is (?i).
+Status RegexCompiler::CollectBounds(int set, bool* fold, Vector<uint32_t>* bounds) const {
   if (sets_[set].fold) *fold = true;
-  for (const auto& part : sets_[set].parts) {
+  for (const Vector<ClassItem>& part : sets_[set].parts) {
     for (const ClassItem& item : part) {
       if (item.kind == ClassItem::kRange) {
-        bounds->push_back(item.lo);
-        if (item.hi < kMaxCodePoint) bounds->push_back(item.hi + 1);
+        if (!bounds->Push(item.lo) || (item.hi < kMaxCodePoint && !bounds->Push(item.hi + 1))) {
+          return OutOfMemory("a character class");
+        }
       } else if (item.kind == ClassItem::kNested) {
-        CollectBounds(item.nested, fold, bounds);
+        OCTET_RETURN_IF_ERROR(CollectBounds(item.nested, fold, bounds));
       }
     }
   }
+  return Status::Ok();
 }
 
-// Evaluates a set over every code point into a compiled class (shared between
-// identical sets) and records the lead bytes its members can start with.
-int RegexCompiler::BuildClass(int set) {
-  if (set_class_[set] >= 0) return set_class_[set];
-  // Members as sorted, disjoint [lo, hi] ranges.
+// The members of `set` as sorted, disjoint [lo, hi] pairs: evaluated once per
+// property run piece between range bounds (per code point where (?i) folds).
+Status RegexCompiler::ClassMembers(int set, Vector<uint32_t>* members) const {
+  const Vector<PropertyRun>* runs = PropertyRuns();
+  if (runs == nullptr) return OutOfMemory("the Unicode property runs");
   bool fold = false;
-  std::vector<uint32_t> bounds;
-  CollectBounds(set, &fold, &bounds);
+  Vector<uint32_t> bounds;
+  OCTET_RETURN_IF_ERROR(CollectBounds(set, &fold, &bounds));
   std::sort(bounds.begin(), bounds.end());
-  std::vector<uint32_t> members;
-  auto add = [&members](uint32_t lo, uint32_t hi) {
-    if (!members.empty() && members.back() + 1 == lo) {
-      members.back() = hi;
-    } else {
-      members.push_back(lo);
-      members.push_back(hi);
+  auto add = [members](uint32_t lo, uint32_t hi) {
+    if (!members->empty() && members->back() + 1 == lo) {
+      members->back() = hi;
+      return true;
     }
+    return members->Push(lo) && members->Push(hi);
   };
   size_t b = 0;
-  for (const PropertyRun& run : PropertyRuns()) {
+  for (const PropertyRun& run : *runs) {
     uint32_t lo = run.lo;
     while (lo <= run.hi) {
       while (b < bounds.size() && bounds[b] <= lo) ++b;
       const uint32_t hi = b < bounds.size() && bounds[b] - 1 < run.hi ? bounds[b] - 1 : run.hi;
+      bool grew = true;
       if (fold && run.folds) {
-        for (uint32_t cp = lo; cp <= hi; ++cp) {
-          if (EvalSet(set, cp)) add(cp, cp);
+        for (uint32_t cp = lo; cp <= hi && grew; ++cp) {
+          if (EvalSet(set, cp)) grew = add(cp, cp);
         }
       } else if (EvalSet(set, lo)) {
-        add(lo, hi);
+        grew = add(lo, hi);
       }
+      if (!grew) return OutOfMemory("a character class");
       if (hi == kMaxCodePoint) break;
       lo = hi + 1;
     }
   }
+  return Status::Ok();
+}
+
+// The compiled class equal to `cls` with ranges `astral`, or a new one with
+// lead bytes `lead`: its index in out_->classes_ (and class_first_).
+Status RegexCompiler::AddClass(const Regex::CharClass& cls, const Vector<uint32_t>& astral,
+                               const Regex::ByteSet& lead, uint32_t* index) {
+  const Vector<Regex::CharClass>& classes = out_->classes_;
+  const Vector<uint32_t>& ranges = out_->ranges_;
+  auto compare = [&](uint32_t i) {
+    const Regex::CharClass& c = classes[i];
+    const int blocks = std::memcmp(c.bmp_block, cls.bmp_block, sizeof(cls.bmp_block));
+    if (blocks != 0) return blocks;
+    const size_t have = size_t{c.astral_count} * 2;
+    if (have != astral.size()) return have < astral.size() ? -1 : 1;
+    for (size_t k = 0; k < have; ++k) {
+      const uint32_t x = ranges[c.astral_begin + k], y = astral[k];
+      if (x != y) return x < y ? -1 : 1;
+    }
+    return 0;
+  };
+  bool found = false;
+  const size_t at = class_cache_.Find(compare, &found);
+  if (found) {
+    *index = class_cache_.At(at);
+    return Status::Ok();
+  }
+  Regex::CharClass added = cls;
+  added.astral_begin = static_cast<uint32_t>(ranges.size());
+  added.astral_count = static_cast<uint32_t>(astral.size() / 2);
+  *index = static_cast<uint32_t>(classes.size());
+  if (!out_->ranges_.Append(astral.data(), astral.size()) || !out_->classes_.Push(added) ||
+      !class_first_.Push(lead) || !class_cache_.Insert(at, *index)) {
+    return OutOfMemory("the character classes");
+  }
+  return Status::Ok();
+}
+
+// Evaluates a set over every code point into a compiled class (shared between
+// identical sets) and records the lead bytes its members can start with.
+Status RegexCompiler::BuildClass(int set, uint32_t* index) {
+  if (set_class_[set] >= 0) {
+    *index = static_cast<uint32_t>(set_class_[set]);
+    return Status::Ok();
+  }
+  Vector<uint32_t> members;
+  OCTET_RETURN_IF_ERROR(ClassMembers(set, &members));
 
   Regex::CharClass cls;
   Regex::ByteSet lead{};
-  std::vector<Regex::Block> bmp(256, Regex::Block{{0, 0, 0, 0}});
-  std::vector<uint32_t> astral;
+  Vector<Regex::Block> bmp;
+  Vector<uint32_t> astral;
+  if (!bmp.Resize(256, Regex::Block{{0, 0, 0, 0}})) return OutOfMemory("a character class");
   for (size_t r = 0; r < members.size(); r += 2) {
     const uint32_t lo = members[r], hi = members[r + 1];
     // BMP bits a 64-bit word at a time (surrogates are never decoded from
@@ -1180,9 +1337,8 @@ int RegexCompiler::BuildClass(int set) {
       bmp[cp >> 8].bits[(cp >> 6) & 3] |= bits;
       cp = word_end + 1;
     }
-    if (hi >= 0x10000) {
-      astral.push_back(std::max<uint32_t>(lo, 0x10000));
-      astral.push_back(hi);
+    if (hi >= 0x10000 && (!astral.Push(std::max<uint32_t>(lo, 0x10000)) || !astral.Push(hi))) {
+      return OutOfMemory("a character class");
     }
     // Lead bytes: one per 64 code points in the 2-byte range, per 4096 in the
     // 3-byte range, per 2^18 in the 4-byte range.
@@ -1200,36 +1356,26 @@ int RegexCompiler::BuildClass(int set) {
       cp = next;
     }
   }
-  std::string key;
   cls.ascii[0] = bmp[0].bits[0];
   cls.ascii[1] = bmp[0].bits[1];
   for (uint32_t block = 0; block < 256; ++block) {
-    cls.bmp_block[block] = static_cast<uint16_t>(AddBlock(bmp[block]));
-    key.append(reinterpret_cast<const char*>(&cls.bmp_block[block]), sizeof(uint16_t));
+    uint32_t b = 0;
+    OCTET_RETURN_IF_ERROR(AddBlock(bmp[block], &b));
+    cls.bmp_block[block] = static_cast<uint16_t>(b);
   }
-  key.append(reinterpret_cast<const char*>(astral.data()), astral.size() * sizeof(uint32_t));
-  auto it = class_cache_.find(key);
-  if (it != class_cache_.end()) {
-    set_class_[set] = it->second;
-    return it->second;
-  }
-  cls.astral_begin = static_cast<uint32_t>(out_->ranges_.size());
-  cls.astral_count = static_cast<uint32_t>(astral.size() / 2);
-  Keep(out_->ranges_.Append(astral.data(), astral.size()) && out_->classes_.Push(cls));
-  class_first_.push_back(lead);  // one per class: the index stays in bounds when Keep failed
-  const int index = static_cast<int>(class_first_.size()) - 1;
-  class_cache_.emplace(std::move(key), index);
-  set_class_[set] = index;
-  return index;
+  OCTET_RETURN_IF_ERROR(AddClass(cls, astral, lead, index));
+  set_class_[set] = static_cast<int>(*index);
+  return Status::Ok();
 }
 
 // A (?i) class holding a character with a multi-character fold would match
 // that string too in Oniguruma: refused. (Negated classes do not expand.)
 Status RegexCompiler::CheckFoldedClass(int set, size_t offset) {
   if (!sets_[set].fold || sets_[set].negate) return Status::Ok();
-  const int cls = BuildClass(set);
+  uint32_t cls = 0;
+  OCTET_RETURN_IF_ERROR(BuildClass(set, &cls));
   for (const MultiFold& m : kMultiFolds) {
-    if (out_->ClassHas(static_cast<uint32_t>(cls), m.cp)) {
+    if (out_->ClassHas(cls, m.cp)) {
       return Unsupported(offset, "(?i) class with a character that has a multi-character case fold");
     }
   }
@@ -1237,39 +1383,83 @@ Status RegexCompiler::CheckFoldedClass(int set, size_t offset) {
 }
 
 // A literal as a one-character class (for repetitions and (?i) letters).
-int RegexCompiler::LiteralSet(uint32_t cp, bool fold) {
+Status RegexCompiler::LiteralSet(uint32_t cp, bool fold, int* set) {
   ClassItem item;
   item.lo = item.hi = cp;
-  const int set = SingleItemSet(item, false);
-  sets_[set].fold = fold;
-  set_class_.push_back(-1);
-  return set;
+  OCTET_RETURN_IF_ERROR(SingleItemSet(item, false, set));
+  sets_[*set].fold = fold;
+  if (!set_class_.Push(-1)) return OutOfMemory("the character classes");
+  return Status::Ok();
 }
 
-int RegexCompiler::WordClass() {
+// The \w class for \b and \B, built once.
+Status RegexCompiler::WordClass(uint32_t* cls) {
   if (word_class_ < 0) {
     ClassItem item;
     item.kind = ClassItem::kWord;
-    const int set = SingleItemSet(item, false);
-    set_class_.push_back(-1);
-    word_class_ = BuildClass(set);
+    int set = -1;
+    OCTET_RETURN_IF_ERROR(SingleItemSet(item, false, &set));
+    if (!set_class_.Push(-1)) return OutOfMemory("the character classes");
+    uint32_t built = 0;
+    OCTET_RETURN_IF_ERROR(BuildClass(set, &built));
+    word_class_ = static_cast<int>(built);
   }
-  return word_class_;
+  *cls = static_cast<uint32_t>(word_class_);
+  return Status::Ok();
 }
 
 // ---------------------------------------------------------------------------
 // Analysis: first bytes, nullability, length in characters.
 
-RegexCompiler::Info RegexCompiler::Analyze(int n) {
-  if (n < static_cast<int>(info_done_.size()) && info_done_[n]) return info_[n];
+// Room for the analysis of every node made so far.
+Status RegexCompiler::SizeInfo() {
+  if (!info_.Resize(nodes_.size()) || !info_done_.Resize(nodes_.size(), false)) {
+    return OutOfMemory("the pattern's analysis");
+  }
+  return Status::Ok();
+}
+
+// A concatenation's or alternation's info from its children's.
+Status RegexCompiler::AnalyzeKids(const Node& node, Info* info) {
+  const bool concat = node.kind == NodeKind::kConcat;
+  info->nullable = concat;
+  for (size_t k = 0; k < node.kid_count; ++k) {
+    Info ki;
+    OCTET_RETURN_IF_ERROR(Analyze(Kid(node, k), &ki));
+    if (concat) {
+      if (info->nullable) ByteSetUnion(&info->first, ki.first);
+      info->nullable = info->nullable && ki.nullable;
+      info->min_chars += ki.min_chars;
+      if (info->max_chars != kInfinite) {
+        info->max_chars = ki.max_chars == kInfinite ? kInfinite : info->max_chars + ki.max_chars;
+      }
+    } else {
+      ByteSetUnion(&info->first, ki.first);
+      info->nullable = info->nullable || ki.nullable;
+      info->min_chars = k == 0 ? ki.min_chars : std::min(info->min_chars, ki.min_chars);
+      info->max_chars = k == 0 ? ki.max_chars : std::max(info->max_chars, ki.max_chars);
+    }
+  }
+  return Status::Ok();
+}
+
+Status RegexCompiler::Analyze(int n, Info* out) {
+  if (n >= static_cast<int>(info_done_.size())) OCTET_RETURN_IF_ERROR(SizeInfo());
+  if (info_done_[n]) {
+    *out = info_[n];
+    return Status::Ok();
+  }
   Info info;
-  const Node& node = nodes_[n];
+  const Node node = nodes_[n];
   switch (node.kind) {
     case NodeKind::kEmpty:
     case NodeKind::kAssert:
     case NodeKind::kLook:
       info.nullable = true;
-      if (node.kind == NodeKind::kLook) Analyze(node.kids[0]);
+      if (node.kind == NodeKind::kLook) {
+        Info body;
+        OCTET_RETURN_IF_ERROR(Analyze(Kid(node, 0), &body));
+      }
       break;
     case NodeKind::kLiteral: {
       info.min_chars = info.max_chars = 1;
@@ -1283,38 +1473,19 @@ RegexCompiler::Info RegexCompiler::Analyze(int n) {
       break;
     }
     case NodeKind::kClass: {
-      const int cls = BuildClass(node.set);
+      uint32_t cls = 0;
+      OCTET_RETURN_IF_ERROR(BuildClass(node.set, &cls));
       info.first = class_first_[cls];
       info.min_chars = info.max_chars = 1;
       break;
     }
-    case NodeKind::kConcat: {
-      info.nullable = true;
-      for (int k : node.kids) {
-        const Info ki = Analyze(k);
-        if (info.nullable) ByteSetUnion(&info.first, ki.first);
-        info.nullable = info.nullable && ki.nullable;
-        info.min_chars += ki.min_chars;
-        if (info.max_chars != kInfinite) {
-          info.max_chars = ki.max_chars == kInfinite ? kInfinite : info.max_chars + ki.max_chars;
-        }
-      }
+    case NodeKind::kConcat:
+    case NodeKind::kAlt:
+      OCTET_RETURN_IF_ERROR(AnalyzeKids(node, &info));
       break;
-    }
-    case NodeKind::kAlt: {
-      bool firstk = true;
-      for (int k : node.kids) {
-        const Info ki = Analyze(k);
-        ByteSetUnion(&info.first, ki.first);
-        info.nullable = info.nullable || ki.nullable;
-        info.min_chars = firstk ? ki.min_chars : std::min(info.min_chars, ki.min_chars);
-        info.max_chars = firstk ? ki.max_chars : std::max(info.max_chars, ki.max_chars);
-        firstk = false;
-      }
-      break;
-    }
     case NodeKind::kRepeat: {
-      const Info ki = Analyze(node.kids[0]);
+      Info ki;
+      OCTET_RETURN_IF_ERROR(Analyze(Kid(node, 0), &ki));
       info.first = ki.first;
       info.nullable = node.min == 0 || ki.nullable;
       const uint64_t mn = uint64_t{ki.min_chars} * node.min;
@@ -1328,29 +1499,27 @@ RegexCompiler::Info RegexCompiler::Analyze(int n) {
       break;
     }
     case NodeKind::kAtomic:
-      info = Analyze(node.kids[0]);
+      OCTET_RETURN_IF_ERROR(Analyze(Kid(node, 0), &info));
       break;
-  }
-  if (n >= static_cast<int>(info_.size())) {
-    info_.resize(n + 1);
-    info_done_.resize(n + 1, false);
   }
   info_[n] = info;
   info_done_[n] = true;
-  return info;
+  *out = info;
+  return Status::Ok();
 }
 
 // ---------------------------------------------------------------------------
 // Emitting
 
-// A run of case-sensitive literals becomes one string compare.
-Status RegexCompiler::EmitConcatRun(const std::vector<int>& kids, size_t* k) {
+// A run of case-sensitive literals kids[*k, ...) becomes one string compare;
+// *k moves past it.
+Status RegexCompiler::EmitConcatRun(const int* kids, size_t count, size_t* k) {
   const uint32_t offset = static_cast<uint32_t>(out_->literals_.size());
   size_t j = *k;
-  while (j < kids.size() && nodes_[kids[j]].kind == NodeKind::kLiteral && !nodes_[kids[j]].fold) {
+  while (j < count && nodes_[kids[j]].kind == NodeKind::kLiteral && !nodes_[kids[j]].fold) {
     char enc[4];
     const size_t len = Utf8Encode(nodes_[kids[j]].cp, enc);
-    Keep(out_->literals_.Append(enc, len));
+    if (!out_->literals_.Append(enc, len)) return OutOfMemory("the program");
     ++j;
   }
   *k = j;
@@ -1358,229 +1527,293 @@ Status RegexCompiler::EmitConcatRun(const std::vector<int>& kids, size_t* k) {
                           static_cast<uint32_t>(out_->literals_.size()) - offset, 0});
 }
 
-Status RegexCompiler::Emit(int n) {
-  const Node node = nodes_[n];  // copy: nodes_ may grow below
-  switch (node.kind) {
-    case NodeKind::kEmpty:
-      return Status::Ok();
-    case NodeKind::kLiteral: {
-      if (node.fold && IsMultiFoldSource(node.cp)) {
-        return Unsupported(node.offset, "(?i) character with a multi-character case fold");
-      }
-      if (node.fold) {
-        if (SimpleFoldOrbitNext(node.cp) != node.cp) {
-          const int set = LiteralSet(node.cp, true);
-          return Push(Regex::Inst{kOpClass, 0, 0, static_cast<uint32_t>(BuildClass(set)), 0, 0});
-        }
-      }
-      std::vector<int> one{n};
-      nodes_[n].fold = false;
-      size_t k = 0;
-      return EmitConcatRun(one, &k);
-    }
-    case NodeKind::kClass:
-      OCTET_RETURN_IF_ERROR(CheckFoldedClass(node.set, node.offset));
-      return Push(Regex::Inst{kOpClass, 0, 0, static_cast<uint32_t>(BuildClass(node.set)), 0, 0});
-    case NodeKind::kConcat: {
-      // (?i) literals that a multi-character fold could match are refused.
-      std::vector<uint32_t> folded;
-      for (int k : node.kids) {
-        const Node& kid = nodes_[k];
-        if (kid.kind != NodeKind::kLiteral || !kid.fold) {
-          if (HasMultiFoldTarget(folded)) {
-            return Unsupported(node.offset, "(?i) literal with a multi-character case fold (e.g. \"ss\")");
-          }
-          folded.clear();
-          continue;
-        }
-        if (IsMultiFoldSource(kid.cp)) {
-          return Unsupported(kid.offset, "(?i) character with a multi-character case fold");
-        }
-        folded.push_back(SimpleCaseFold(kid.cp));
-      }
+// One instruction matching a character of `set`.
+Status RegexCompiler::EmitClass(int set) {
+  uint32_t cls = 0;
+  OCTET_RETURN_IF_ERROR(BuildClass(set, &cls));
+  return Push(Regex::Inst{kOpClass, 0, 0, cls, 0, 0});
+}
+
+// A literal on its own: a string compare, or under (?i) a class of its case
+// orbit.
+Status RegexCompiler::EmitLiteral(int n, const Node& node) {
+  if (node.fold && IsMultiFoldSource(node.cp)) {
+    return Unsupported(node.offset, "(?i) character with a multi-character case fold");
+  }
+  if (node.fold && SimpleFoldOrbitNext(node.cp) != node.cp) {
+    int set = -1;
+    OCTET_RETURN_IF_ERROR(LiteralSet(node.cp, true, &set));
+    return EmitClass(set);
+  }
+  nodes_[n].fold = false;
+  size_t k = 0;
+  return EmitConcatRun(&n, 1, &k);
+}
+
+// (?i) literals that a multi-character fold could match are refused: a run
+// of them whose folds spell a fold's target ("ss"), or one that has such a
+// fold itself.
+Status RegexCompiler::CheckConcatFolds(const Node& node) {
+  Vector<uint32_t> folded;
+  for (size_t k = 0; k < node.kid_count; ++k) {
+    const Node& kid = nodes_[Kid(node, k)];
+    if (kid.kind != NodeKind::kLiteral || !kid.fold) {
       if (HasMultiFoldTarget(folded)) {
         return Unsupported(node.offset, "(?i) literal with a multi-character case fold (e.g. \"ss\")");
       }
-      size_t k = 0;
-      while (k < node.kids.size()) {
-        const Node& kid = nodes_[node.kids[k]];
-        if (kid.kind == NodeKind::kLiteral &&
-            (!kid.fold || SimpleFoldOrbitNext(kid.cp) == kid.cp)) {
-          // Unfoldable (?i) characters compare exactly.
-          size_t j = k;
-          while (j < node.kids.size() && nodes_[node.kids[j]].kind == NodeKind::kLiteral &&
-                 (!nodes_[node.kids[j]].fold ||
-                  SimpleFoldOrbitNext(nodes_[node.kids[j]].cp) == nodes_[node.kids[j]].cp)) {
-            nodes_[node.kids[j]].fold = false;
-            ++j;
-          }
-          OCTET_RETURN_IF_ERROR(EmitConcatRun(node.kids, &k));
-          continue;
-        }
-        OCTET_RETURN_IF_ERROR(Emit(node.kids[k]));
-        ++k;
-      }
-      return Status::Ok();
+      folded.Clear();
+      continue;
     }
-    case NodeKind::kAlt: {
-      std::vector<uint32_t> jumps;
-      const size_t count = node.kids.size();
-      if (count == 0) return Status::Ok();
-      // Guards: what each alternative and what the remaining ones can start with.
-      std::vector<Info> rest(count);
-      rest[count - 1] = info_[node.kids[count - 1]];
-      for (size_t k = count - 1; k-- > 0;) {
-        rest[k] = info_[node.kids[k]];
-        ByteSetUnion(&rest[k].first, rest[k + 1].first);
-        rest[k].nullable = rest[k].nullable || rest[k + 1].nullable;
-      }
-      for (size_t k = 0; k < count; ++k) {
-        if (k + 1 < count) {
-          const uint32_t split = Here();
-          const uint32_t gx = GuardOf(info_[node.kids[k]]);
-          const uint32_t gy = GuardOf(rest[k + 1]);
-          NotePushSite();
-          OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpSplit, 0, 0, split + 1, 0, gx | (gy << 16)}));
-          OCTET_RETURN_IF_ERROR(Emit(node.kids[k]));
-          jumps.push_back(Here());
-          OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpJmp, 0, 0, 0, 0, 0}));
-          out_->program_[split].b = Here();
-        } else {
-          OCTET_RETURN_IF_ERROR(Emit(node.kids[k]));
-        }
-      }
-      for (uint32_t j : jumps) out_->program_[j].a = Here();
-      return Status::Ok();
+    if (IsMultiFoldSource(kid.cp)) {
+      return Unsupported(kid.offset, "(?i) character with a multi-character case fold");
     }
-    case NodeKind::kRepeat: {
-      const int body = node.kids[0];
-      const Node& b = nodes_[body];
-      if (node.max == 0) return Status::Ok();
-      const bool single =
-          b.kind == NodeKind::kClass || (b.kind == NodeKind::kLiteral);
-      if (single) {
-        if (b.kind == NodeKind::kLiteral && b.fold && IsMultiFoldSource(b.cp)) {
-          return Unsupported(b.offset, "(?i) character with a multi-character case fold");
-        }
-        if (b.kind == NodeKind::kClass) OCTET_RETURN_IF_ERROR(CheckFoldedClass(b.set, b.offset));
-        const int set = b.kind == NodeKind::kClass ? b.set : LiteralSet(b.cp, b.fold);
-        const uint32_t cls = static_cast<uint32_t>(BuildClass(set));
-        if (node.min == node.max && node.mode != kPossessive) {
-          // Exact count: nothing to give back.
-          return Push(Regex::Inst{kOpRepeat, kPossessive, 0, cls, node.min, node.max});
-        }
-        if (node.mode != kPossessive) NotePushSite();
-        return Push(Regex::Inst{kOpRepeat, node.mode, 0, cls, node.min, node.max});
+    if (!folded.Push(SimpleCaseFold(kid.cp))) return OutOfMemory("the pattern's analysis");
+  }
+  if (HasMultiFoldTarget(folded)) {
+    return Unsupported(node.offset, "(?i) literal with a multi-character case fold (e.g. \"ss\")");
+  }
+  return Status::Ok();
+}
+
+// The children in order; runs of literals that compare exactly (case-
+// sensitive, or (?i) without other cases) become one string compare.
+Status RegexCompiler::EmitConcat(const Node& node) {
+  OCTET_RETURN_IF_ERROR(CheckConcatFolds(node));
+  auto exact_literal = [this](int kid) {
+    const Node& n = nodes_[kid];
+    return n.kind == NodeKind::kLiteral && (!n.fold || SimpleFoldOrbitNext(n.cp) == n.cp);
+  };
+  size_t k = 0;
+  while (k < node.kid_count) {
+    if (exact_literal(Kid(node, k))) {
+      for (size_t j = k; j < node.kid_count && exact_literal(Kid(node, j)); ++j) {
+        nodes_[Kid(node, j)].fold = false;
       }
-      const Info bi = info_[body];
-      if (bi.nullable && node.max > 1) {
-        return Unsupported(node.offset, "repetition of a group that can match empty");
-      }
-      if (node.mode == kPossessive) {
-        NotePushSite();
-        OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpAtomic, 0, 0, 0, 0, 0}));
-      }
-      for (uint32_t k = 0; k < node.min; ++k) OCTET_RETURN_IF_ERROR(Emit(body));
-      const bool lazy = node.mode == kLazy;
-      const uint32_t guard = GuardOf(bi);
-      if (node.max == kInfinite) {
-        loop_min_.push_back(std::max<uint32_t>(bi.min_chars, 1));
-        const uint32_t loop = Here();
-        NotePushSite();
-        OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpSplit, 0, 0, 0, 0, 0}));
-        OCTET_RETURN_IF_ERROR(Emit(body));
-        OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpJmp, 0, 0, loop, 0, 0}));
-        loop_min_.pop_back();
-        Regex::Inst& s = out_->program_[loop];
-        if (lazy) {
-          s.a = Here();
-          s.b = loop + 1;
-          s.c = guard << 16;
-        } else {
-          s.a = loop + 1;
-          s.b = Here();
-          s.c = guard;
-        }
-      } else {
-        std::vector<uint32_t> splits;
-        for (uint32_t k = node.min; k < node.max; ++k) {
-          splits.push_back(Here());
-          NotePushSite();
-          OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpSplit, 0, 0, 0, 0, 0}));
-          OCTET_RETURN_IF_ERROR(Emit(body));
-        }
-        const uint32_t exit = Here();
-        for (uint32_t s : splits) {
-          Regex::Inst& in = out_->program_[s];
-          if (lazy) {
-            in.a = exit;
-            in.b = s + 1;
-            in.c = guard << 16;
-          } else {
-            in.a = s + 1;
-            in.b = exit;
-            in.c = guard;
-          }
-        }
-      }
-      if (node.mode == kPossessive) {
-        OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpAtomicEnd, 0, 0, 0, 0, 0}));
-      }
-      return Status::Ok();
+      OCTET_RETURN_IF_ERROR(EmitConcatRun(kids_.data() + node.first_kid, node.kid_count, &k));
+      continue;
     }
-    case NodeKind::kAtomic: {
-      NotePushSite();
+    OCTET_RETURN_IF_ERROR(Emit(Kid(node, k)));
+    ++k;
+  }
+  return Status::Ok();
+}
+
+// a|b|c: a split before each alternative but the last, guarded by what the
+// alternative and what the remaining ones can start with, and a jump from
+// each alternative's end past the last.
+Status RegexCompiler::EmitAlt(const Node& node) {
+  const size_t count = node.kid_count;
+  if (count == 0) return Status::Ok();
+  Vector<uint32_t> jumps;
+  Vector<Info> rest;  // rest[k]: alternatives k.. together
+  if (!rest.Resize(count)) return OutOfMemory("the pattern's analysis");
+  rest[count - 1] = info_[Kid(node, count - 1)];
+  for (size_t k = count - 1; k-- > 0;) {
+    rest[k] = info_[Kid(node, k)];
+    ByteSetUnion(&rest[k].first, rest[k + 1].first);
+    rest[k].nullable = rest[k].nullable || rest[k + 1].nullable;
+  }
+  for (size_t k = 0; k + 1 < count; ++k) {
+    const uint32_t split = Here();
+    uint32_t gx = 0, gy = 0;
+    OCTET_RETURN_IF_ERROR(GuardOf(info_[Kid(node, k)], &gx));
+    OCTET_RETURN_IF_ERROR(GuardOf(rest[k + 1], &gy));
+    OCTET_RETURN_IF_ERROR(NotePushSite());
+    OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpSplit, 0, 0, split + 1, 0, gx | (gy << 16)}));
+    OCTET_RETURN_IF_ERROR(Emit(Kid(node, k)));
+    if (!jumps.Push(Here())) return OutOfMemory("the program");
+    OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpJmp, 0, 0, 0, 0, 0}));
+    out_->program_[split].b = Here();
+  }
+  OCTET_RETURN_IF_ERROR(Emit(Kid(node, count - 1)));
+  for (uint32_t j : jumps) out_->program_[j].a = Here();
+  return Status::Ok();
+}
+
+// A repetition of one character or class: one kOpRepeat that scans and
+// leaves at most one frame.
+Status RegexCompiler::EmitRepeatChar(const Node& node, const Node& body) {
+  if (body.kind == NodeKind::kLiteral && body.fold && IsMultiFoldSource(body.cp)) {
+    return Unsupported(body.offset, "(?i) character with a multi-character case fold");
+  }
+  int set = body.set;
+  if (body.kind == NodeKind::kClass) {
+    OCTET_RETURN_IF_ERROR(CheckFoldedClass(body.set, body.offset));
+  } else {
+    OCTET_RETURN_IF_ERROR(LiteralSet(body.cp, body.fold, &set));
+  }
+  uint32_t cls = 0;
+  OCTET_RETURN_IF_ERROR(BuildClass(set, &cls));
+  if (node.min == node.max && node.mode != kPossessive) {
+    // Exact count: nothing to give back.
+    return Push(Regex::Inst{kOpRepeat, kPossessive, 0, cls, node.min, node.max});
+  }
+  if (node.mode != kPossessive) OCTET_RETURN_IF_ERROR(NotePushSite());
+  return Push(Regex::Inst{kOpRepeat, node.mode, 0, cls, node.min, node.max});
+}
+
+// (body)* after the required copies: split, body, jump back to the split.
+Status RegexCompiler::EmitUnboundedLoop(int body, const Info& body_info, uint32_t guard,
+                                        bool lazy) {
+  if (!loop_min_.Push(std::max<uint32_t>(body_info.min_chars, 1))) {
+    return OutOfMemory("the pattern's analysis");
+  }
+  const uint32_t loop = Here();
+  OCTET_RETURN_IF_ERROR(NotePushSite());
+  OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpSplit, 0, 0, 0, 0, 0}));
+  OCTET_RETURN_IF_ERROR(Emit(body));
+  OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpJmp, 0, 0, loop, 0, 0}));
+  loop_min_.PopBack();
+  Regex::Inst& s = out_->program_[loop];
+  if (lazy) {
+    s.a = Here();
+    s.b = loop + 1;
+    s.c = guard << 16;
+  } else {
+    s.a = loop + 1;
+    s.b = Here();
+    s.c = guard;
+  }
+  return Status::Ok();
+}
+
+// (body){min,max} after the required copies: max - min optional copies,
+// each behind a split to the end.
+Status RegexCompiler::EmitBoundedLoop(const Node& node, uint32_t guard, bool lazy) {
+  Vector<uint32_t> splits;
+  for (uint32_t k = node.min; k < node.max; ++k) {
+    if (!splits.Push(Here())) return OutOfMemory("the program");
+    OCTET_RETURN_IF_ERROR(NotePushSite());
+    OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpSplit, 0, 0, 0, 0, 0}));
+    OCTET_RETURN_IF_ERROR(Emit(Kid(node, 0)));
+  }
+  const uint32_t exit = Here();
+  for (uint32_t s : splits) {
+    Regex::Inst& in = out_->program_[s];
+    if (lazy) {
+      in.a = exit;
+      in.b = s + 1;
+      in.c = guard << 16;
+    } else {
+      in.a = s + 1;
+      in.b = exit;
+      in.c = guard;
+    }
+  }
+  return Status::Ok();
+}
+
+// x* x+ x? x{m,n} in their greedy, lazy and possessive forms: one instruction
+// for a single character, else the body's copies and loops (possessive ones
+// inside an atomic group).
+Status RegexCompiler::EmitRepeat(const Node& node) {
+  const int body = Kid(node, 0);
+  const Node b = nodes_[body];
+  if (node.max == 0) return Status::Ok();
+  if (b.kind == NodeKind::kClass || b.kind == NodeKind::kLiteral) return EmitRepeatChar(node, b);
+  const Info bi = info_[body];
+  if (bi.nullable && node.max > 1) {
+    return Unsupported(node.offset, "repetition of a group that can match empty");
+  }
+  if (node.mode == kPossessive) {
+    OCTET_RETURN_IF_ERROR(NotePushSite());
+    OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpAtomic, 0, 0, 0, 0, 0}));
+  }
+  for (uint32_t k = 0; k < node.min; ++k) OCTET_RETURN_IF_ERROR(Emit(body));
+  const bool lazy = node.mode == kLazy;
+  uint32_t guard = 0;
+  OCTET_RETURN_IF_ERROR(GuardOf(bi, &guard));
+  if (node.max == kInfinite) {
+    OCTET_RETURN_IF_ERROR(EmitUnboundedLoop(body, bi, guard, lazy));
+  } else {
+    OCTET_RETURN_IF_ERROR(EmitBoundedLoop(node, guard, lazy));
+  }
+  if (node.mode == kPossessive) {
+    OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpAtomicEnd, 0, 0, 0, 0, 0}));
+  }
+  return Status::Ok();
+}
+
+// A lookbehind over alternatives of different fixed lengths: one lookbehind
+// each, any of them for (?<=), all of them for (?<!).
+Status RegexCompiler::EmitLookbehindAlternatives(const Node& node) {
+  const Node body = nodes_[Kid(node, 0)];
+  if (body.kind != NodeKind::kAlt) return Unsupported(node.offset, "lookbehind of variable length");
+  Vector<int> looks;
+  for (size_t k = 0; k < body.kid_count; ++k) {
+    const int alt = Kid(body, k);
+    if (info_[alt].min_chars != info_[alt].max_chars) {
+      return Unsupported(node.offset, "lookbehind of variable length");
+    }
+    int l = -1;
+    OCTET_RETURN_IF_ERROR(NewParent(NodeKind::kLook, node.offset, alt, &l));
+    nodes_[l].behind = true;
+    nodes_[l].negate = node.negate;
+    if (!looks.Push(l)) return OutOfMemory("the parse tree");
+  }
+  int comb = -1;
+  OCTET_RETURN_IF_ERROR(NewNode(node.negate ? NodeKind::kConcat : NodeKind::kAlt, node.offset, &comb));
+  OCTET_RETURN_IF_ERROR(SetKids(comb, looks.data(), looks.size()));
+  OCTET_RETURN_IF_ERROR(SizeInfo());
+  Info info;
+  OCTET_RETURN_IF_ERROR(Analyze(comb, &info));
+  return Emit(comb);
+}
+
+// (?= ) (?! ) (?<= ) (?<! ): a barrier frame, the body, and kOpLookEnd; a
+// lookbehind first steps back its body's length in characters.
+Status RegexCompiler::EmitLook(const Node& node) {
+  const int body = Kid(node, 0);
+  if (node.behind && info_[body].min_chars != info_[body].max_chars) {
+    return EmitLookbehindAlternatives(node);
+  }
+  const uint32_t look = Here();
+  OCTET_RETURN_IF_ERROR(NotePushSite());
+  const uint8_t mode = static_cast<uint8_t>((node.negate ? 1 : 0) | (node.behind ? 2 : 0));
+  OCTET_RETURN_IF_ERROR(
+      Push(Regex::Inst{kOpLook, mode, 0, 0, node.behind ? info_[body].min_chars : 0, 0}));
+  OCTET_RETURN_IF_ERROR(Emit(body));
+  OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpLookEnd, 0, 0, 0, 0, 0}));
+  out_->program_[look].a = Here();
+  return Status::Ok();
+}
+
+// ^ $ \A \z \Z \b \B (the word boundaries with the \w class).
+Status RegexCompiler::EmitAssert(const Node& node) {
+  uint32_t word = 0;
+  if (node.assert_kind == kWordBound || node.assert_kind == kNotWordBound) {
+    OCTET_RETURN_IF_ERROR(WordClass(&word));
+  }
+  return Push(Regex::Inst{kOpAssert, node.assert_kind, 0, word, 0, 0});
+}
+
+// Appends the program for node n (nodes_ may grow meanwhile: each step works
+// on a copy of the node and reads children by index).
+Status RegexCompiler::Emit(int n) {
+  const Node node = nodes_[n];
+  switch (node.kind) {
+    case NodeKind::kEmpty:
+      return Status::Ok();
+    case NodeKind::kLiteral:
+      return EmitLiteral(n, node);
+    case NodeKind::kClass:
+      OCTET_RETURN_IF_ERROR(CheckFoldedClass(node.set, node.offset));
+      return EmitClass(node.set);
+    case NodeKind::kConcat:
+      return EmitConcat(node);
+    case NodeKind::kAlt:
+      return EmitAlt(node);
+    case NodeKind::kRepeat:
+      return EmitRepeat(node);
+    case NodeKind::kAtomic:
+      OCTET_RETURN_IF_ERROR(NotePushSite());
       OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpAtomic, 0, 0, 0, 0, 0}));
-      OCTET_RETURN_IF_ERROR(Emit(node.kids[0]));
+      OCTET_RETURN_IF_ERROR(Emit(Kid(node, 0)));
       return Push(Regex::Inst{kOpAtomicEnd, 0, 0, 0, 0, 0});
-    }
-    case NodeKind::kLook: {
-      const int body = node.kids[0];
-      if (node.behind) {
-        const Info bi = info_[body];
-        if (bi.min_chars != bi.max_chars) {
-          // Alternatives of different fixed lengths: one lookbehind each,
-          // any of them for (?<=), all of them for (?<!).
-          if (nodes_[body].kind != NodeKind::kAlt) {
-            return Unsupported(node.offset, "lookbehind of variable length");
-          }
-          std::vector<int> looks;
-          for (int alt : nodes_[body].kids) {
-            if (info_[alt].min_chars != info_[alt].max_chars) {
-              return Unsupported(node.offset, "lookbehind of variable length");
-            }
-            const int l = NewNode(NodeKind::kLook, node.offset);
-            nodes_[l].behind = true;
-            nodes_[l].negate = node.negate;
-            nodes_[l].kids.push_back(alt);
-            looks.push_back(l);
-          }
-          const int comb = NewNode(node.negate ? NodeKind::kConcat : NodeKind::kAlt, node.offset);
-          nodes_[comb].kids = looks;
-          info_.resize(nodes_.size());
-          info_done_.resize(nodes_.size(), false);
-          Analyze(comb);
-          return Emit(comb);
-        }
-      }
-      const uint32_t look = Here();
-      NotePushSite();
-      OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpLook,
-                                             static_cast<uint8_t>((node.negate ? 1 : 0) |
-                                                                  (node.behind ? 2 : 0)),
-                                             0, 0, node.behind ? info_[body].min_chars : 0, 0}));
-      OCTET_RETURN_IF_ERROR(Emit(body));
-      OCTET_RETURN_IF_ERROR(Push(Regex::Inst{kOpLookEnd, 0, 0, 0, 0, 0}));
-      out_->program_[look].a = Here();
-      return Status::Ok();
-    }
-    case NodeKind::kAssert: {
-      uint32_t word = 0;
-      if (node.assert_kind == kWordBound || node.assert_kind == kNotWordBound) {
-        word = static_cast<uint32_t>(WordClass());
-      }
-      return Push(Regex::Inst{kOpAssert, node.assert_kind, 0, word, 0, 0});
-    }
+    case NodeKind::kLook:
+      return EmitLook(node);
+    case NodeKind::kAssert:
+      return EmitAssert(node);
   }
   return Status(StatusCode::kInternal, "regex: unknown node");
 }
@@ -1711,228 +1944,326 @@ Regex::Outcome Regex::FindImpl(const char* text, size_t n, size_t from, size_t* 
   }
 }
 
-Regex::Outcome Regex::MatchAt(const char* text, size_t n, size_t start, size_t* match_end,
+// One match attempt: the position in the text and in the program, and the
+// backtracking stack in the caller's scratch. MatchAt dispatches; each
+// instruction and each kind of frame is a step here (all inlined into
+// MatchAt).
+class Regex::Matcher {
+ public:
+  // What a step leaves: go on at pc/pos, backtrack, or stop with stop_.
+  enum Step : uint8_t { kGo, kFail, kStop };
+
+  Matcher(const Regex& re, const char* text, size_t n, size_t start, void* stack, size_t cap)
+      : re_(re),
+        s_(reinterpret_cast<const uint8_t*>(text)),
+        n_(n),
+        stack_(static_cast<Frame*>(stack)),
+        cap_(cap),
+        pos_(start) {}
+
+  uint32_t pc() const { return pc_; }
+  size_t pos() const { return pos_; }
+  Outcome stop() const { return stop_; }
+  void Jump(uint32_t target) { pc_ = target; }
+
+  // kOpString: the literal bytes.
+  Step String(const Inst& in) {
+    if (n_ - pos_ < in.b || std::memcmp(s_ + pos_, re_.literals_.data() + in.a, in.b) != 0) {
+      return kFail;
+    }
+    pos_ += in.b;
+    ++pc_;
+    return kGo;
+  }
+
+  // kOpClass: one character of the class.
+  Step Class(const Inst& in) {
+    if (pos_ >= n_) return kFail;
+    size_t len = 1;
+    const uint32_t cp = CharAt(s_, n_, pos_, &len);
+    if (!re_.ClassHas(in.a, cp)) return kFail;
+    pos_ += len;
+    ++pc_;
+    return kGo;
+  }
+
+  // kOpRepeat: as many characters of the class as the mode wants (max when
+  // greedy, min when lazy), then one frame to give back (greedy) or take more
+  // (lazy) on backtracking; possessive leaves none.
+  Step Repeat(const Inst& in) {
+    const uint32_t min = in.b, max = in.c;
+    const uint32_t want = in.mode == kLazy ? min : max;
+    uint32_t count = 0;
+    size_t p = pos_;
+    size_t min_pos = pos_;
+    while (count < want && p < n_) {
+      size_t len = 1;
+      const uint32_t cp = s_[p] < 0x80 ? s_[p] : CharAt(s_, n_, p, &len);
+      if (!re_.ClassHas(in.a, cp)) break;
+      p += len;
+      ++count;
+      if (count == min) min_pos = p;
+    }
+    if (count < min) return kFail;
+    if (in.mode == kGreedy) {
+      if (p > min_pos && !Push(pc_, kFrameStar, p, static_cast<uint32_t>(min_pos))) return kStop;
+    } else if (in.mode == kLazy) {
+      if (max > min && !Push(pc_, kFrameLazy, p, count)) return kStop;
+    }
+    pos_ = p;
+    ++pc_;
+    return kGo;
+  }
+
+  // kOpSplit: the preferred branch with a frame for the other, or straight
+  // to one branch when the other's guard rules out the next byte.
+  Step Split(const Inst& in) {
+    const uint32_t gx = in.c & 0xFFFF, gy = in.c >> 16;
+    if (gx != 0 && !NextByteIn(gx - 1)) {
+      pc_ = in.b;
+      return kGo;
+    }
+    if (gy != 0 && !NextByteIn(gy - 1)) {
+      pc_ = in.a;
+      return kGo;
+    }
+    if (!Push(in.b, kFrameBranch, pos_, 0)) return kStop;
+    pc_ = in.a;
+    return kGo;
+  }
+
+  // kOpAssert: ^ $ \A \z \Z \b \B at the current position.
+  Step Assert(const Inst& in) {
+    bool ok = false;
+    switch (in.mode) {
+      case kBol: ok = pos_ == 0 || s_[pos_ - 1] == '\n'; break;
+      case kEol: ok = pos_ == n_ || s_[pos_] == '\n'; break;
+      case kBeginText: ok = pos_ == 0; break;
+      case kEndText: ok = pos_ == n_; break;
+      case kEndTextNl: ok = pos_ == n_ || (pos_ + 1 == n_ && s_[pos_] == '\n'); break;
+      default: ok = AtWordBoundary(in.a) == (in.mode == kWordBound); break;
+    }
+    if (!ok) return kFail;
+    ++pc_;
+    return kGo;
+  }
+
+  // kOpLook: a barrier frame, then the body from here (lookahead) or from
+  // in.b characters back (lookbehind; without that much text, (?<!) holds
+  // and (?<=) fails).
+  Step Look(const Inst& in) {
+    size_t p = pos_;
+    if (in.mode & 2) {
+      for (uint32_t k = 0; k < in.b; ++k) {
+        if (p == 0) {
+          if (in.mode & 1) {
+            pc_ = in.a;  // (?<!...) holds: not enough text behind
+            return kGo;
+          }
+          return kFail;
+        }
+        p = StepBack(s_, p, 0);
+      }
+    }
+    if (!Push(pc_, kFrameLook, pos_, 0)) return kStop;
+    pos_ = p;
+    ++pc_;
+    return kGo;
+  }
+
+  // kOpLookEnd: the lookaround's body matched: drop its frames and the
+  // barrier; a positive one goes on where it started, a negative one fails.
+  Step LookEnd() {
+    size_t b = 0;
+    if (!FindBarrier(&b)) return Stop(Outcome::kInternal);
+    const Frame barrier = stack_[b];
+    sp_ = b;
+    const Inst& look = re_.program_[barrier.pc];
+    if (look.mode & 1) return kFail;  // (?!...) / (?<!...) matched: fail
+    pos_ = barrier.pos;
+    pc_ = look.a;
+    return kGo;
+  }
+
+  // kOpAtomic: a barrier frame.
+  Step Atomic() {
+    if (!Push(pc_, kFrameAtomic, pos_, 0)) return kStop;
+    ++pc_;
+    return kGo;
+  }
+
+  // kOpAtomicEnd: the group matched: drop its frames and the barrier, so
+  // nothing inside is retried.
+  Step AtomicEnd() {
+    size_t b = 0;
+    if (!FindBarrier(&b)) return Stop(Outcome::kInternal);
+    sp_ = b;
+    ++pc_;
+    return kGo;
+  }
+
+  // After a failure: resumes at the newest frame that offers another way
+  // (kGo), or stops with no match or over the backtracking budget.
+  Step Backtrack() {
+    for (;;) {
+      if (sp_ == 0) return Stop(Outcome::kNoMatch);
+      if (++backtracks_ > kMaxBacktracks) return Stop(Outcome::kBudget);
+      Frame& f = stack_[sp_ - 1];
+      switch (f.kind) {
+        case kFrameBranch:
+          pc_ = f.pc;
+          pos_ = f.pos;
+          --sp_;
+          return kGo;
+        case kFrameStar:
+          GiveBack(f);
+          return kGo;
+        case kFrameLazy:
+          if (TakeOneMore(f)) return kGo;
+          break;
+        case kFrameLook:
+          if (LookBodyFailed(f)) return kGo;
+          break;
+        default:  // kFrameAtomic
+          --sp_;
+          break;
+      }
+    }
+  }
+
+ private:
+  bool Push(uint32_t pc, uint32_t kind, size_t pos, uint32_t aux) {
+    if (sp_ == cap_) {
+      stop_ = Outcome::kStackFull;
+      return false;
+    }
+    stack_[sp_++] = Frame{pc, kind, static_cast<uint32_t>(pos), aux};
+    return true;
+  }
+  Step Stop(Outcome o) {
+    stop_ = o;
+    return kStop;
+  }
+  // Whether the byte at pos_ is in byte set `set`.
+  bool NextByteIn(uint32_t set) const {
+    return pos_ < n_ && ByteSetHas(re_.byte_sets_[set], s_[pos_]);
+  }
+  // \b at pos_: a \w character (class `word`) on one side only.
+  bool AtWordBoundary(uint32_t word) const {
+    bool before = false, after = false;
+    if (pos_ > 0) {
+      const size_t b = StepBack(s_, pos_, 0);
+      size_t len = 1;
+      before = re_.ClassHas(word, CharAt(s_, n_, b, &len));
+    }
+    if (pos_ < n_) {
+      size_t len = 1;
+      after = re_.ClassHas(word, CharAt(s_, n_, pos_, &len));
+    }
+    return before != after;
+  }
+  // The newest lookaround or atomic barrier frame: false when there is none
+  // (a corrupt program).
+  bool FindBarrier(size_t* at) const {
+    size_t b = sp_;
+    while (b > 0 && stack_[b - 1].kind != kFrameLook && stack_[b - 1].kind != kFrameAtomic) --b;
+    if (b == 0) return false;
+    *at = b - 1;
+    return true;
+  }
+  // A greedy repetition gives back one character (the frame goes when it is
+  // down to its minimum).
+  void GiveBack(Frame& f) {
+    const size_t p = StepBack(s_, f.pos, f.aux);
+    if (p <= f.aux) {
+      --sp_;
+    } else {
+      f.pos = static_cast<uint32_t>(p);
+    }
+    pos_ = p;
+    pc_ = f.pc + 1;
+  }
+  // A lazy repetition takes one more character; false (and the frame goes)
+  // when it cannot.
+  bool TakeOneMore(Frame& f) {
+    const Inst& rep = re_.program_[f.pc];
+    if (f.pos >= n_) {
+      --sp_;
+      return false;
+    }
+    size_t len = 1;
+    const uint32_t cp = CharAt(s_, n_, f.pos, &len);
+    if (!re_.ClassHas(rep.a, cp)) {
+      --sp_;
+      return false;
+    }
+    pos_ = f.pos + len;
+    pc_ = f.pc + 1;
+    if (++f.aux >= rep.c) {
+      --sp_;
+    } else {
+      f.pos = static_cast<uint32_t>(pos_);
+    }
+    return true;
+  }
+  // A lookaround's body failed: the frame goes; true when that makes a
+  // negative lookaround hold (go on after it where it started).
+  bool LookBodyFailed(const Frame& f) {
+    const Inst& look = re_.program_[f.pc];
+    const uint32_t saved = f.pos;
+    --sp_;
+    if (!(look.mode & 1)) return false;
+    pos_ = saved;
+    pc_ = look.a;
+    return true;
+  }
+
+  const Regex& re_;
+  const uint8_t* s_;
+  size_t n_;
+  Frame* stack_;
+  size_t cap_;
+  size_t sp_ = 0;
+  uint32_t pc_ = 0;
+  size_t pos_;
+  uint64_t backtracks_ = 0;
+  Outcome stop_ = Outcome::kNoMatch;
+};
+
+// The VM's dispatch loop: runs the program from `start` until kOpMatch (the
+// match ends at *match_end) or until a step stops it. Flattened: the steps and
+// everything they call (class lookups, UTF-8 decoding) are inlined into one
+// function, so the Matcher's state stays in registers as in a hand-written
+// loop.
+__attribute__((flatten)) Regex::Outcome Regex::MatchAt(const char* text, size_t n, size_t start, size_t* match_end,
                               void* stack_mem, size_t cap) const {
-  const auto* s = reinterpret_cast<const uint8_t*>(text);
-  Frame* stack = static_cast<Frame*>(stack_mem);
+  Matcher m(*this, text, n, start, stack_mem, cap);
   const Inst* prog = program_.data();
-  size_t sp = 0;
-  uint32_t pc = 0;
-  size_t pos = start;
-  uint64_t backtracks = 0;
-
-#define OCTET_REGEX_PUSH(pc_, kind_, pos_, aux_)                                            \
-  do {                                                                                      \
-    if (sp == cap) return Outcome::kStackFull;                                              \
-    stack[sp++] = Frame{(pc_), (kind_), static_cast<uint32_t>(pos_), (aux_)};              \
-  } while (0)
-
   for (;;) {
-    const Inst& in = prog[pc];
+    const Inst& in = prog[m.pc()];
+    Matcher::Step step;
     switch (in.op) {
-      case kOpString: {
-        if (n - pos < in.b || std::memcmp(s + pos, literals_.data() + in.a, in.b) != 0) goto fail;
-        pos += in.b;
-        ++pc;
-        continue;
-      }
-      case kOpClass: {
-        if (pos >= n) goto fail;
-        size_t len = 1;
-        const uint32_t cp = CharAt(s, n, pos, &len);
-        if (!ClassHas(in.a, cp)) goto fail;
-        pos += len;
-        ++pc;
-        continue;
-      }
-      case kOpRepeat: {
-        const uint32_t min = in.b, max = in.c;
-        const uint32_t want = in.mode == kLazy ? min : max;
-        uint32_t count = 0;
-        size_t p = pos;
-        size_t min_pos = pos;
-        while (count < want && p < n) {
-          size_t len = 1;
-          const uint32_t cp = s[p] < 0x80 ? s[p] : CharAt(s, n, p, &len);
-          if (!ClassHas(in.a, cp)) break;
-          p += len;
-          ++count;
-          if (count == min) min_pos = p;
-        }
-        if (count < min) goto fail;
-        if (in.mode == kGreedy) {
-          if (p > min_pos) OCTET_REGEX_PUSH(pc, kFrameStar, p, static_cast<uint32_t>(min_pos));
-        } else if (in.mode == kLazy) {
-          if (max > min) OCTET_REGEX_PUSH(pc, kFrameLazy, p, count);
-        }
-        pos = p;
-        ++pc;
-        continue;
-      }
-      case kOpSplit: {
-        const uint32_t gx = in.c & 0xFFFF, gy = in.c >> 16;
-        if (gx != 0 && (pos >= n || !ByteSetHas(byte_sets_[gx - 1], s[pos]))) {
-          pc = in.b;
-          continue;
-        }
-        if (gy != 0 && (pos >= n || !ByteSetHas(byte_sets_[gy - 1], s[pos]))) {
-          pc = in.a;
-          continue;
-        }
-        OCTET_REGEX_PUSH(in.b, kFrameBranch, pos, 0);
-        pc = in.a;
-        continue;
-      }
+      case kOpString: step = m.String(in); break;
+      case kOpClass: step = m.Class(in); break;
+      case kOpRepeat: step = m.Repeat(in); break;
+      case kOpSplit: step = m.Split(in); break;
       case kOpJmp:
-        pc = in.a;
+        m.Jump(in.a);
         continue;
-      case kOpAssert: {
-        bool ok = false;
-        switch (in.mode) {
-          case kBol: ok = pos == 0 || s[pos - 1] == '\n'; break;
-          case kEol: ok = pos == n || s[pos] == '\n'; break;
-          case kBeginText: ok = pos == 0; break;
-          case kEndText: ok = pos == n; break;
-          case kEndTextNl: ok = pos == n || (pos + 1 == n && s[pos] == '\n'); break;
-          default: {
-            bool before = false, after = false;
-            if (pos > 0) {
-              const size_t b = StepBack(s, pos, 0);
-              size_t len = 1;
-              before = ClassHas(in.a, CharAt(s, n, b, &len));
-            }
-            if (pos < n) {
-              size_t len = 1;
-              after = ClassHas(in.a, CharAt(s, n, pos, &len));
-            }
-            ok = (before != after) == (in.mode == kWordBound);
-            break;
-          }
-        }
-        if (!ok) goto fail;
-        ++pc;
-        continue;
-      }
-      case kOpLook: {
-        size_t p = pos;
-        if (in.mode & 2) {
-          bool room = true;
-          for (uint32_t k = 0; k < in.b; ++k) {
-            if (p == 0) {
-              room = false;
-              break;
-            }
-            p = StepBack(s, p, 0);
-          }
-          if (!room) {
-            if (in.mode & 1) {
-              pc = in.a;  // (?<!...) holds: not enough text behind
-              continue;
-            }
-            goto fail;
-          }
-        }
-        OCTET_REGEX_PUSH(pc, kFrameLook, pos, 0);
-        pos = p;
-        ++pc;
-        continue;
-      }
-      case kOpLookEnd: {
-        // The lookaround's body matched: drop its frames and the barrier.
-        size_t b = sp;
-        while (b > 0 && stack[b - 1].kind != kFrameLook && stack[b - 1].kind != kFrameAtomic) --b;
-        if (b == 0) return Outcome::kInternal;
-        const Frame barrier = stack[b - 1];
-        sp = b - 1;
-        const Inst& look = prog[barrier.pc];
-        if (look.mode & 1) goto fail;  // (?!...) / (?<!...) matched: fail
-        pos = barrier.pos;
-        pc = look.a;
-        continue;
-      }
-      case kOpAtomic:
-        OCTET_REGEX_PUSH(pc, kFrameAtomic, pos, 0);
-        ++pc;
-        continue;
-      case kOpAtomicEnd: {
-        size_t b = sp;
-        while (b > 0 && stack[b - 1].kind != kFrameLook && stack[b - 1].kind != kFrameAtomic) --b;
-        if (b == 0) return Outcome::kInternal;
-        sp = b - 1;
-        ++pc;
-        continue;
-      }
+      case kOpAssert: step = m.Assert(in); break;
+      case kOpLook: step = m.Look(in); break;
+      case kOpLookEnd: step = m.LookEnd(); break;
+      case kOpAtomic: step = m.Atomic(); break;
+      case kOpAtomicEnd: step = m.AtomicEnd(); break;
       case kOpMatch:
-        *match_end = pos;
+        *match_end = m.pos();
         return Outcome::kMatch;
       default:
         return Outcome::kInternal;
     }
-  fail:
-    for (;;) {
-      if (sp == 0) return Outcome::kNoMatch;
-      if (++backtracks > kMaxBacktracks) return Outcome::kBudget;
-      Frame& f = stack[sp - 1];
-      switch (f.kind) {
-        case kFrameBranch:
-          pc = f.pc;
-          pos = f.pos;
-          --sp;
-          break;
-        case kFrameStar: {
-          // Give back one character.
-          const size_t p = StepBack(s, f.pos, f.aux);
-          if (p <= f.aux) {
-            --sp;
-          } else {
-            f.pos = static_cast<uint32_t>(p);
-          }
-          pos = p;
-          pc = f.pc + 1;
-          break;
-        }
-        case kFrameLazy: {
-          // Take one more character.
-          const Inst& rep = prog[f.pc];
-          if (f.pos >= n) {
-            --sp;
-            continue;
-          }
-          size_t len = 1;
-          const uint32_t cp = CharAt(s, n, f.pos, &len);
-          if (!ClassHas(rep.a, cp)) {
-            --sp;
-            continue;
-          }
-          pos = f.pos + len;
-          pc = f.pc + 1;
-          if (++f.aux >= rep.c) {
-            --sp;
-          } else {
-            f.pos = static_cast<uint32_t>(pos);
-          }
-          break;
-        }
-        case kFrameLook: {
-          const Inst& look = prog[f.pc];
-          const uint32_t saved = f.pos;
-          --sp;
-          if (look.mode & 1) {
-            // The body of (?!...) / (?<!...) failed: the assertion holds.
-            pos = saved;
-            pc = look.a;
-            break;
-          }
-          continue;
-        }
-        default:  // kFrameAtomic
-          --sp;
-          continue;
-      }
-      break;
-    }
+    if (step == Matcher::kFail) step = m.Backtrack();
+    if (step == Matcher::kStop) return m.stop();
   }
-#undef OCTET_REGEX_PUSH
 }
 
 RegexMatchIterator::RegexMatchIterator(const Regex& regex, const char* text, size_t n,

@@ -45,9 +45,11 @@ class Regex {
  public:
   Regex() = default;
 
-  // Parses and compiles `pattern` (UTF-8). Load time: allocates. An
-  // unsupported or malformed pattern gives kUnsupported / kInvalidArgument
-  // with a message naming the construct and its byte offset in the pattern.
+  // Parses and compiles `pattern` (UTF-8). Load time: allocates (through
+  // core/alloc.h; a failed allocation gives kOutOfMemory, "regex: out of
+  // memory for ..."). An unsupported or malformed pattern gives kUnsupported /
+  // kInvalidArgument with a message naming the construct and its byte offset
+  // in the pattern. On an error the regex is left uncompiled.
   Status Compile(std::string_view pattern);
   // The same without the hand-written matchers that Compile picks for the
   // GPT-2 and Llama 3 / Qwen2 split patterns: the general engine only (for
@@ -107,6 +109,7 @@ class Regex {
   Outcome MatchAt(const char* text, size_t n, size_t start, size_t* end, void* stack,
                   size_t stack_cap) const;
   bool ClassHas(uint32_t cls, uint32_t cp) const;
+  class Matcher;  // MatchAt's state and steps (regex.cc)
 
   friend class RegexCompiler;
   friend class RegexMatchIterator;

@@ -4,6 +4,8 @@
 // file cannot say: compile errors, scratch limits, hostile bytes.
 #include "text/regex.h"
 
+#include "core/alloc.h"
+
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -519,6 +521,63 @@ TEST_CASE("regex: NextBatch gives the matches Next gives") {
   }
   CHECK(batched == one);
   CHECK(one.size() > 1000);
+}
+
+// Compiles `pattern` once for every allocation of its compile with that
+// allocation failing (core/alloc.h: alloc_testing): each must give
+// kOutOfMemory with a message saying what, and leave the regex uncompiled;
+// the compile with no failure must match as before. `general` compiles
+// without the hand-written matchers.
+void CheckEveryAllocationMayFail(const char* pattern, bool general, const std::string& text) {
+  INFO("pattern: ", std::string(pattern), std::string(general ? " (general engine)" : ""));
+  auto compile = [&](Regex* re) {
+    return general ? re->CompileGeneralOnly(pattern) : re->Compile(pattern);
+  };
+  // The first compile of the process also builds the shared property runs;
+  // the runs counted below are those of every later compile.
+  Regex warm;
+  REQUIRE(compile(&warm).ok());
+  Status error;
+  const auto expected = AllMatches(warm, text, &error);
+  REQUIRE(error.ok());
+
+  alloc_testing::FailNthAllocation(0);
+  Regex clean;
+  REQUIRE(compile(&clean).ok());
+  const uint64_t allocations = alloc_testing::AllocationCount();
+  CHECK(allocations > 0);
+  MESSAGE("allocations of the compile: ", allocations);
+  uint64_t nth = 1;
+  for (;; ++nth) {
+    alloc_testing::FailNthAllocation(nth);
+    Regex re;
+    const Status s = compile(&re);
+    if (!alloc_testing::InjectedFailure()) {
+      alloc_testing::FailNthAllocation(0);
+      REQUIRE_MESSAGE(s.ok(), s.message());
+      CHECK(AllMatches(re, text, &error) == expected);
+      CHECK(error.ok());
+      break;
+    }
+    alloc_testing::FailNthAllocation(0);
+    INFO("allocation ", nth, " failed: ", s.message());
+    CHECK(s.code() == StatusCode::kOutOfMemory);
+    CHECK(std::strncmp(s.message(), "regex: out of memory for ", 25) == 0);
+    CHECK(!re.compiled());
+  }
+  CHECK(nth - 1 == allocations);
+  CHECK(AllMatches(clean, text, &error) == expected);
+}
+
+TEST_CASE("regex: every allocation of a compile may fail with kOutOfMemory") {
+  const std::string text = RandomPretokenizerText(20000, 11);
+  const char* gpt2 = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+  CheckEveryAllocationMayFail(gpt2, false, text);
+  CheckEveryAllocationMayFail(gpt2, true, text);
+  // Lookbehind split into alternatives, \b's word class, (?i) literals and
+  // classes, bounded and lazy loops over groups, atomic groups.
+  CheckEveryAllocationMayFail(
+      "(?<=ab|c)\\w+|\\b(?i:ab[k-m])[a-z&&[^q]]{1,3}?|(?:x\\d){2,4}|(?>\\s+)(?!\\S)|(?:ab)*?c", true, text);
 }
 
 }  // namespace
