@@ -26,19 +26,13 @@
 // the table's rows minus that offset (514 - 2 = 512).
 #include <string>
 
+#include "import/common.h"
 #include "import/error.h"
 #include "import/importer.h"
 
 namespace octet {
 namespace convert {
 namespace {
-
-// "<base>.weight", or the old TensorFlow-era "<base>.gamma" when only that exists.
-std::string NormSource(const Checkpoint& c, const std::string& base, bool weight) {
-  const std::string modern = base + (weight ? ".weight" : ".bias");
-  const std::string old = base + (weight ? ".gamma" : ".beta");
-  return c.Find(modern) == nullptr && c.Find(old) != nullptr ? old : modern;
-}
 
 ModelSpec ImportBertLayout(const ConfigView& config, const Checkpoint& checkpoint,
                            const std::string& model_type, fb::Family family) {
@@ -72,16 +66,8 @@ ModelSpec ImportBertLayout(const ConfigView& config, const Checkpoint& checkpoin
   a.norm_eps = static_cast<float>(config.NumberOr("layer_norm_eps", 1e-12));
   a.activation = ActivationFromConfig(config, "hidden_act", "gelu");
   a.position = fb::PositionKind::Learned;
-  const uint32_t heads = config.Count("num_attention_heads");
-  if (a.hidden_size % heads != 0) {
-    config.Invalid("num_attention_heads", Cat("a divisor of hidden_size ", a.hidden_size));
-  }
-  fb::AttentionT& att = *a.attention;
-  att.num_heads = heads;
-  att.num_kv_heads = heads;
-  att.head_dim = a.hidden_size / heads;
-  att.qkv_bias = true;
-  att.out_bias = true;
+  SetBiasedMultiHeadAttention(config, config.Count("num_attention_heads"), "num_attention_heads",
+                              "hidden_size", a);
   FinishArchitecture(config, spec);
 
   const std::string p = DetectPrefix(checkpoint, {roberta ? "roberta." : "bert.", ""},
@@ -92,28 +78,14 @@ ModelSpec ImportBertLayout(const ConfigView& config, const Checkpoint& checkpoin
   spec.Map("position_embedding", {a.position_offset + a.max_positions, h},
            emb + "position_embeddings.weight");
   spec.Map("token_type_embedding", {a.type_vocab_size, h}, emb + "token_type_embeddings.weight");
-  spec.Map("embedding_norm.weight", {h}, NormSource(checkpoint, emb + "LayerNorm", true));
-  spec.Map("embedding_norm.bias", {h}, NormSource(checkpoint, emb + "LayerNorm", false));
+  MapLayerNorm(spec, "embedding_norm", emb + "LayerNorm", h, &checkpoint);
+  const BertLayerNames names = {"attention.self.query",       "attention.self.key",
+                                "attention.self.value",       "attention.output.dense",
+                                "attention.output.LayerNorm", "intermediate.dense",
+                                "output.dense",               "output.LayerNorm"};
   for (uint32_t i = 0; i < a.num_layers; ++i) {
-    const std::string src = Cat(p, "encoder.layer.", i, ".");
-    const std::string dst = Cat("layers.", i, ".");
-    const auto linear = [&](const std::string& to, const std::string& from, uint32_t out,
-                            uint32_t in) {
-      spec.Map(dst + to + ".weight", {out, in}, src + from + ".weight");
-      spec.Map(dst + to + ".bias", {out}, src + from + ".bias");
-    };
-    const auto norm = [&](const std::string& to, const std::string& from) {
-      spec.Map(dst + to + ".weight", {h}, NormSource(checkpoint, src + from, true));
-      spec.Map(dst + to + ".bias", {h}, NormSource(checkpoint, src + from, false));
-    };
-    linear("attn.q", "attention.self.query", h, h);
-    linear("attn.k", "attention.self.key", h, h);
-    linear("attn.v", "attention.self.value", h, h);
-    linear("attn.o", "attention.output.dense", h, h);
-    norm("attn_norm", "attention.output.LayerNorm");
-    linear("ffn.up", "intermediate.dense", inter, h);
-    linear("ffn.down", "output.dense", h, inter);
-    norm("ffn_norm", "output.LayerNorm");
+    MapBertLayer(spec, Cat("layers.", i, "."), Cat(p, "encoder.layer.", i, "."), names, h, inter,
+                 &checkpoint);
   }
   spec.ignore = [p, roberta](const std::string& name) {
     const auto starts = [&](const std::string& prefix) { return name.rfind(prefix, 0) == 0; };

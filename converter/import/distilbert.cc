@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "import/common.h"
 #include "import/error.h"
 #include "import/importer.h"
 
@@ -73,16 +74,7 @@ ModelSpec ImportDistilBert(const ConfigView& config, const Checkpoint& checkpoin
   a.norm_eps = 1e-12f;  // not a config key: modeling_distilbert.py writes it in
   a.activation = ActivationFromConfig(config, "activation", "gelu");
   a.position = fb::PositionKind::Learned;
-  const uint32_t heads = config.Count("n_heads");
-  if (a.hidden_size % heads != 0) {
-    config.Invalid("n_heads", Cat("a divisor of dim ", a.hidden_size));
-  }
-  fb::AttentionT& att = *a.attention;
-  att.num_heads = heads;
-  att.num_kv_heads = heads;
-  att.head_dim = a.hidden_size / heads;
-  att.qkv_bias = true;
-  att.out_bias = true;
+  SetBiasedMultiHeadAttention(config, config.Count("n_heads"), "n_heads", "dim", a);
   FinishArchitecture(config, spec);
   const bool sinusoidal = config.BoolOr("sinusoidal_pos_embds", false);
   spec.provenance.push_back({"sinusoidal_pos_embds", sinusoidal ? "true" : "false"});
@@ -109,28 +101,13 @@ ModelSpec ImportDistilBert(const ConfigView& config, const Checkpoint& checkpoin
            CheckSinusoids(positions, t, rows, h);
          }});
   }
-  spec.Map("embedding_norm.weight", {h}, emb + "LayerNorm.weight");
-  spec.Map("embedding_norm.bias", {h}, emb + "LayerNorm.bias");
+  MapLayerNorm(spec, "embedding_norm", emb + "LayerNorm", h);
+  const BertLayerNames names = {"attention.q_lin",   "attention.k_lin", "attention.v_lin",
+                                "attention.out_lin", "sa_layer_norm",   "ffn.lin1",
+                                "ffn.lin2",          "output_layer_norm"};
   for (uint32_t i = 0; i < a.num_layers; ++i) {
-    const std::string src = Cat(p, "transformer.layer.", i, ".");
-    const std::string dst = Cat("layers.", i, ".");
-    const auto linear = [&](const std::string& to, const std::string& from, uint32_t out,
-                            uint32_t in) {
-      spec.Map(dst + to + ".weight", {out, in}, src + from + ".weight");
-      spec.Map(dst + to + ".bias", {out}, src + from + ".bias");
-    };
-    const auto norm = [&](const std::string& to, const std::string& from) {
-      spec.Map(dst + to + ".weight", {h}, src + from + ".weight");
-      spec.Map(dst + to + ".bias", {h}, src + from + ".bias");
-    };
-    linear("attn.q", "attention.q_lin", h, h);
-    linear("attn.k", "attention.k_lin", h, h);
-    linear("attn.v", "attention.v_lin", h, h);
-    linear("attn.o", "attention.out_lin", h, h);
-    norm("attn_norm", "sa_layer_norm");
-    linear("ffn.up", "ffn.lin1", inter, h);
-    linear("ffn.down", "ffn.lin2", h, inter);
-    norm("ffn_norm", "output_layer_norm");
+    MapBertLayer(spec, Cat("layers.", i, "."), Cat(p, "transformer.layer.", i, "."), names, h,
+                 inter, nullptr);
   }
   spec.ignore = [p](const std::string& name) {
     for (const char* head : {"vocab_transform.", "vocab_layer_norm.", "vocab_projector.",

@@ -16,6 +16,7 @@
 // Ignored: the attn.bias / attn.masked_bias causal-mask buffers.
 #include <string>
 
+#include "import/common.h"
 #include "import/error.h"
 #include "import/importer.h"
 
@@ -38,15 +39,8 @@ ModelSpec ImportGpt2(const ConfigView& config, const Checkpoint& checkpoint) {
   a.activation = ActivationFromConfig(config, "activation_function", "gelu_new");
   a.position = fb::PositionKind::Learned;
   a.tied_embeddings = config.BoolOr("tie_word_embeddings", true);
-  const uint32_t heads = config.Count("n_head");
-  if (a.hidden_size % heads != 0)
-    config.Invalid("n_head", Cat("a divisor of n_embd ", a.hidden_size));
+  SetBiasedMultiHeadAttention(config, config.Count("n_head"), "n_head", "n_embd", a);
   fb::AttentionT& att = *a.attention;
-  att.num_heads = heads;
-  att.num_kv_heads = heads;
-  att.head_dim = a.hidden_size / heads;
-  att.qkv_bias = true;
-  att.out_bias = true;
   // scale_attn_weights = false: logits are not divided by sqrt(head_dim).
   att.scale = config.BoolOr("scale_attn_weights", true) ? 0.0f : 1.0f;
   FinishArchitecture(config, spec);
@@ -61,8 +55,7 @@ ModelSpec ImportGpt2(const ConfigView& config, const Checkpoint& checkpoint) {
     const std::string src = Cat(p, "h.", i, ".");
     const std::string dst = Cat("layers.", i, ".");
     const auto norm = [&](const std::string& to, const std::string& from) {
-      spec.Map(dst + to + ".weight", {h}, src + from + ".weight");
-      spec.Map(dst + to + ".bias", {h}, src + from + ".bias");
+      MapLayerNorm(spec, dst + to, src + from, h);
     };
     // A Conv1D: weight [in, out] -> [out, in]; bias [out].
     const auto conv1d = [&](const std::string& to, const std::string& from, uint32_t out,
@@ -84,14 +77,8 @@ ModelSpec ImportGpt2(const ConfigView& config, const Checkpoint& checkpoint) {
     conv1d("ffn.up", "mlp.c_fc", inter, h, 1, 0);
     conv1d("ffn.down", "mlp.c_proj", h, inter, 1, 0);
   }
-  spec.Map("final_norm.weight", {h}, p + "ln_f.weight");
-  spec.Map("final_norm.bias", {h}, p + "ln_f.bias");
-  if (!a.tied_embeddings) {
-    spec.Map("lm_head", {a.vocab_size, h}, "lm_head.weight");
-  } else {
-    spec.RequireDuplicate("lm_head.weight", p + "wte.weight",
-                          "config.json ties the head to the embedding: tie_word_embeddings");
-  }
+  MapLayerNorm(spec, "final_norm", p + "ln_f", h);
+  MapLmHeadOrTied(spec, p + "wte.weight");
   spec.ignore = [p](const std::string& name) {
     return name.rfind(p + "h.", 0) == 0 &&
            (EndsWith(name, ".attn.bias") || EndsWith(name, ".attn.masked_bias"));

@@ -125,21 +125,9 @@ ModelSpec ImportLlama(const ConfigView& config, const Checkpoint& checkpoint) {
   fb::ArchitectureT& a = spec.architecture;
   RejectTrue(config, "mlp_bias", "octet's llama feed-forward has no biases");
 
-  ReadRmsDecoderSizes(config, 0, 1e-6, a);
-  a.activation = ActivationFromConfig(config, "hidden_act", "silu");
-  a.gated_ffn = true;
-  a.position = fb::PositionKind::Rope;
-  a.tied_embeddings = config.BoolOr("tie_word_embeddings", false);
-
+  ReadGatedRopeDecoder(config, 0, 1e-6, a);
   fb::AttentionT& att = *a.attention;
-  ReadHeadCounts(config, att);
-  if (config.Has("head_dim")) {
-    att.head_dim = config.Count("head_dim");
-  } else if (family == fb::Family::Qwen3) {
-    att.head_dim = 128;
-  } else {
-    att.head_dim = HeadDimFromHidden(config, a);
-  }
+  att.head_dim = ReadHeadDim(config, a, family == fb::Family::Qwen3 ? 128 : 0);
   if (family == fb::Family::Qwen2) {
     att.qkv_bias = true;
   } else if (family == fb::Family::Llama || family == fb::Family::Qwen3) {

@@ -24,6 +24,7 @@
 #include <cmath>
 #include <string>
 
+#include "import/common.h"
 #include "import/error.h"
 #include "import/importer.h"
 
@@ -100,15 +101,9 @@ ModelSpec ImportMarian(const ConfigView& config, const Checkpoint& checkpoint) {
                           ? static_cast<float>(std::sqrt(static_cast<double>(a.hidden_size)))
                           : 1.0f;
   a.tied_embeddings = config.BoolOr("tie_word_embeddings", true);
-  fb::AttentionT& att = *a.attention;
-  att.num_heads = SameForBoth(config, "encoder_attention_heads", "decoder_attention_heads");
-  if (a.hidden_size % att.num_heads != 0) {
-    config.Invalid("encoder_attention_heads", Cat("a divisor of d_model ", a.hidden_size));
-  }
-  att.num_kv_heads = att.num_heads;
-  att.head_dim = a.hidden_size / att.num_heads;
-  att.qkv_bias = true;
-  att.out_bias = true;
+  SetBiasedMultiHeadAttention(
+      config, SameForBoth(config, "encoder_attention_heads", "decoder_attention_heads"),
+      "encoder_attention_heads", "d_model", a);
   FinishArchitecture(config, spec);
   spec.provenance.push_back(
       {"activation_function", config.StringOr("activation_function", "gelu")});
@@ -117,24 +112,7 @@ ModelSpec ImportMarian(const ConfigView& config, const Checkpoint& checkpoint) {
       DetectPrefix(checkpoint, {"model.", ""},
                    {"shared.weight", "encoder.embed_tokens.weight", "encoder.layers.0.fc1.weight"});
   const uint32_t h = a.hidden_size, inter = a.intermediate_size;
-  const std::string embedding_names[] = {prefix + "shared.weight",
-                                         prefix + "encoder.embed_tokens.weight",
-                                         prefix + "decoder.embed_tokens.weight"};
-  std::string embedding = embedding_names[0];
-  for (const std::string& name : embedding_names) {
-    if (checkpoint.Find(name) != nullptr) {
-      embedding = name;
-      break;
-    }
-  }
-  spec.Map("token_embedding", {a.vocab_size, h}, embedding);
-  for (const std::string& name : embedding_names) {
-    if (name != embedding) {
-      spec.RequireDuplicate(name, embedding,
-                            "separate encoder and decoder embeddings are not "
-                            "supported");
-    }
-  }
+  const std::string embedding = MapSharedEmbedding(spec, checkpoint, prefix);
   for (const char* stack : {"encoder", "decoder"}) {
     const std::string name = prefix + stack + ".embed_positions.weight";
     const uint32_t rows = a.max_positions;
@@ -150,13 +128,9 @@ ModelSpec ImportMarian(const ConfigView& config, const Checkpoint& checkpoint) {
       const std::string src = Cat(prefix, stack, ".layers.", i, ".");
       const std::string dst = Cat(stack, ".layers.", i, ".");
       const auto linear = [&](const std::string& to, const std::string& from, uint32_t out,
-                              uint32_t in) {
-        spec.Map(dst + to + ".weight", {out, in}, src + from + ".weight");
-        spec.Map(dst + to + ".bias", {out}, src + from + ".bias");
-      };
+                              uint32_t in) { MapLinear(spec, dst, src, to, from, out, in, true); };
       const auto norm = [&](const std::string& to, const std::string& from) {
-        spec.Map(dst + to + ".weight", {h}, src + from + ".weight");
-        spec.Map(dst + to + ".bias", {h}, src + from + ".bias");
+        MapLayerNorm(spec, dst + to, src + from, h);
       };
       const auto attention = [&](const std::string& to, const std::string& from) {
         linear(to + ".q", from + ".q_proj", h, h);
@@ -181,12 +155,7 @@ ModelSpec ImportMarian(const ConfigView& config, const Checkpoint& checkpoint) {
   } else {
     spec.Map("final_logits_bias", {a.vocab_size}, "").values.assign(a.vocab_size, 0.0f);
   }
-  if (!a.tied_embeddings) {
-    spec.Map("lm_head", {a.vocab_size, h}, "lm_head.weight");
-  } else {
-    spec.RequireDuplicate("lm_head.weight", embedding,
-                          "config.json ties the head to the embedding: tie_word_embeddings");
-  }
+  MapLmHeadOrTied(spec, embedding);
   return spec;
 }
 

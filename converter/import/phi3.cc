@@ -110,19 +110,9 @@ std::unique_ptr<fb::RopeT> ReadRope(const ConfigView& config, const fb::Architec
 ModelSpec ImportPhi3(const ConfigView& config, const Checkpoint& checkpoint) {
   ModelSpec spec = NewSpec(config, "phi3", fb::Family::Phi3, fb::Structure::DecoderOnly);
   fb::ArchitectureT& a = spec.architecture;
-  ReadRmsDecoderSizes(config, 4096, 1e-5, a);
-  a.activation = ActivationFromConfig(config, "hidden_act", "silu");
-  a.gated_ffn = true;
-  a.position = fb::PositionKind::Rope;
-  a.tied_embeddings = config.BoolOr("tie_word_embeddings", false);
-
+  ReadGatedRopeDecoder(config, 4096, 1e-5, a);
   fb::AttentionT& att = *a.attention;
-  ReadHeadCounts(config, att);
-  if (config.Has("head_dim")) {
-    att.head_dim = config.Count("head_dim");
-  } else {
-    att.head_dim = HeadDimFromHidden(config, a);
-  }
+  att.head_dim = ReadHeadDim(config, a);
   att.sliding_window = config.Has("sliding_window") ? config.Count("sliding_window") : 0;
   a.rope = ReadRope(config, a, spec);
   FinishArchitecture(config, spec);

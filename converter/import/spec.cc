@@ -220,9 +220,7 @@ std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint
       }
     }
     const bool keep_f32 = overrides != nullptr && overrides->keep_f32.count(m.name) > 0;
-    RoleTensor role;
-    if (!FindRole(m.name.c_str(), &role)) Fail("internal: ", m.name, " has no tensor role");
-    const RoleStorage storage = GetRole(role.role).storage;
+    const RoleStorage storage = RoleOf(m.name).storage;
     if (int8 && !keep_f32 && storage != RoleStorage::kF32) {
       const QuantizedMatrix* tuned = nullptr;
       if (overrides != nullptr) {

@@ -25,6 +25,7 @@
 #include <cmath>
 #include <string>
 
+#include "import/common.h"
 #include "import/error.h"
 #include "import/importer.h"
 
@@ -81,23 +82,7 @@ ModelSpec ImportT5(const ConfigView& config, const Checkpoint& checkpoint) {
   const uint32_t h = a.hidden_size, inter = a.intermediate_size;
   const uint32_t inner = att.num_heads * att.head_dim;
   // The embedding is stored once as shared.weight; copies under other names must match.
-  const char* embedding_names[] = {"shared.weight", "encoder.embed_tokens.weight",
-                                   "decoder.embed_tokens.weight"};
-  std::string embedding = embedding_names[0];
-  for (const char* name : embedding_names) {
-    if (checkpoint.Find(name) != nullptr) {
-      embedding = name;
-      break;
-    }
-  }
-  spec.Map("token_embedding", {a.vocab_size, h}, embedding);
-  for (const char* name : embedding_names) {
-    if (name != embedding) {
-      spec.RequireDuplicate(name, embedding,
-                            "separate encoder and decoder embeddings are not "
-                            "supported");
-    }
-  }
+  const std::string embedding = MapSharedEmbedding(spec, checkpoint, "");
   const uint32_t buckets = att.relative_buckets, heads = att.num_heads;
   spec.Map("encoder.relative_bias", {buckets, heads},
            "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight");
@@ -136,12 +121,7 @@ ModelSpec ImportT5(const ConfigView& config, const Checkpoint& checkpoint) {
     }
     spec.Map(stack + ".final_norm.weight", {h}, stack + ".final_layer_norm.weight");
   }
-  if (!a.tied_embeddings) {
-    spec.Map("lm_head", {a.vocab_size, h}, "lm_head.weight");
-  } else {
-    spec.RequireDuplicate("lm_head.weight", embedding,
-                          "config.json ties the head to the embedding: tie_word_embeddings");
-  }
+  MapLmHeadOrTied(spec, embedding);
   return spec;
 }
 

@@ -4,19 +4,23 @@
 #include <limits>
 
 #include "core/quant.h"
+#include "import/error.h"
 
 namespace octet {
 namespace convert {
 
-bool QuantizedAsInt8(const std::string& name, const std::vector<uint32_t>& shape) {
-  if (shape.size() != 2) return false;
-  const std::string suffix = "relative_bias";
-  return !(name.size() >= suffix.size() &&
-           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0);
+const RoleInfo& RoleOf(const std::string& name) {
+  RoleTensor role;
+  if (!FindRole(name.c_str(), &role)) Fail("internal: ", name, " has no tensor role");
+  return GetRole(role.role);
+}
+
+bool QuantizedAsInt8(const std::string& name) {
+  return RoleOf(name).storage != RoleStorage::kF32;
 }
 
 bool PackedForGemm(const std::string& name) {
-  return name.find("embedding") == std::string::npos && name.find("relative_bias") == std::string::npos;
+  return RoleOf(name).storage == RoleStorage::kProduct;
 }
 
 double SqnrDb(double signal, double noise) {

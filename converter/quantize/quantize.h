@@ -3,11 +3,12 @@
 // (core/quant.h: symmetric, one scale per output channel = row, round half to
 // even), so the file holds exactly what the runtime would compute.
 //
-// Which tensors: every matrix a product or a lookup reads -- the linear
+// Which tensors: the role table's (format/tensor_roles.h) kLookup and
+// kProduct rows, every matrix a product or a lookup reads -- the linear
 // layers' weights, the token / position / token-type embeddings and the LM
-// head. Vectors (norms, biases) and the T5 relative-position bias (a table of
-// logit offsets, read as floats) stay F32: together they are a fraction of a
-// percent of the bytes.
+// head. Its kF32 rows, vectors (norms, biases) and the T5 relative-position
+// bias (a table of logit offsets, read as floats), stay F32: together they are
+// a fraction of a percent of the bytes.
 //
 // Granularity: per output channel. Blocks along K (one scale per 32 values)
 // raise the weights' SQNR by a few dB (the converter reports the gain per
@@ -21,17 +22,23 @@
 #include <string>
 #include <vector>
 
+#include "format/tensor_roles.h"
+
 namespace octet {
 namespace convert {
 
-// True for the canonical tensors --dtype int8 stores as int8 (rank-2 matrices
-// other than the relative-position bias).
-bool QuantizedAsInt8(const std::string& name, const std::vector<uint32_t>& shape);
+// The role table's row of canonical tensor `name`; throws Error (an internal
+// one) when the name is none of the table's.
+const RoleInfo& RoleOf(const std::string& name);
 
-// True for the int8 matrices that only products read (linear layers, the
-// untied LM head): they are stored packed for the GEMM kernels. Embedding
-// tables stay row-major: rows are looked up (a tied head then runs on the
-// row-major table).
+// True for the canonical tensors --dtype int8 stores as int8: the table's
+// kLookup and kProduct rows.
+bool QuantizedAsInt8(const std::string& name);
+
+// True for the int8 matrices that only products read (the table's kProduct
+// rows: linear layers, the untied LM head): they are stored packed for the
+// GEMM kernels. Embedding tables (kLookup) stay row-major: rows are looked up
+// (a tied head then runs on the row-major table).
 bool PackedForGemm(const std::string& name);
 
 struct QuantizedMatrix {

@@ -6,7 +6,8 @@
 #include <map>
 #include <set>
 
-#include "format/tensor_names.h"
+#include "format/model.h"
+#include "format/tensor_roles.h"
 #include "import/error.h"
 #include "quantize/rounding.h"
 
@@ -26,15 +27,44 @@ struct Group {
   uint32_t head_dim = 0;
 };
 
-std::string SiteTensorName(LayerStack stack, uint32_t layer, const char* suffix) {
+// The file name of `role`'s tensor in layer `layer` of `stack` (model-level
+// roles: the name alone).
+std::string SiteTensorName(const RoleInfo& role, LayerStack stack, uint32_t layer) {
   char name[kMaxTensorNameLength];
-  LayerTensorName(name, sizeof(name), stack, layer, suffix);
+  RoleTensorName(name, sizeof(name), role, stack, layer);
   return name;
 }
 
-bool NameEndsWith(const std::string& s, const char* suffix) {
-  const size_t n = std::char_traits<char>::length(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+// The row that goes with `role` (its bias), or null when none does.
+const RoleInfo* BiasOf(Role role) {
+  for (const RoleInfo& r : RolesOf(GetRole(role).group)) {
+    if (r.with == role && r.role != role) return &r;
+  }
+  return nullptr;
+}
+
+// Where the smoothing factors of a product input can be folded: into the
+// norm that writes it (pre-norm models), or into the rows of the matrix that
+// writes it, where the input is linear in that matrix's output.
+struct InputWriter {
+  Group::Fold fold = Group::Fold::kNone;
+  Role role = Role::kAttnNorm;  // the norm's weight or the writing matrix
+};
+
+InputWriter WriterOf(ProductInput which, const fb::ArchitectureT& a) {
+  using F = Group::Fold;
+  switch (which) {
+    case ProductInput::kAttention: return {F::kNorm, Role::kAttnNorm};
+    case ProductInput::kAttentionOutput: return {F::kRows, Role::kAttnV};
+    case ProductInput::kCrossQuery: return {F::kNorm, Role::kCrossAttnNorm};
+    case ProductInput::kCrossOutput: return {F::kRows, Role::kCrossV};
+    case ProductInput::kCrossKv: return {};  // the encoder's output
+    case ProductInput::kFfn: return {F::kNorm, Role::kFfnNorm};
+    case ProductInput::kFfnHidden:  // act(gate) * up: linear in up's rows when gated
+      return a.gated_ffn ? InputWriter{F::kRows, Role::kFfnUp} : InputWriter{};
+    case ProductInput::kHead: return {F::kNorm, Role::kFinalNorm};
+  }
+  return {};
 }
 
 // The tuner's view of the model: every canonical tensor's F32 values (as
@@ -45,10 +75,7 @@ class Workbench {
       : spec_(spec), checkpoint_(checkpoint) {
     for (const TensorMapping& m : spec.tensors) {
       shapes_[m.name] = m.shape;
-      if (m.shape.size() == 2 || NameEndsWith(m.name, "norm.weight") ||
-          NameEndsWith(m.name, "norm.bias") || NameEndsWith(m.name, ".bias")) {
-        values_[m.name] = ModelSpec::ReadValues(m, checkpoint);
-      }
+      values_[m.name] = ModelSpec::ReadValues(m, checkpoint);
     }
   }
 
@@ -57,7 +84,8 @@ class Workbench {
   uint32_t Rows(const std::string& name) const { return shapes_.at(name)[0]; }
   uint32_t Cols(const std::string& name) const { return shapes_.at(name)[1]; }
 
-  // Groups for the captured sites of this architecture.
+  // Groups for the captured sites of this architecture: the role table's
+  // product matrices of each site's input, and where its factors fold.
   std::vector<Group> Groups(const std::map<ProductSite, ProductInputs>& sites) const {
     const fb::ArchitectureT& a = spec_.architecture;
     const bool pre = a.norm_placement == fb::NormPlacement::Pre;
@@ -68,76 +96,33 @@ class Workbench {
       g.site = site;
       const LayerStack st = site.stack;
       const uint32_t l = site.layer;
-      auto fold_norm = [&](const char* norm) {
-        const std::string w = SiteTensorName(st, l, (std::string(norm) + ".weight").c_str());
-        if (!pre || !Has(w)) return;
-        g.fold = Group::Fold::kNorm;
-        g.fold_weight = w;
-        const std::string b = SiteTensorName(st, l, (std::string(norm) + ".bias").c_str());
-        if (Has(b)) g.fold_bias = b;
-      };
-      auto fold_rows = [&](const char* writer, const char* bias) {
-        const std::string w = SiteTensorName(st, l, writer);
-        if (!Has(w)) return;
-        g.fold = Group::Fold::kRows;
-        g.fold_weight = w;
-        const std::string b = SiteTensorName(st, l, bias);
-        if (Has(b)) g.fold_bias = b;
-      };
-      switch (site.which) {
-        case ProductInput::kAttention:
-          g.matrices = {SiteTensorName(st, l, "attn.q.weight"), SiteTensorName(st, l, "attn.k.weight"),
-                        SiteTensorName(st, l, "attn.v.weight")};
-          fold_norm("attn_norm");
-          break;
-        case ProductInput::kAttentionOutput:
-          g.matrices = {SiteTensorName(st, l, "attn.o.weight")};
-          fold_rows("attn.v.weight", "attn.v.bias");
-          g.tie_heads = a.attention->num_heads / a.attention->num_kv_heads;
-          g.head_dim = a.attention->head_dim;
-          break;
-        case ProductInput::kCrossQuery:
-          g.matrices = {SiteTensorName(st, l, "cross_attn.q.weight")};
-          fold_norm("cross_attn_norm");
-          break;
-        case ProductInput::kCrossOutput:
-          g.matrices = {SiteTensorName(st, l, "cross_attn.o.weight")};
-          fold_rows("cross_attn.v.weight", "cross_attn.v.bias");
-          g.tie_heads = a.attention->num_heads / a.attention->num_kv_heads;
-          g.head_dim = a.attention->head_dim;
-          break;
-        case ProductInput::kCrossKv:
-          g.matrices = {SiteTensorName(st, l, "cross_attn.k.weight"),
-                        SiteTensorName(st, l, "cross_attn.v.weight")};
-          break;
-        case ProductInput::kFfn:
-          g.matrices = {SiteTensorName(st, l, "ffn.up.weight")};
-          if (a.gated_ffn) g.matrices.push_back(SiteTensorName(st, l, "ffn.gate.weight"));
-          fold_norm("ffn_norm");
-          break;
-        case ProductInput::kFfnHidden:
-          g.matrices = {SiteTensorName(st, l, "ffn.down.weight")};
-          if (a.gated_ffn) fold_rows("ffn.up.weight", "ffn.up.bias");
-          break;
-        case ProductInput::kHead:
-          // A tied head is the embedding table the lookups read too: left as
-          // it is (the last step may keep it F32).
-          if (!a.tied_embeddings && Has("lm_head")) {
-            g.matrices = {"lm_head"};
-            if (Has("final_norm.weight") && pre) {
-              g.fold = Group::Fold::kNorm;
-              g.fold_weight = "final_norm.weight";
-              if (Has("final_norm.bias")) g.fold_bias = "final_norm.bias";
-            }
-          }
-          break;
+      // A tied head is the embedding table the lookups read too: left as it
+      // is (the last step may keep it F32).
+      if (site.which == ProductInput::kHead && a.tied_embeddings) continue;
+      for (size_t i = 0; i < kRoleCount; ++i) {
+        const RoleInfo& r = GetRole(static_cast<Role>(i));
+        if (r.storage != RoleStorage::kProduct || r.input != site.which) continue;
+        const std::string name = SiteTensorName(r, st, l);
+        if (Has(name)) g.matrices.push_back(name);
       }
-      std::vector<std::string> present;
-      for (const std::string& m : g.matrices) {
-        if (Has(m)) present.push_back(m);
+      if (g.matrices.empty()) continue;
+      const InputWriter writer = WriterOf(site.which, a);
+      const std::string w = SiteTensorName(GetRole(writer.role), st, l);
+      if (writer.fold != Group::Fold::kNone && (pre || writer.fold != Group::Fold::kNorm) &&
+          Has(w)) {
+        g.fold = writer.fold;
+        g.fold_weight = w;
+        if (const RoleInfo* bias = BiasOf(writer.role)) {
+          const std::string b = SiteTensorName(*bias, st, l);
+          if (Has(b)) g.fold_bias = b;
+        }
       }
-      g.matrices = present;
-      if (!g.matrices.empty()) groups.push_back(g);
+      if (site.which == ProductInput::kAttentionOutput ||
+          site.which == ProductInput::kCrossOutput) {
+        g.tie_heads = a.attention->num_heads / a.attention->num_kv_heads;
+        g.head_dim = a.attention->head_dim;
+      }
+      groups.push_back(g);
     }
     return groups;
   }
@@ -245,7 +230,7 @@ std::set<std::string> KeepFp32Matches(const ModelSpec& spec, const TuneOptions& 
   for (const std::string& pattern : options.keep_fp32) {
     bool any = false;
     for (const TensorMapping& m : spec.tensors) {
-      if (QuantizedAsInt8(m.name, m.shape) && GlobMatch(pattern, m.name)) {
+      if (QuantizedAsInt8(m.name) && GlobMatch(pattern, m.name)) {
         keep.insert(m.name);
         any = true;
       }
@@ -283,7 +268,7 @@ TuneResult UntunedResult(const ModelSpec& spec, std::set<std::string> keep_f32,
   result.skipped = true;
   result.steps.push_back({"round to nearest", detail, OutputMetrics(), true});
   for (const TensorMapping& m : spec.tensors) {
-    if (QuantizedAsInt8(m.name, m.shape)) {
+    if (QuantizedAsInt8(m.name)) {
       ++result.total_matrices;
       if (result.overrides.keep_f32.count(m.name) == 0) ++result.int8_matrices;
     }
@@ -296,11 +281,12 @@ TuneResult UntunedResult(const ModelSpec& spec, std::set<std::string> keep_f32,
 std::vector<std::string> ProductMatrices(const ModelSpec& spec) {
   std::vector<std::string> matrices;
   for (const TensorMapping& m : spec.tensors) {
-    if (!QuantizedAsInt8(m.name, m.shape)) continue;
-    const bool head = m.name == "lm_head" ||
-                      (m.name == "token_embedding" && spec.architecture.tied_embeddings &&
-                       spec.architecture.structure != fb::Structure::EncoderOnly);
-    if (PackedForGemm(m.name) || head) matrices.push_back(m.name);
+    if (!QuantizedAsInt8(m.name)) continue;
+    // A tied head is the token embedding: lookups and the head's product read it.
+    const bool tied_head = RoleOf(m.name).role == Role::kTokenEmbedding &&
+                           spec.architecture.tied_embeddings &&
+                           spec.architecture.structure != fb::Structure::EncoderOnly;
+    if (PackedForGemm(m.name) || tied_head) matrices.push_back(m.name);
   }
   return matrices;
 }
@@ -611,10 +597,8 @@ class Tuner {
   // The Hessian of the input `m` reads (computed once per input).
   const std::vector<double>& Hessian(const std::string& m) {
     const ProductSite& site = group_of_.at(m)->site;
-    const std::string key = SiteTensorName(site.stack, site.layer, "") + std::to_string(
-        static_cast<int>(site.which));
-    auto it = hessians_.find(key);
-    if (it == hessians_.end()) it = hessians_.emplace(key, InputHessian(inputs_.at(site))).first;
+    auto it = hessians_.find(site);
+    if (it == hessians_.end()) it = hessians_.emplace(site, InputHessian(inputs_.at(site))).first;
     return it->second;
   }
 
@@ -728,7 +712,7 @@ class Tuner {
   std::vector<std::string> tunable_;
   std::map<std::string, QuantizedMatrix> current_;
   std::map<std::string, double> current_err_;
-  std::map<std::string, std::vector<double>> hessians_;  // per product input
+  std::map<ProductSite, std::vector<double>> hessians_;  // per product input
   std::map<std::string, double> signal_;                 // steps 4 and 5
   bool signal_measured_ = false;
 };

@@ -1,7 +1,8 @@
 // The int8 tuner (converter/quantize/tuner.h) on synthetic checkpoints:
 // smoothing's folds leave the fp32 model unchanged (norms with and without
 // biases, V rows under GQA, up rows of a gated FFN), and the last step keeps
-// in fp32 the one matrix a constructed outlier ruins.
+// in fp32 the one matrix a constructed outlier ruins; what becomes int8 (and
+// packed) is the role table's storage.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "converter/test_util.h"
 #include "import/checkpoint.h"
 #include "quantize/calibrate.h"
+#include "quantize/quantize.h"
 #include "quantize/tuner.h"
 
 namespace octet {
@@ -147,6 +149,26 @@ TEST_CASE("tuner: the fp32 step keeps the matrix an outlier ruins") {
   CHECK(r.int8_matrices == 12);
   CHECK(r.steps.back().name == "fp32 products");
   CHECK(r.final_metrics.kld < 0.5 * r.steps.front().metrics.kld);
+}
+
+TEST_CASE("quantize: what becomes int8, and packed, is the role table's storage") {
+  for (size_t i = 0; i < kRoleCount; ++i) {
+    const RoleInfo& role = GetRole(static_cast<Role>(i));
+    for (LayerStack stack : {LayerStack::kSingle, LayerStack::kDecoder}) {
+      char name[256];
+      REQUIRE(RoleTensorName(name, sizeof(name), role, stack, 3));
+      CAPTURE(name);
+      CHECK(&convert::RoleOf(name) == &role);
+      CHECK(convert::QuantizedAsInt8(name) == (role.storage != RoleStorage::kF32));
+      CHECK(convert::PackedForGemm(name) == (role.storage == RoleStorage::kProduct));
+    }
+  }
+  CHECK(convert::QuantizedAsInt8("token_embedding"));
+  CHECK_FALSE(convert::PackedForGemm("token_embedding"));
+  CHECK_FALSE(convert::QuantizedAsInt8("encoder.relative_bias"));
+  CHECK(convert::PackedForGemm("lm_head"));
+  CHECK_THROWS_WITH_AS(convert::QuantizedAsInt8("layers.0.attn.x.weight"),
+                       doctest::Contains("has no tensor role"), convert::Error);
 }
 
 TEST_CASE("tuner: --keep-fp32 patterns must name an int8 tensor") {
