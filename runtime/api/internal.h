@@ -41,7 +41,7 @@ struct octet_session {
   bool has_output = false;
   // Generation (octet_generate, octet_session_cancel): decoders with layers;
   // null for other models.
-  std::unique_ptr<octet::Generator> generator;
+  octet::Owned<octet::Generator> generator;
   // The caller's attention capture, and the engine's request it mirrors.
   octet_attention_capture* user_capture = nullptr;
   octet::AttentionCapture capture;

@@ -13,9 +13,9 @@ octet_status InitGeneration(octet_session* session, uint32_t count) {
   Result<Generator> created =
       Generator::Create(model.model, model.has_tokenizer ? &model.tokenizer : nullptr, count);
   if (!created.ok()) return Fail(created.status());
-  session->generator.reset(new (std::nothrow) Generator(std::move(created).value()));
+  session->generator.reset(New<Generator>(std::move(created).value()));
   if (session->generator == nullptr) {
-    return Fail(OCTET_OUT_OF_MEMORY, "cannot allocate the generation's arrays");
+    return Fail(OCTET_OUT_OF_MEMORY, "generation: out of memory for the generator");
   }
   return OCTET_OK;
 }

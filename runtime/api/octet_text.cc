@@ -4,18 +4,19 @@
 #include <string_view>
 
 #include "api/internal.h"
+#include "core/vector.h"
 
 struct octet_tokenizer {
   OCTET_ALLOCATED_THROUGH_ALLOCATE
   const octet_model* model = nullptr;
   octet::text::TokenizerWorkspace workspace;
   // Grown on demand: encode's ids and decode's text before they are copied out.
-  std::unique_ptr<int32_t[]> ids;
+  octet::OwnedArray<int32_t> ids;
   size_t ids_capacity = 0;
-  std::unique_ptr<char[]> text;
+  octet::OwnedArray<char> text;
   size_t text_capacity = 0;
   // Indexes of the special added tokens in the spec's added_tokens.
-  std::unique_ptr<uint32_t[]> specials;
+  octet::OwnedArray<uint32_t> specials;
   size_t num_specials = 0;
 };
 
@@ -24,7 +25,7 @@ struct octet_text_stream {
   const octet_model* model = nullptr;
   octet::text::TokenizerWorkspace workspace;
   octet::text::StreamDecoder decoder;
-  std::unique_ptr<char[]> buffer;
+  octet::OwnedArray<char> buffer;
   size_t capacity = 0;
 };
 
@@ -43,10 +44,10 @@ Status Reserve(octet_tokenizer* t, size_t text_bytes, size_t ids) {
 }
 
 template <typename T>
-bool Grow(std::unique_ptr<T[]>* buffer, size_t* capacity, size_t needed) {
+bool Grow(OwnedArray<T>* buffer, size_t* capacity, size_t needed) {
   if (needed <= *capacity) return true;
   const size_t n = needed > 2 * *capacity ? needed : 2 * *capacity;
-  buffer->reset(new (std::nothrow) T[n]);
+  buffer->reset(NewArray<T>(n));
   *capacity = buffer->get() != nullptr ? n : 0;
   return buffer->get() != nullptr;
 }
@@ -70,14 +71,17 @@ OCTET_API octet_status octet_tokenizer_create(const octet_model* model, octet_to
     return Fail(OCTET_UNSUPPORTED, "the model file has no tokenizer (its checkpoint had none)");
   }
   std::unique_ptr<octet_tokenizer> t(new (std::nothrow) octet_tokenizer);
-  if (t == nullptr) return Fail(OCTET_OUT_OF_MEMORY, "cannot allocate a tokenizer");
+  if (t == nullptr) return Fail(OCTET_OUT_OF_MEMORY, "tokenizer: out of memory for the handle");
   t->model = model;
   const octet::Status st = octet::api::Reserve(t.get(), 256, 256);
   if (!st.ok()) return Fail(st);
   const auto* added = model->tokenizer.spec().added_tokens();
   if (added != nullptr && added->size() > 0) {
-    t->specials.reset(new (std::nothrow) uint32_t[added->size()]);
-    if (t->specials == nullptr) return Fail(OCTET_OUT_OF_MEMORY, "cannot allocate a tokenizer");
+    t->specials.reset(octet::NewArray<uint32_t>(added->size()));
+    if (t->specials == nullptr) {
+      return Fail(OCTET_OUT_OF_MEMORY, "tokenizer: out of memory for the %u special-token indexes",
+                  added->size());
+    }
     for (uint32_t i = 0; i < added->size(); ++i) {
       const octet::fb::AddedToken* a = added->Get(i);
       if (a->special() && a->content() != nullptr && a->content()->size() > 0) {
@@ -231,15 +235,18 @@ OCTET_API octet_status octet_text_stream_create(const octet_model* model, uint32
     return Fail(OCTET_UNSUPPORTED, "the model file has no tokenizer (its checkpoint had none)");
   }
   std::unique_ptr<octet_text_stream> s(new (std::nothrow) octet_text_stream);
-  if (s == nullptr) return Fail(OCTET_OUT_OF_MEMORY, "cannot allocate a text stream");
+  if (s == nullptr) return Fail(OCTET_OUT_OF_MEMORY, "text stream: out of memory for the handle");
   s->model = model;
   const octet::text::Tokenizer& tok = model->tokenizer;
   octet::Status st = tok.CreateWorkspace(1, octet::text::StreamDecoder::kWindow, &s->workspace);
   if (st.ok()) st = s->decoder.Init(&tok, &s->workspace, (flags & OCTET_DECODE_KEEP_SPECIAL) == 0);
   if (!st.ok()) return Fail(st);
   s->capacity = tok.MaxDecodedBytes(octet::text::StreamDecoder::kWindow);
-  s->buffer.reset(new (std::nothrow) char[s->capacity]);
-  if (s->buffer == nullptr) return Fail(OCTET_OUT_OF_MEMORY, "cannot allocate a text stream");
+  s->buffer.reset(octet::NewArray<char>(s->capacity));
+  if (s->buffer == nullptr) {
+    return Fail(OCTET_OUT_OF_MEMORY, "text stream: out of memory for its %zu-byte text buffer",
+                s->capacity);
+  }
   *out = s.release();
   return OCTET_OK;
 }
@@ -310,9 +317,10 @@ OCTET_API octet_status octet_chat_render(const octet_model* model,
                 "tokenizer_config.json)");
   }
   if (!model->chat_status.ok()) return Fail(model->chat_status);
-  std::unique_ptr<octet::text::ChatMessage[]> turns(
-      new (std::nothrow) octet::text::ChatMessage[n_messages == 0 ? 1 : n_messages]);
-  if (turns == nullptr) return Fail(OCTET_OUT_OF_MEMORY, "cannot allocate the messages");
+  octet::Vector<octet::text::ChatMessage> turns;
+  if (!turns.Resize(n_messages == 0 ? 1 : n_messages)) {
+    return Fail(OCTET_OUT_OF_MEMORY, "chat: out of memory for %zu messages", n_messages);
+  }
   size_t bytes = 4096;
   for (size_t i = 0; i < n_messages; ++i) {
     if (messages[i].role == nullptr || messages[i].content == nullptr) {
@@ -324,7 +332,7 @@ OCTET_API octet_status octet_chat_render(const octet_model* model,
   }
   const octet::fb::TokenizerSpec& spec = model->tokenizer.spec();
   octet::text::ChatRenderInput input;
-  input.messages = turns.get();
+  input.messages = turns.data();
   input.num_messages = n_messages;
   input.add_generation_prompt = (o.flags & OCTET_CHAT_NO_GENERATION_PROMPT) == 0;
   if (spec.bos_token() != nullptr) {
@@ -345,8 +353,8 @@ OCTET_API octet_status octet_chat_render(const octet_model* model,
   size_t out_size = 4096 + 2 * bytes;
   constexpr size_t kCap = size_t{1} << 30;
   for (;;) {
-    std::unique_ptr<char[]> scratch(new (std::nothrow) char[scratch_size]);
-    std::unique_ptr<char[]> out(new (std::nothrow) char[out_size]);
+    octet::OwnedArray<char> scratch(octet::NewArray<char>(scratch_size));
+    octet::OwnedArray<char> out(octet::NewArray<char>(out_size));
     if (scratch == nullptr || out == nullptr) {
       return Fail(OCTET_OUT_OF_MEMORY, "cannot allocate %zu bytes to render the chat template",
                   scratch_size + out_size);

@@ -1,8 +1,8 @@
 // The runtime's one heap allocation function.
 //
-// Every heap allocation of runtime/ goes through Allocate (directly, or via
-// New / NewArray / Vector): arenas, tokenizer tables and workspaces, compiled
-// regexes, API handles. Nothing throws and nothing aborts: a null return is
+// Heap memory of runtime/ comes from Allocate (directly, or through New,
+// NewArray, Vector, OCTET_ALLOCATED_THROUGH_ALLOCATE; docs/design.md §3a lists
+// what does not yet). Nothing throws and nothing aborts: a null return is
 // reported by the caller as a Status of kind kOutOfMemory with a message that
 // says what could not be allocated. Allocations happen while loading and
 // preparing (model, session, tokenizer, generation buffers), never in a

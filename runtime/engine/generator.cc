@@ -6,10 +6,11 @@
 namespace octet {
 
 struct Generator::Stream {
+  OCTET_ALLOCATED_THROUGH_ALLOCATE  // streams_: new (std::nothrow) Stream[max_batch]
   text::TokenizerWorkspace workspace;
   text::StreamDecoder decoder;
   bool keep_special = false;  // how the decoder was initialized
-  std::unique_ptr<char[]> buffer;
+  OwnedArray<char> buffer;
   size_t capacity = 0;
 };
 
@@ -31,22 +32,24 @@ Result<Generator> Generator::Create(const Model& model, const text::Tokenizer* t
   g.max_batch_ = max_batch;
   g.pad_ = a.pad_token_id() >= 0 ? a.pad_token_id() : 0;
   g.enc_dec_ = a.structure() == fb::Structure::EncoderDecoder;
-  g.counts_.reset(new (std::nothrow) uint32_t[max_batch]);
-  g.done_.reset(new (std::nothrow) uint8_t[max_batch]);
-  g.next_.reset(new (std::nothrow) int32_t[max_batch]);
-  g.feed_.reset(new (std::nothrow) int32_t[max_batch]);
-  g.ones_.reset(new (std::nothrow) uint32_t[max_batch]);
-  g.cancel_.reset(new (std::nothrow) std::atomic<uint64_t>[2]);
+  g.counts_.reset(NewArray<uint32_t>(max_batch));
+  g.done_.reset(NewArray<uint8_t>(max_batch));
+  g.next_.reset(NewArray<int32_t>(max_batch));
+  g.feed_.reset(NewArray<int32_t>(max_batch));
+  g.ones_.reset(NewArray<uint32_t>(max_batch));
+  g.cancel_.reset(New<Cancellation>());
   if (!g.counts_ || !g.done_ || !g.next_ || !g.feed_ || !g.ones_ || !g.cancel_) {
-    return Status(StatusCode::kOutOfMemory, "cannot allocate the generation's arrays");
+    return Status::Error(StatusCode::kOutOfMemory,
+                         "generation: out of memory for the per-sequence arrays (%u sequences)",
+                         max_batch);
   }
-  g.cancel_[0].store(0);
-  g.cancel_[1].store(0);
   for (uint32_t i = 0; i < max_batch; ++i) g.ones_[i] = 1;
   if (tokenizer == nullptr) return g;
   g.streams_.reset(new (std::nothrow) Stream[max_batch]);
   if (g.streams_ == nullptr) {
-    return Status(StatusCode::kOutOfMemory, "cannot allocate the generation's text streams");
+    return Status::Error(StatusCode::kOutOfMemory,
+                         "generation: out of memory for the text streams (%u sequences)",
+                         max_batch);
   }
   for (uint32_t i = 0; i < max_batch; ++i) {
     Stream& s = g.streams_[i];
@@ -55,8 +58,12 @@ Result<Generator> Generator::Create(const Model& model, const text::Tokenizer* t
     if (!st.ok()) return st;
     s.keep_special = false;
     s.capacity = tokenizer->MaxDecodedBytes(text::StreamDecoder::kWindow);
-    s.buffer.reset(new (std::nothrow) char[s.capacity]);
-    if (s.buffer == nullptr) return Status(StatusCode::kOutOfMemory, "cannot allocate a text stream");
+    s.buffer.reset(NewArray<char>(s.capacity));
+    if (s.buffer == nullptr) {
+      return Status::Error(StatusCode::kOutOfMemory,
+                           "generation: out of memory for the %zu-byte text buffer of sequence %u",
+                           s.capacity, i);
+    }
   }
   return g;
 }
@@ -65,10 +72,13 @@ Generator::Generator(Generator&&) noexcept = default;
 Generator& Generator::operator=(Generator&&) noexcept = default;
 Generator::~Generator() = default;
 
-uint64_t Generator::Begin() { return cancel_[0].fetch_add(1, std::memory_order_acq_rel) + 1; }
+uint64_t Generator::Begin() {
+  return cancel_->handed_out.fetch_add(1, std::memory_order_acq_rel) + 1;
+}
 
 void Generator::Cancel() {
-  cancel_[1].store(cancel_[0].load(std::memory_order_acquire), std::memory_order_release);
+  cancel_->cancelled.store(cancel_->handed_out.load(std::memory_order_acquire),
+                          std::memory_order_release);
 }
 
 Status Generator::Generate(Session* session, const int32_t* ids, const uint32_t* lengths,
@@ -190,7 +200,7 @@ Status Generator::Loop(Session* session, uint32_t batch, const GenerateParams& p
   Status status;
   TokenEvent event;
   for (;;) {
-    if (cancel_[1].load(std::memory_order_acquire) == generation) {
+    if (cancel_->cancelled.load(std::memory_order_acquire) == generation) {
       return Status(StatusCode::kCancelled, "the generation was cancelled");
     }
     status = session->Sample(params.sampling, rng, next_.get());

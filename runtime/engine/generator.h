@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/alloc.h"
 #include "core/result.h"
 #include "engine/sampling.h"
 #include "engine/session.h"
@@ -127,15 +128,20 @@ class Generator {
   int32_t pad_ = 0;
   bool enc_dec_ = false;
   // Per sequence, [max_batch] each.
-  std::unique_ptr<uint32_t[]> counts_;  // tokens generated
-  std::unique_ptr<uint8_t[]> done_;
-  std::unique_ptr<int32_t[]> next_;     // sampled
-  std::unique_ptr<int32_t[]> feed_;     // fed to the step
-  std::unique_ptr<uint32_t[]> ones_;    // decoder lengths of the start token
-  std::unique_ptr<Stream[]> streams_;   // with a tokenizer
-  bool stopped_ = false;                // the callback asked to stop
-  // Cancel: Begin hands out numbers, Cancel marks the last one handed out.
-  std::unique_ptr<std::atomic<uint64_t>[]> cancel_;  // [2]: handed out, cancelled
+  OwnedArray<uint32_t> counts_;  // tokens generated
+  OwnedArray<uint8_t> done_;
+  OwnedArray<int32_t> next_;     // sampled
+  OwnedArray<int32_t> feed_;     // fed to the step
+  OwnedArray<uint32_t> ones_;    // decoder lengths of the start token
+  std::unique_ptr<Stream[]> streams_;  // with a tokenizer (Stream: through Allocate)
+  bool stopped_ = false;               // the callback asked to stop
+  // Cancel: Begin hands out numbers, Cancel marks the last one handed out. On
+  // the heap, so that moving the Generator keeps it in place.
+  struct Cancellation {
+    std::atomic<uint64_t> handed_out{0};
+    std::atomic<uint64_t> cancelled{0};
+  };
+  Owned<Cancellation> cancel_;
 };
 
 }  // namespace octet

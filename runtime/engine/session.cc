@@ -149,11 +149,16 @@ Result<Session> Session::Build(const Model& model, const SessionLimits& limits,
   }
   // Prepare the forward pass: weights resolved and checked, position tables filled.
   session.f32_products_.reset(new (std::nothrow) F32FullyConnectedSet());
+  if (session.f32_products_ == nullptr) {
+    return Status(StatusCode::kOutOfMemory, "session: out of memory for the fp32 products' set");
+  }
   if (limits.stream_weights) session.weight_stream_.reset(new (std::nothrow) WeightStream(limits.stream_keep_bytes));
-  session.hooks_.reset(new (std::nothrow) ForwardHooks());
-  if (session.f32_products_ == nullptr || session.hooks_ == nullptr ||
-      (limits.stream_weights && !session.weight_stream_)) {
-    return Status(StatusCode::kOutOfMemory, "no memory for the session's fp32 products");
+  if (limits.stream_weights && session.weight_stream_ == nullptr) {
+    return Status(StatusCode::kOutOfMemory, "session: out of memory for the weight stream");
+  }
+  session.hooks_.reset(New<ForwardHooks>());
+  if (session.hooks_ == nullptr) {
+    return Status(StatusCode::kOutOfMemory, "session: out of memory for the forward hooks");
   }
   OCTET_RETURN_IF_ERROR(PrepareForward(model, *session.kernels_, session.pool_.get(),
                                        layout.forward, session.activations_, session.scratch_,

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/alloc.h"
 #include "core/arena.h"
 #include "core/result.h"
 #include "engine/forward.h"
@@ -228,7 +229,7 @@ class Session {
   std::unique_ptr<WeightStream> weight_stream_;
   // The observers and the weight stream (forward_.hooks while one is set);
   // on the heap, made at creation, so that moving the Session keeps it in place.
-  std::unique_ptr<ForwardHooks> hooks_;
+  Owned<ForwardHooks> hooks_;
   uint32_t threads_ = 1;
   SessionLimits limits_;
   SessionPlan plan_;

@@ -335,11 +335,13 @@ Status WeightStream::Init(const Model& model, size_t threads, LayerWeights* laye
   threads_ = threads;
   layers_ = layers;
   weights_ = weights;
-  count_ = LayerWeightsCount(a);
-  layers_state_ = new (std::nothrow) State[count_ > 0 ? count_ : 1];
+  const size_t count = LayerWeightsCount(a);
+  layers_state_ = new (std::nothrow) State[count > 0 ? count : 1];
   if (layers_state_ == nullptr) {
-    return Status(StatusCode::kOutOfMemory, "no memory for the weight stream");
+    return Status::Error(StatusCode::kOutOfMemory,
+                         "weight stream: out of memory for the state of %zu layers", count);
   }
+  count_ = count;  // the destructor's layers
   // Each layer's tensors by name ("layers.3.", "decoder.layers.0.", ...): the
   // file keeps a layer's tensors together, so one range per layer covers them.
   const bool enc_dec = a.structure() == fb::Structure::EncoderDecoder;

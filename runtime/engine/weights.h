@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "format/model.h"
 #include "format/tensor_roles.h"
@@ -154,6 +155,7 @@ Status PrepareF32Products(const Model& model, size_t threads, LayerWeights* laye
 // that layer's products run on f32_gemm__ref.
 class WeightStream {
  public:
+  OCTET_ALLOCATED_THROUGH_ALLOCATE  // the session's, made with new (std::nothrow)
   // keep_bytes (SessionLimits::stream_keep_bytes): the head, then the first
   // layers, whose file bytes fit this budget are packed once and kept, their
   // pages never released, as an unstreamed session would; the rest stream.
@@ -176,6 +178,7 @@ class WeightStream {
     void Cover(const TensorView& t);
   };
   struct State {
+    OCTET_ALLOCATED_THROUGH_ALLOCATE  // layers_state_, new (std::nothrow) State[count_]
     Range range;                              // the file bytes of its tensors
     bool keep = false;                        // within keep_bytes
     F32FullyConnectedSet* kept = nullptr;     // keep: its operators, once packed

@@ -59,7 +59,7 @@ F32FullyConnectedSet::~F32FullyConnectedSet() {
         xnn_delete_operator(static_cast<xnn_operator_t>(matrices_[m].ops_[p]));
       }
     }
-    delete[] matrices_[m].ops_;
+    Free(matrices_[m].ops_);
   }
   delete[] matrices_;
 }
@@ -70,7 +70,8 @@ Status F32FullyConnectedSet::Reserve(size_t matrices) {
   }
   matrices_ = new (std::nothrow) F32FullyConnected[matrices > 0 ? matrices : 1];
   if (matrices_ == nullptr) {
-    return Status(StatusCode::kOutOfMemory, "no memory for the fp32 products' operators");
+    return Status::Error(StatusCode::kOutOfMemory,
+                         "fp32 products: out of memory for the table of %zu matrices", matrices);
   }
   capacity_ = matrices;
   return Status::Ok();
@@ -94,11 +95,15 @@ Result<const F32FullyConnected*> F32FullyConnectedSet::Add(size_t n, size_t k,
   fc.k_ = k;
   fc.piece_columns_ = cols;
   fc.pieces_ = (n + cols - 1) / cols;
-  fc.ops_ = new (std::nothrow) void*[fc.pieces_]();
+  fc.ops_ = NewArray<void*>(fc.pieces_);
   if (fc.ops_ == nullptr) {
+    const size_t pieces = fc.pieces_;
     fc.pieces_ = 0;
-    return Status(StatusCode::kOutOfMemory, "no memory for the fp32 products' operators");
+    return Status::Error(StatusCode::kOutOfMemory,
+                         "fp32 products: out of memory for the %zu operators of a [%zu, %zu] "
+                         "matrix", pieces, n, k);
   }
+  for (size_t p = 0; p < fc.pieces_; ++p) fc.ops_[p] = nullptr;
   ++count_;  // from here the destructor deletes what was created
   for (size_t p = 0; p < fc.pieces_; ++p) {
     const size_t n0 = p * cols;

@@ -61,6 +61,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/alloc.h"
 #include "core/result.h"
 #include "core/status.h"
 
@@ -94,6 +95,7 @@ const char* F32FullyConnectedUnavailable();
 // valid while the set lives.
 class F32FullyConnected {
  public:
+  OCTET_ALLOCATED_THROUGH_ALLOCATE  // the set's array of them
   size_t n() const { return n_; }
   size_t k() const { return k_; }
   size_t pieces() const { return pieces_; }
@@ -107,7 +109,7 @@ class F32FullyConnected {
 
  private:
   friend class F32FullyConnectedSet;
-  void** ops_ = nullptr;  // [pieces] xnn_operator_t
+  void** ops_ = nullptr;  // [pieces] xnn_operator_t (NewArray)
   size_t n_ = 0;
   size_t k_ = 0;
   size_t pieces_ = 0;
@@ -115,9 +117,12 @@ class F32FullyConnected {
 };
 
 // Owns the operators of a session's matrices; deleting the set deletes them.
-// Reserve and Add allocate (prepare time only); nothing else does.
+// Reserve and Add allocate (prepare time only); nothing else does. The set and
+// its tables come from Allocate; the packed weights from XNNPACK's own
+// allocator (its xnn_status_out_of_memory becomes kOutOfMemory).
 class F32FullyConnectedSet {
  public:
+  OCTET_ALLOCATED_THROUGH_ALLOCATE  // made with new (std::nothrow): sessions, weight stream
   F32FullyConnectedSet() = default;
   ~F32FullyConnectedSet();
   F32FullyConnectedSet(const F32FullyConnectedSet&) = delete;

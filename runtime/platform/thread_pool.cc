@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 #include "platform/clock.h"
@@ -36,6 +38,7 @@ inline void CpuRelax() {
 // only by a compare-and-swap that also checks the generation. The caller waits
 // for the tasks to be done, never for a worker that has not woken yet.
 struct ThreadPool::Shared {
+  OCTET_ALLOCATED_THROUGH_ALLOCATE
   struct Slot {
     std::atomic<ParallelTaskFn> fn{nullptr};
     std::atomic<void*> ctx{nullptr};
@@ -85,30 +88,33 @@ ThreadPool::ThreadPool(uint32_t threads) : threads_(threads) {}
 Result<ThreadPool*> ThreadPool::Create(uint32_t threads) {
   if (threads < 1) return Status(StatusCode::kInvalidArgument, "a thread pool needs >= 1 thread");
   ThreadPool* pool = new (std::nothrow) ThreadPool(threads);
-  if (pool == nullptr) return Status(StatusCode::kOutOfMemory, "no memory for the thread pool");
+  if (pool == nullptr) {
+    return Status(StatusCode::kOutOfMemory, "thread pool: out of memory for the pool");
+  }
   if (threads == 1) return pool;
-  Shared* s = new (std::nothrow) Shared;
   const size_t workers = threads - 1;
-  if (s != nullptr) {
-    s->workers = new (std::nothrow) pthread_t[workers];
-    s->starts = new (std::nothrow) Shared::Start[workers];
-  }
-  if (s == nullptr || s->workers == nullptr || s->starts == nullptr) {
-    if (s != nullptr) {
-      delete[] s->workers;
-      delete[] s->starts;
-    }
-    delete s;
+  Shared* s = new (std::nothrow) Shared;
+  if (s == nullptr) {
     delete pool;
-    return Status(StatusCode::kOutOfMemory, "no memory for the thread pool");
+    return Status(StatusCode::kOutOfMemory, "thread pool: out of memory for its shared state");
   }
-  pool->shared_ = s;
+  pool->shared_ = s;  // from here `delete pool` frees s and what it holds
+  s->workers = NewArray<pthread_t>(workers);
+  s->starts = NewArray<Shared::Start>(workers);
+  if (s->workers == nullptr || s->starts == nullptr) {
+    delete pool;
+    return Status::Error(StatusCode::kOutOfMemory,
+                         "thread pool: out of memory for the state of %zu workers", workers);
+  }
   for (size_t i = 0; i < workers; ++i) {
     s->starts[i] = Shared::Start{s, i + 1};
-    if (pthread_create(&s->workers[i], nullptr, &ThreadPool::WorkerMain, &s->starts[i]) != 0) {
+    const int error =
+        pthread_create(&s->workers[i], nullptr, &ThreadPool::WorkerMain, &s->starts[i]);
+    if (error != 0) {
       delete pool;  // joins the ones started
-      return Status::Error(StatusCode::kInternal, "could not start worker thread %zu of %u",
-                           i + 1, threads - 1);
+      return Status::Error(error == EAGAIN ? StatusCode::kOutOfMemory : StatusCode::kInternal,
+                           "thread pool: could not start worker thread %zu of %zu: %s", i + 1,
+                           workers, std::strerror(error));
     }
     s->started = i + 1;
   }
@@ -128,8 +134,8 @@ ThreadPool::~ThreadPool() {
   for (size_t i = 0; i < s->started; ++i) pthread_join(s->workers[i], nullptr);
   pthread_mutex_destroy(&s->mutex);
   pthread_cond_destroy(&s->wake);
-  delete[] s->workers;
-  delete[] s->starts;
+  Free(s->workers);
+  Free(s->starts);
   delete s;
 }
 

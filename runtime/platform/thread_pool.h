@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/alloc.h"
 #include "core/result.h"
 
 namespace octet {
@@ -31,8 +32,13 @@ typedef void (*ParallelTaskFn)(void* ctx, size_t task, size_t thread);
 
 class ThreadPool {
  public:
-  // Starts threads - 1 workers (threads >= 1; 1 starts none). Fails with
-  // kOutOfMemory / kInternal when the OS refuses a thread.
+  OCTET_ALLOCATED_THROUGH_ALLOCATE  // `delete pool` frees it
+
+  // Starts threads - 1 workers (threads >= 1; 1 starts none). The pool and
+  // its workers' state come from Allocate (kOutOfMemory naming what failed);
+  // the threads' own stacks and start-up come from pthread_create, whose
+  // refusal is kOutOfMemory (EAGAIN: no resources for another thread) or
+  // kInternal, with the error.
   static Result<ThreadPool*> Create(uint32_t threads);
   ~ThreadPool();  // stops and joins the workers
   ThreadPool(const ThreadPool&) = delete;
