@@ -1,23 +1,17 @@
 // The forward pass. One function per block, each buffer with its shape. fp32
-// files: products on XNNPACK (ops/f32_fully_connected.h) or f32_gemm__ref,
-// attention and the rest through the dispatch table. int8 files: MatMul
-// quantizes its input rows and calls the dispatch table's packed GEMM (with the
-// dequantization fused where the table has qs8_packed_gemm_f32). Attention runs
-// behind one backend chosen at prepare time (AttentionBackend): fp32, or int8,
-// which quantizes Q, K and V per (token, head) and calls ops/qs8_attention.h,
-// with K and V stored in int8 in the KV cache.
+// files: products on XNNPACK (ops/f32_fully_connected.h) or f32_gemm__ref, the
+// rest through the dispatch table. int8 files: MatMul quantizes its input rows
+// and calls the dispatch table's packed GEMM (with the dequantization fused
+// where the table has qs8_packed_gemm_f32). Each layer's token mixer is the one
+// the file names for it (engine/mixer.h: attention in mixer_attention.cc, ...);
+// the feed-forward is in ffn.cc; the pieces they share in forward_internal.h.
 //
 //   Embed              token × embedding_scale (+ token type 0) (+ learned or
 //                      sinusoidal position) (→ embedding norm)
-//   Layer              pre-norm:  x += Attn(Norm(x)); [x += Cross(Norm(x))]; x += FFN(Norm(x))
-//                      sandwich:  x += PostNorm(Attn(Norm(x))); x += PostNorm(FFN(Norm(x)))
-//                      post-norm: x = Norm(x + Attn(x)); [x = Norm(x + Cross(x))];
+//   Layer              pre-norm:  x += Mixer(Norm(x)); [x += Cross(Norm(x))]; x += FFN(Norm(x))
+//                      sandwich:  x += PostNorm(Mixer(Norm(x))); x += PostNorm(FFN(Norm(x)))
+//                      post-norm: x = Norm(x + Mixer(x)); [x = Norm(x + Cross(x))];
 //                                 x = Norm(x + FFN(x))
-//   SelfAttention      Q, K, V projections (+ bias), RoPE (the layer's base), tiled attention
-//                      per sequence (soft-cap, padding, causal, the layer's window, ALiBi, T5
-//                      bias), output projection
-//   CrossAttention     Q from the decoder, K, V from the encoder output
-//   FeedForward        up (+ bias), [act(gate) * up | act(up)], down (+ bias)
 //   Head               logits = softcap(x · headᵀ × logits_scale) (+ final_logits_bias)
 #include "engine/forward.h"
 

@@ -1,5 +1,6 @@
-// The forward pass: embedding, transformer layers (self-attention,
-// cross-attention, feed-forward; pre- or post-norm), final norm and LM head.
+// The forward pass: embedding, transformer layers (each layer's token mixer,
+// engine/mixer.h, cross-attention, feed-forward; pre- or post-norm), final
+// norm and LM head.
 // fp32 files run it in float: the oracle the int8 path is checked against
 // (matrix products on XNNPACK, ops/f32_fully_connected.h, where the build and
 // the CPU have it, else f32_gemm__ref; attention on the table's f32_attention). int8

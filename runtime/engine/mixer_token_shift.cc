@@ -53,11 +53,13 @@ void RunTokenShift(const Forward& f, const LayerWeights& w, const MixerCall& c, 
       for (size_t i = 0; i < h; ++i) o[i] = shift[i] * prev[i];
     }
     if (!c.decoder) continue;
-    // Keep the sequence's last real row of this call (its position valid[b] - 1).
-    const uint64_t last = static_cast<uint64_t>(c.valid[b]) - 1;
-    if (c.valid[b] > 0 && last >= p0 && last < p0 + c.seq) {
-      std::memcpy(StateRow(f, c.layer, b), xb + (last - p0) * h, h * sizeof(float));
-    }
+    // Keep the last real row of this call: the sequence's last real position
+    // is valid[b] - 1 (later rows are padding); a prompt chunk before it ends
+    // at p0 + seq - 1. A call with no real row keeps the state.
+    if (c.valid[b] == 0 || c.valid[b] - 1 < p0) continue;
+    const uint64_t end = p0 + c.seq - 1;
+    const uint64_t last = c.valid[b] - 1 < end ? c.valid[b] - 1 : end;
+    std::memcpy(StateRow(f, c.layer, b), xb + (last - p0) * h, h * sizeof(float));
   }
 }
 

@@ -66,6 +66,27 @@ Status CheckRange(uint32_t value, uint32_t lo, uint32_t hi, const char* what) {
   return Status::Ok();
 }
 
+// (format 1.5) Architecture.layer_mixers: empty, or one token mixer per layer
+// (the encoder's then the decoder's), each a kind this runtime knows.
+Status CheckLayerMixers(const fb::Architecture& a) {
+  const auto* mixers = a.layer_mixers();
+  if (mixers == nullptr) return Status::Ok();
+  const uint64_t layers = static_cast<uint64_t>(a.num_layers()) +
+                          (a.structure() == fb::Structure::EncoderDecoder ? a.num_decoder_layers() : 0);
+  if (mixers->size() != 0 && mixers->size() != layers) {
+    return Status::Error(kBad, "architecture: layer_mixers has %u entries for %llu layers",
+                         mixers->size(), static_cast<unsigned long long>(layers));
+  }
+  for (uint32_t i = 0; i < mixers->size(); ++i) {
+    const uint8_t kind = static_cast<uint8_t>(mixers->Get(i));
+    if (kind > static_cast<uint8_t>(fb::TokenMixer::MAX)) {
+      return Status::Error(kBad, "architecture: layer_mixers[%u] is %u, not a token mixer this "
+                                 "runtime knows (a newer file?)", i, kind);
+    }
+  }
+  return Status::Ok();
+}
+
 Status CheckArchitecture(const fb::Architecture& a) {
   using fb::Family;
   using fb::Structure;
@@ -157,22 +178,7 @@ Status CheckArchitecture(const fb::Architecture& a) {
                            att.sliding_window());
     }
   }
-  // (format 1.5)
-  if (const auto* mixers = a.layer_mixers()) {
-    const uint64_t layers = static_cast<uint64_t>(a.num_layers()) +
-                            (a.structure() == Structure::EncoderDecoder ? a.num_decoder_layers() : 0);
-    if (mixers->size() != 0 && mixers->size() != layers) {
-      return Status::Error(kBad, "architecture: layer_mixers has %u entries for %llu layers",
-                           mixers->size(), static_cast<unsigned long long>(layers));
-    }
-    for (uint32_t i = 0; i < mixers->size(); ++i) {
-      const uint8_t kind = static_cast<uint8_t>(mixers->Get(i));
-      if (kind > static_cast<uint8_t>(fb::TokenMixer::MAX)) {
-        return Status::Error(kBad, "architecture: layer_mixers[%u] is %u, not a token mixer this "
-                                   "runtime knows (a newer file?)", i, kind);
-      }
-    }
-  }
+  OCTET_RETURN_IF_ERROR(CheckLayerMixers(a));
   if (a.position() == fb::PositionKind::Rope) {
     const fb::Rope* rope = a.rope();
     if (rope == nullptr) return Status(kBad, "architecture: position Rope without rope parameters");

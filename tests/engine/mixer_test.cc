@@ -98,9 +98,9 @@ TEST_CASE("the registry has one row per token-mixer kind, each naming its kind a
   for (uint32_t k = 0; k <= static_cast<uint32_t>(fb::TokenMixer::MAX); ++k) {
     const TokenMixer& m = GetTokenMixer(static_cast<fb::TokenMixer>(k));
     CHECK(static_cast<uint32_t>(m.kind) == k);
-    CHECK(m.name != nullptr);
-    CHECK(m.run != nullptr);
-    CHECK(m.copy_state != nullptr);
+    CHECK((m.name != nullptr));
+    CHECK((m.run != nullptr));
+    CHECK((m.copy_state != nullptr));
     // Its tensors bind by their place in the group (engine/weights.h MixerTensors).
     if (GetRoleGroup(m.roles).indexed_slots) {
       const RoleRange rows = RolesOf(m.roles);
