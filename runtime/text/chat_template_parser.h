@@ -152,14 +152,19 @@ class ChatTemplateParser {
   Status ParseCondExpr(int32_t* out);
   Status NewBinary(BinaryOp op, int32_t line, int32_t right, int32_t* out);
   Status NewLogical(NodeKind kind, int32_t line, int32_t right, int32_t* out);
+  // One function per precedence level, lowest first, as jinja2's parser has
+  // them: the logical operators, ...
   Status ParseOr(int32_t* out);
   Status ParseAnd(int32_t* out);
   Status ParseNot(int32_t* out);
+  // ... comparisons and arithmetic (+ -, ~, * / // %, **) ...
   Status ParseCompare(int32_t* out);
   Status ParseMath1(int32_t* out);
   Status ParseConcat(int32_t* out);
   Status ParseMath2(int32_t* out);
   Status ParsePow(int32_t* out);
+  // ... unary signs, then a primary with its postfixes (attributes,
+  // subscripts, calls, filters, tests).
   Status ParseUnary(bool with_filter, int32_t* out);
   Status ParsePrimary(int32_t* out);
   Status ParsePostfix(int32_t* node);
