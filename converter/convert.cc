@@ -407,8 +407,9 @@ std::vector<std::vector<int32_t>> ChooseEvaluation(const std::filesystem::path& 
                                                    TwinOnDemand& twin, std::string* description) {
   const bool tune = options.tune.enabled;
   const bool tuner_runs =
-      tune && TuneMemoryBytes(spec, TokenCount(calibration), options.tune) <=
-                  options.tune.max_memory_bytes;
+      tune && (spec.architecture.structure != fb::Structure::EncoderDecoder ||
+               TuneMemoryBytes(spec, TokenCount(calibration), options.tune) <=
+                   options.tune.max_memory_bytes);
   if (!tune) {
     *description = "nothing (--no-tune)";
     return {};
@@ -443,7 +444,16 @@ Calibration TuneInt8(const std::filesystem::path& source_dir, const ModelSpec& s
   std::string evaluated_on;
   const std::vector<std::vector<int32_t>> evaluation =
       ChooseEvaluation(source_dir, spec, options, calibration, twin, &evaluated_on);
-  result.tuning = TuneQuantization(spec, checkpoint, calibration, evaluation, options.tune);
+  TuneOptions tune = options.tune;
+  size_t evaluation_tokens = 0;
+  for (const std::vector<int32_t>& s : evaluation) evaluation_tokens += s.size();
+  tune.twin_keep_bytes = TwinKeepBytes(spec, evaluation_tokens);
+  // Encoder-decoders are tuned whole, on an fp32 model of their own.
+  const Model* twin_model =
+      options.tune.enabled && spec.architecture.structure != fb::Structure::EncoderDecoder
+          ? &twin.Get()
+          : nullptr;
+  result.tuning = TuneQuantization(spec, checkpoint, calibration, evaluation, tune, twin_model);
   result.tuning.evaluation = evaluated_on;
   result.calibration = calibration.description;
   ReturnFreedMemory();

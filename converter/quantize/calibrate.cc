@@ -15,13 +15,18 @@ namespace {
 // One sequence through a model with the session set up by `setup` first:
 // decoders read it whole; encoder-decoder models read it on both sides,
 // teacher-forced on the same ids shifted right behind the start token.
+// stream: SessionLimits::stream_weights, keeping keep_bytes packed.
 template <typename Setup>
-Session RunSequence(const Model& model, const std::vector<int32_t>& ids, Setup setup) {
+Session RunSequence(const Model& model, const std::vector<int32_t>& ids, Setup setup,
+                    bool stream = false, uint64_t keep_bytes = 0) {
   const fb::Architecture& a = model.architecture();
   const auto len = static_cast<uint32_t>(ids.size());
   SessionLimits limits;
   limits.max_batch = 1;
   limits.max_seq = len;
+  limits.threads = 0;  // the machine's fast cores: the same results on any count
+  limits.stream_weights = stream;
+  limits.stream_keep_bytes = keep_bytes;
   Result<Session> session = Session::Create(model, limits);
   if (!session.ok()) Fail("calibration: ", session.status().message());
   Session run = std::move(session.value());
@@ -102,13 +107,75 @@ std::map<ProductSite, ProductInputs> CaptureProductInputs(
   return sites;
 }
 
-OutputReference::OutputReference(const Model& fp32, std::vector<std::vector<int32_t>> sequences)
+namespace {
+
+struct BlockState {
+  const std::vector<float>* in = nullptr;  // the stream to start the layer from, or null
+  std::vector<float>* out = nullptr;
+};
+
+void InjectStream(void* ctx, LayerStack, uint32_t, float* x, size_t rows, size_t hidden) {
+  const BlockState& b = *static_cast<BlockState*>(ctx);
+  if (b.in == nullptr) return;
+  if (b.in->size() != rows * hidden) Fail("internal: a block's input stream has the wrong size");
+  std::memcpy(x, b.in->data(), rows * hidden * sizeof(float));
+}
+
+void KeepStream(void* ctx, LayerStack, uint32_t, const float* x, size_t rows, size_t hidden) {
+  const BlockState& b = *static_cast<BlockState*>(ctx);
+  b.out->assign(x, x + rows * hidden);
+}
+
+}  // namespace
+
+BlockRun RunBlock(const Model& block, const std::vector<std::vector<int32_t>>& ids,
+                  const std::vector<std::vector<float>>* in, size_t max_rows) {
+  if (block.architecture().structure() == fb::Structure::EncoderDecoder) {
+    Fail("internal: blocks are single-stack models");
+  }
+  BlockRun run;
+  size_t longest = 0, total = 0;
+  for (const std::vector<int32_t>& s : ids) {
+    longest = std::max(longest, s.size());
+    total += s.size();
+  }
+  SessionLimits limits;
+  limits.max_batch = 1;
+  limits.max_seq = static_cast<uint32_t>(longest);
+  limits.threads = 0;  // the machine's fast cores: the same results on any count
+  Result<Session> created = Session::Create(block, limits);  // one pass per sequence: no chunks
+  if (!created.ok()) Fail("calibration: ", created.status().message());
+  Session& session = created.value();
+  BlockState state;
+  session.SetLayerInput(InjectStream, &state);
+  session.SetLayerObserver(KeepStream, &state);
+  CaptureState capture;
+  capture.sites = &run.inputs;
+  capture.stride = max_rows > 0 && total > max_rows ? (total + max_rows - 1) / max_rows : 1;
+  if (max_rows > 0) session.SetProductObserver(ObserveProduct, &capture);
+  run.out.resize(ids.size());
+  // Past the first block the ids are stand-ins (the stream replaces their embeddings).
+  const bool from_ids = in == nullptr;
+  std::vector<int32_t> zeros;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const auto len = static_cast<uint32_t>(ids[i].size());
+    state.in = from_ids ? nullptr : &(*in)[i];
+    state.out = &run.out[i];
+    zeros.assign(len, 0);
+    const Status st = session.Run(from_ids ? ids[i].data() : zeros.data(), &len, 1, len);
+    if (!st.ok()) Fail("calibration: ", st.message());
+  }
+  return run;
+}
+
+OutputReference::OutputReference(const Model& fp32, std::vector<std::vector<int32_t>> sequences,
+                                 bool stream, uint64_t keep_bytes)
     : sequences_(std::move(sequences)) {
   const fb::Architecture& a = fp32.architecture();
   has_distribution_ = a.structure() != fb::Structure::EncoderOnly;
   encoder_decoder_ = a.structure() == fb::Structure::EncoderDecoder;
   for (const std::vector<int32_t>& ids : sequences_) {
-    const Session session = RunSequence(fp32, ids, [](Session&) {});
+    const Session session = RunSequence(fp32, ids, [](Session&) {}, stream, keep_bytes);
     const OutputView out = session.output();
     dim_ = out.dim;
     outputs_.push_back({std::vector<float>(out.data, out.data + size_t{out.seq} * out.dim)});

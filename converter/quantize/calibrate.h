@@ -47,6 +47,18 @@ struct ProductSite {
 std::map<ProductSite, ProductInputs> CaptureProductInputs(
     const Model& model, const std::vector<std::vector<int32_t>>& sequences, size_t max_rows);
 
+// A block of a model (quantize/block_model.h) run over calibration sequences:
+// the first block reads the ids, the others the streams `in` (per sequence,
+// [length, hidden]: what the layers before made), through
+// Session::SetLayerInput. out: per sequence, the stream after the layer.
+// max_rows > 0: also every product input, kept as CaptureProductInputs keeps them.
+struct BlockRun {
+  std::vector<std::vector<float>> out;
+  std::map<ProductSite, ProductInputs> inputs;
+};
+BlockRun RunBlock(const Model& block, const std::vector<std::vector<int32_t>>& ids,
+                  const std::vector<std::vector<float>>* in, size_t max_rows);
+
 // The int8 model against its fp32 twin on next-token prediction.
 struct OutputMetrics {
   bool has_distribution = false;  // false for encoder-only models (hidden states out)
@@ -61,9 +73,12 @@ struct OutputMetrics {
 };
 
 // The fp32 model's outputs on a set of sequences, kept to score int8 candidates.
+// stream: its sessions hold one layer's weights at a time, keeping keep_bytes
+// of them packed (SessionLimits::stream_weights, stream_keep_bytes).
 class OutputReference {
  public:
-  OutputReference(const Model& fp32, std::vector<std::vector<int32_t>> sequences);
+  OutputReference(const Model& fp32, std::vector<std::vector<int32_t>> sequences,
+                  bool stream = false, uint64_t keep_bytes = 0);
   OutputMetrics Compare(const Model& int8) const;
   const std::vector<std::vector<int32_t>>& sequences() const { return sequences_; }
 

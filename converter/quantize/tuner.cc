@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 
 #include "format/model.h"
 #include "format/tensor_roles.h"
 #include "import/error.h"
+#include "quantize/block_model.h"
 #include "quantize/rounding.h"
 
 namespace octet {
@@ -86,7 +88,9 @@ class Workbench {
 
   // Groups for the captured sites of this architecture: the role table's
   // product matrices of each site's input, and where its factors fold.
-  std::vector<Group> Groups(const std::map<ProductSite, ProductInputs>& sites) const {
+  // Only `matrices` are read (a block's stand-ins are not).
+  std::vector<Group> Groups(const std::map<ProductSite, ProductInputs>& sites,
+                            const std::vector<std::string>& matrices) const {
     const fb::ArchitectureT& a = spec_.architecture;
     const bool pre = a.norm_placement == fb::NormPlacement::Pre;
     std::vector<Group> groups;
@@ -103,7 +107,9 @@ class Workbench {
         const RoleInfo& r = GetRole(static_cast<Role>(i));
         if (r.storage != RoleStorage::kProduct || r.input != site.which) continue;
         const std::string name = SiteTensorName(r, st, l);
-        if (Has(name)) g.matrices.push_back(name);
+        if (Has(name) && std::find(matrices.begin(), matrices.end(), name) != matrices.end()) {
+          g.matrices.push_back(name);
+        }
       }
       if (g.matrices.empty()) continue;
       const InputWriter writer = WriterOf(site.which, a);
@@ -138,11 +144,24 @@ class Workbench {
 
   // Smoothing changes these canonical tensors (their current values).
   void MarkSmoothed(const std::string& name) { smoothed_[name] = values_.at(name); }
+  // ... and, for matrices, by what: columns multiplied by col[j], rows divided
+  // by row[i] (an fp32 product later needs the smoothed values again).
+  void RecordFactors(const std::string& name, const std::vector<float>* col,
+                     const std::vector<float>* row) {
+    auto compose = [](std::vector<float>& into, const std::vector<float>& f) {
+      if (into.empty()) into.assign(f.size(), 1.0f);
+      for (size_t i = 0; i < f.size(); ++i) into[i] *= f[i];
+    };
+    if (col != nullptr) compose(factors_[name].col, *col);
+    if (row != nullptr) compose(factors_[name].row, *row);
+  }
+  const std::map<std::string, MatrixSmoothing>& factors() const { return factors_; }
   const std::map<std::string, std::vector<float>>& smoothed() const { return smoothed_; }
   void RestoreSmoothed(const std::map<std::string, std::vector<float>>& saved_values,
                        const std::map<std::string, std::vector<float>>& saved_smoothed) {
     for (const auto& [name, v] : saved_values) values_[name] = v;
     smoothed_ = saved_smoothed;
+    factors_.clear();
   }
 
  private:
@@ -151,6 +170,7 @@ class Workbench {
   std::map<std::string, std::vector<uint32_t>> shapes_;
   std::map<std::string, std::vector<float>> values_;
   std::map<std::string, std::vector<float>> smoothed_;
+  std::map<std::string, MatrixSmoothing> factors_;
 };
 
 // A sample of at most `max` rows of x (every stride-th), for error measurements.
@@ -248,6 +268,8 @@ std::set<std::string> KeepFp32Matches(const ModelSpec& spec, const TuneOptions& 
 std::string WhyUntuned(const ModelSpec& spec, const Calibration& calibration,
                        const TuneOptions& options) {
   if (!options.enabled) return "tuning off (--no-tune)";
+  // Layer by layer, the tuner holds one layer at a time: it runs for every size.
+  if (spec.architecture.structure != fb::Structure::EncoderDecoder) return "";
   size_t tokens = 0;
   for (const std::vector<int32_t>& s : calibration.sequences) tokens += s.size();
   const uint64_t bytes = TuneMemoryBytes(spec, tokens, options);
@@ -300,21 +322,26 @@ std::unique_ptr<InMemoryModel> LoadFp32Twin(const ModelSpec& spec, const Checkpo
   return LoadInMemory(writer);
 }
 
-// One tuning run: the state the steps share. Each step measures the int8
-// model end to end against the fp32 twin and keeps what it changed only
-// where the loss falls; each returns true once the target is met.
-class Tuner {
+// Scores an int8 model (or block) built with a step's overrides.
+using MeasureFn = std::function<OutputMetrics(const Model& int8)>;
+
+// The per-matrix techniques on one unit of a model: a layer (the
+// layer-by-layer pass: `spec` is its block, quantize/block_model.h) or the
+// whole model (encoder-decoders). Each step builds the unit with what it
+// changed, scores it with `measure` and keeps the change only where the loss
+// falls; each returns true once the target is met (never for a layer, whose
+// measure has no distribution).
+class StepTuner {
  public:
-  Tuner(const ModelSpec& spec, const Checkpoint& checkpoint, const Calibration& calibration,
-        const std::vector<std::vector<int32_t>>& evaluation, const TuneOptions& options,
-        std::set<std::string> keep_f32)
+  StepTuner(const ModelSpec& spec, const Checkpoint& checkpoint,
+            std::map<ProductSite, ProductInputs> inputs, std::vector<std::string> matrices,
+            MeasureFn measure, const TuneOptions& options, std::set<std::string> keep_f32)
       : options_(options),
         bench_(spec, checkpoint),
-        matrices_(ProductMatrices(spec)),
-        fp32_(LoadFp32Twin(spec, checkpoint)),
-        reference_(fp32_->model, evaluation),
-        inputs_(CaptureProductInputs(fp32_->model, calibration.sequences, options.max_rows)),
-        groups_(bench_.Groups(inputs_)) {
+        matrices_(std::move(matrices)),
+        measure_(std::move(measure)),
+        inputs_(std::move(inputs)),
+        groups_(bench_.Groups(inputs_, matrices_)) {
     result_.overrides.keep_f32 = std::move(keep_f32);
     result_.total_matrices = matrices_.size();
     for (const Group& g : groups_) {
@@ -400,18 +427,21 @@ class Tuner {
     return TargetMet(best_, options_);
   }
 
-  // Steps 4 and 5 (mixed precision) pick by measuring the output
-  // distribution: encoders stop before them.
-  bool HasDistribution() const { return best_.has_distribution; }
-
-  // Step 4: 16-bit inputs (two int8 digits: the weights, the file's bytes
-  // and the kernels stay int8; the product costs twice), scored by the share
-  // of its product's error the 8-bit input makes.
-  void WideInputs() {
+  // What the escalation (quantize/tuner.h) ranks each matrix by, as a share
+  // of the signal ‖x·Wᵀ‖² of its product on the samples: wide, the part of
+  // its product's error its 8-bit input makes (what 16-bit inputs remove);
+  // fp32, its whole error (what an fp32 product removes).
+  void Scores(std::map<std::string, double>* wide, std::map<std::string, double>* fp32) {
+    if (samples_.empty()) {
+      for (const auto& [site, x] : inputs_) samples_[site] = Subsample(x, 1024);
+    }
     MeasureSignal();
-    std::map<std::string, double> score;
     for (const std::string& m : matrices_) {
-      if (result_.overrides.keep_f32.count(m) || !group_of_.count(m)) continue;
+      if (result_.overrides.keep_f32.count(m)) continue;
+      if (!group_of_.count(m)) {
+        (*fp32)[m] = 0;
+        continue;
+      }
       const std::vector<float>& w = bench_.Values(m);
       const auto q = current_.find(m);
       const QuantizedMatrix rounded =
@@ -421,34 +451,26 @@ class Tuner {
       const ProductInputs& x = samples_.at(group_of_.at(m)->site);
       const double with8 = ProductError(x, w.data(), bench_.Rows(m), now, nullptr, true);
       const double weights_only = ProductError(x, w.data(), bench_.Rows(m), now, nullptr, false);
-      score[m] = signal_.at(m) > 0 ? (with8 - weights_only) / signal_.at(m) : 0;
+      const double signal = signal_.at(m);
+      (*wide)[m] = signal > 0 ? (with8 - weights_only) / signal : 0;
+      (*fp32)[m] = signal > 0 ? with8 / signal : 0;
     }
-    Greedy("16-bit inputs", options_.max_wide_fraction, score,
-           [](QuantOverrides& o, const std::string& m) { o.wide_input.insert(m); });
   }
 
-  // Step 5, the last resort: matrices kept F32, scored by their whole
-  // product error.
-  void Fp32Products() {
-    MeasureSignal();
-    std::map<std::string, double> score;
+  // Every tunable matrix's int8 form into the result (round to nearest of
+  // its values as smoothing left them, where no step rounded it), so the
+  // unit's matrices need nothing more from the checkpoint.
+  void CompleteInt8() {
     for (const std::string& m : matrices_) {
-      if (result_.overrides.keep_f32.count(m)) continue;
-      if (!group_of_.count(m)) {
-        score[m] = 0;
-        continue;
-      }
-      const auto q = current_.find(m);
-      const double err = q != current_.end() ? current_err_.at(m) : 0;
-      score[m] = signal_.at(m) > 0 ? err / signal_.at(m) : 0;
+      if (result_.overrides.keep_f32.count(m) || result_.overrides.int8.count(m)) continue;
+      if (!group_of_.count(m)) continue;
+      const std::vector<float>& w = bench_.Values(m);
+      result_.overrides.int8[m] = QuantizeRows(w.data(), bench_.Rows(m), bench_.Cols(m));
     }
-    Greedy("fp32 products", options_.max_fp32_fraction, score,
-           [](QuantOverrides& o, const std::string& m) {
-             o.keep_f32.insert(m);
-             o.int8.erase(m);
-             o.wide_input.erase(m);
-           });
   }
+
+  const Workbench& bench() const { return bench_; }
+  const OutputMetrics& best() const { return best_; }
 
   // The report: every decision, the last measurement and the counts.
   TuneResult Finish() {
@@ -468,9 +490,7 @@ class Tuner {
   }
 
  private:
-  OutputMetrics Measure(const QuantOverrides& o) const {
-    return reference_.Compare(bench_.Build(o)->model);
-  }
+  OutputMetrics Measure(const QuantOverrides& o) const { return measure_(bench_.Build(o)->model); }
 
   double MatrixProductError(const std::string& name, const QuantizedMatrix& q,
                             const std::vector<float>* inv_smooth, const std::vector<float>& w) {
@@ -557,6 +577,7 @@ class Tuner {
         for (size_t j = 0; j < k; ++j) w[r * k + j] *= s[j];
       }
       bench_.MarkSmoothed(m);
+      bench_.RecordFactors(m, &s, nullptr);
     }
     // The writer's output channel j (a norm weight, a row of V or up)
     // and its bias: divided by s_j. For O, channel j of the input is
@@ -578,6 +599,7 @@ class Tuner {
       for (size_t r = 0; r < divisor.size(); ++r) {
         for (size_t c = 0; c < cols; ++c) w[r * cols + c] /= divisor[r];
       }
+      bench_.RecordFactors(g.fold_weight, nullptr, &divisor);
     }
     bench_.MarkSmoothed(g.fold_weight);
     if (!g.fold_bias.empty()) {
@@ -658,50 +680,10 @@ class Tuner {
     }
   }
 
-  // Mixed precision, greedy: every round tries the few matrices that score
-  // highest and keeps the one that lowers the loss most, until the target is
-  // met or the budget (`fraction` of the matrices) is spent.
-  void Greedy(const char* step, double fraction, const std::map<std::string, double>& score,
-              void (*apply)(QuantOverrides&, const std::string&)) {
-    const auto budget = static_cast<size_t>(
-        std::floor(fraction * static_cast<double>(matrices_.size())));
-    std::vector<std::string> chosen;
-    while (chosen.size() < budget && !TargetMet(best_, options_)) {
-      std::vector<std::pair<double, std::string>> ranked;
-      for (const auto& [m, r] : score) {
-        if (std::find(chosen.begin(), chosen.end(), m) == chosen.end()) ranked.push_back({r, m});
-      }
-      if (ranked.empty()) break;
-      std::sort(ranked.rbegin(), ranked.rend());
-      if (ranked.size() > 4) ranked.resize(4);
-      std::string pick;
-      OutputMetrics pick_metrics = best_;
-      for (const auto& [r, m] : ranked) {
-        QuantOverrides o = result_.overrides;
-        apply(o, m);
-        const OutputMetrics metrics = Measure(o);
-        if (Loss(metrics) < Loss(pick_metrics)) {
-          pick = m;
-          pick_metrics = metrics;
-        }
-      }
-      if (pick.empty()) break;
-      chosen.push_back(pick);
-      apply(result_.overrides, pick);
-      best_ = pick_metrics;
-    }
-    if (!chosen.empty()) {
-      std::string names;
-      for (const std::string& m : chosen) names += (names.empty() ? "" : ", ") + m;
-      result_.steps.push_back({step, names, best_, true});
-    }
-  }
-
   const TuneOptions& options_;
   Workbench bench_;
   const std::vector<std::string> matrices_;      // every int8 matrix a product reads
-  const std::unique_ptr<InMemoryModel> fp32_;    // the twin the reference ran on
-  const OutputReference reference_;              // the fp32 outputs on the evaluation
+  const MeasureFn measure_;
   std::map<ProductSite, ProductInputs> inputs_;  // calibration inputs per product (smoothed)
   std::map<ProductSite, ProductInputs> samples_;  // at most 1024 rows of each
   const std::vector<Group> groups_;
@@ -713,30 +695,351 @@ class Tuner {
   std::map<std::string, QuantizedMatrix> current_;
   std::map<std::string, double> current_err_;
   std::map<ProductSite, std::vector<double>> hessians_;  // per product input
-  std::map<std::string, double> signal_;                 // steps 4 and 5
+  std::map<std::string, double> signal_;                 // Scores
   bool signal_measured_ = false;
 };
 
-}  // namespace
+// The whole int8 model built with `o`, scored against the fp32 reference.
+class ModelMeasure {
+ public:
+  ModelMeasure(const ModelSpec& spec, const Checkpoint& checkpoint,
+               const std::vector<std::vector<int32_t>>& evaluation, const Model* fp32_twin,
+               const TuneOptions& options)
+      : spec_(spec), checkpoint_(checkpoint) {
+    std::unique_ptr<InMemoryModel> twin;
+    if (fp32_twin == nullptr) twin = LoadFp32Twin(spec, checkpoint);
+    reference_ = std::make_unique<OutputReference>(
+        fp32_twin != nullptr ? *fp32_twin : twin->model, evaluation, fp32_twin != nullptr,
+        options.twin_keep_bytes);
+  }
+  OutputMetrics operator()(const QuantOverrides& o) const {
+    ModelWriter writer;
+    writer.SetArchitecture(spec_.architecture);
+    spec_.Emit(checkpoint_, writer, true, &o);
+    return reference_->Compare(LoadInMemory(writer)->model);
+  }
 
-TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
-                            const Calibration& calibration,
-                            const std::vector<std::vector<int32_t>>& evaluation,
-                            const TuneOptions& options) {
-  std::set<std::string> keep_f32 = KeepFp32Matches(spec, options);
-  const std::string untuned = WhyUntuned(spec, calibration, options);
-  if (!untuned.empty()) return UntunedResult(spec, std::move(keep_f32), untuned);
+ private:
+  const ModelSpec& spec_;
+  const Checkpoint& checkpoint_;
+  std::unique_ptr<OutputReference> reference_;
+};
 
-  Tuner tuner(spec, checkpoint, calibration, evaluation, options, std::move(keep_f32));
+// Mixed precision, greedy: every round tries the few matrices that score
+// highest and keeps the one that lowers the loss most, until the target is
+// met or the budget (`fraction` of the `total` matrices) is spent.
+void Greedy(const char* step, double fraction, size_t total,
+            const std::map<std::string, double>& score,
+            const std::function<void(QuantOverrides&, const std::string&)>& apply,
+            const std::function<OutputMetrics(const QuantOverrides&)>& measure,
+            const TuneOptions& options, TuneResult& result, OutputMetrics& best) {
+  const auto budget = static_cast<size_t>(std::floor(fraction * static_cast<double>(total)));
+  std::vector<std::string> chosen;
+  while (chosen.size() < budget && !TargetMet(best, options)) {
+    std::vector<std::pair<double, std::string>> ranked;
+    for (const auto& [m, r] : score) {
+      if (std::find(chosen.begin(), chosen.end(), m) == chosen.end()) ranked.push_back({r, m});
+    }
+    if (ranked.empty()) break;
+    std::sort(ranked.rbegin(), ranked.rend());
+    if (ranked.size() > 4) ranked.resize(4);
+    std::string pick;
+    OutputMetrics pick_metrics = best;
+    for (const auto& [r, m] : ranked) {
+      QuantOverrides o = result.overrides;
+      apply(o, m);
+      const OutputMetrics metrics = measure(o);
+      if (Loss(metrics) < Loss(pick_metrics)) {
+        pick = m;
+        pick_metrics = metrics;
+      }
+    }
+    if (pick.empty()) break;
+    chosen.push_back(pick);
+    apply(result.overrides, pick);
+    best = pick_metrics;
+  }
+  if (!chosen.empty()) {
+    std::string names;
+    for (const std::string& m : chosen) names += (names.empty() ? "" : ", ") + m;
+    result.steps.push_back({step, names, best, true});
+  }
+}
+
+// Steps 4 and 5 on the whole model (decoders: they pick by the output
+// distribution): 16-bit inputs, then fp32 products. fp32_values(m): the F32
+// values an fp32 product of m reads (smoothing folded in).
+void Escalate(const std::map<std::string, double>& wide, const std::map<std::string, double>& fp32,
+              const std::function<std::vector<float>(const std::string&)>& fp32_values,
+              const std::function<OutputMetrics(const QuantOverrides&)>& measure,
+              const TuneOptions& options, TuneResult& result, OutputMetrics& best) {
+  if (!best.has_distribution || TargetMet(best, options)) return;
+  if (options.wide_inputs) {
+    Greedy("16-bit inputs", options.max_wide_fraction, result.total_matrices, wide,
+           [](QuantOverrides& o, const std::string& m) { o.wide_input.insert(m); }, measure,
+           options, result, best);
+  }
+  if (options.fp32_fallback) {
+    Greedy("fp32 products", options.max_fp32_fraction, result.total_matrices, fp32,
+           [&](QuantOverrides& o, const std::string& m) {
+             o.keep_f32.insert(m);
+             o.int8.erase(m);
+             o.wide_input.erase(m);
+             if (o.values.count(m) == 0) {
+               std::vector<float> v = fp32_values(m);
+               if (!v.empty()) o.values[m] = std::move(v);
+             }
+           },
+           measure, options, result, best);
+  }
+}
+
+// The counts and lists of the result, from its overrides.
+void FinishResult(const std::vector<std::string>& matrices, TuneResult& result,
+                  const OutputMetrics& best, const TuneOptions& options) {
+  result.final_metrics = best;
+  result.target_met = TargetMet(best, options);
+  result.total_matrices = matrices.size();
+  result.int8_matrices = 0;
+  for (const std::string& name : matrices) {
+    if (result.overrides.keep_f32.count(name) == 0) ++result.int8_matrices;
+  }
+  result.fp32_matrices.assign(result.overrides.keep_f32.begin(), result.overrides.keep_f32.end());
+  result.wide_input_matrices.assign(result.overrides.wide_input.begin(),
+                                    result.overrides.wide_input.end());
+}
+
+// Encoder-decoders: every step on the whole model, each measured end to end.
+TuneResult TuneWholeModel(const ModelSpec& spec, const Checkpoint& checkpoint,
+                          const Calibration& calibration,
+                          const std::vector<std::vector<int32_t>>& evaluation,
+                          const TuneOptions& options, std::set<std::string> keep_f32) {
+  const std::unique_ptr<InMemoryModel> fp32 = LoadFp32Twin(spec, checkpoint);
+  const auto reference = std::make_shared<OutputReference>(fp32->model, evaluation);
+  StepTuner tuner(spec, checkpoint,
+                  CaptureProductInputs(fp32->model, calibration.sequences, options.max_rows),
+                  ProductMatrices(spec),
+                  [reference](const Model& int8) { return reference->Compare(int8); }, options,
+                  std::move(keep_f32));
   if (tuner.RoundToNearest()) return tuner.Finish();
   if (options.smoothing && tuner.Smoothing()) return tuner.Finish();
   tuner.StartPerMatrixRounding();
   if (options.clipping && tuner.Clipping()) return tuner.Finish();
   if (options.compensation && tuner.CompensatedRounding()) return tuner.Finish();
-  if (!tuner.HasDistribution()) return tuner.Finish();
-  if (options.wide_inputs) tuner.WideInputs();
-  if (options.fp32_fallback) tuner.Fp32Products();
-  return tuner.Finish();
+  std::map<std::string, double> wide, fp32_score;
+  tuner.Scores(&wide, &fp32_score);
+  TuneResult result = tuner.Finish();  // with every smoothed tensor's values
+  OutputMetrics best = result.final_metrics;
+  const ModelSpec* s = &spec;
+  const Checkpoint* c = &checkpoint;
+  Escalate(wide, fp32_score, [](const std::string&) { return std::vector<float>(); },
+           [&](const QuantOverrides& o) {
+             ModelWriter writer;
+             writer.SetArchitecture(s->architecture);
+             s->Emit(*c, writer, true, &o);
+             return reference->Compare(LoadInMemory(writer)->model);
+           },
+           options, result, best);
+  FinishResult(ProductMatrices(spec), result, best, options);
+  return result;
+}
+
+// Single-stack models, layer by layer (quantize/tuner.h): each layer's block
+// runs on the stream the int8 layers before it made, its product inputs and
+// fp32 output are captured there, its steps are scored on its own output, and
+// its int8 output feeds the next layer. Memory: one layer's F32 weights and
+// product inputs, the calibration's streams and the int8 matrices so far.
+class LayerwiseTuner {
+ public:
+  LayerwiseTuner(const ModelSpec& spec, const Checkpoint& checkpoint,
+                 const Calibration& calibration,
+                 const std::vector<std::vector<int32_t>>& evaluation, const Model* fp32_twin,
+                 const TuneOptions& options, std::set<std::string> keep_f32)
+      : spec_(spec),
+        checkpoint_(checkpoint),
+        calibration_(calibration),
+        options_(options),
+        matrices_(ProductMatrices(spec)),
+        measure_(spec, checkpoint, evaluation, fp32_twin, options) {
+    result_.overrides.keep_f32 = std::move(keep_f32);
+    result_.total_matrices = matrices_.size();
+  }
+
+  TuneResult Run() {
+    best_ = measure_(result_.overrides);
+    result_.steps.push_back(
+        {"round to nearest", "symmetric per-channel scales, max|w| / 127", best_, true});
+    if (TargetMet(best_, options_)) return Finish();
+    const TuneResult rtn = result_;
+    const uint32_t layers = spec_.architecture.num_layers;
+    for (uint32_t l = 0; l < layers; ++l) TuneLayer(l);
+    if (kept_.empty()) {  // no technique on: the layers gave the escalation its scores
+      result_ = rtn;
+      Escalate(wide_, fp32_, [](const std::string&) { return std::vector<float>(); },
+               [&](const QuantOverrides& o) { return measure_(o); }, options_, result_, best_);
+      return Finish();
+    }
+    const OutputMetrics m = measure_(result_.overrides);
+    const bool kept = Loss(m) < Loss(best_) || options_.keep_all;
+    std::string detail;
+    for (const auto& [step, count] : kept_) {
+      detail += (detail.empty() ? "" : ", ") + step + " kept in " + std::to_string(count) +
+                " of " + std::to_string(layers) + " layers";
+    }
+    result_.steps.push_back({"layer by layer", detail, m, kept});
+    if (kept) {
+      best_ = m;
+    } else {
+      std::vector<TuneStep> steps = std::move(result_.steps);
+      result_ = rtn;
+      result_.steps = std::move(steps);
+    }
+    Escalate(wide_, fp32_, [&](const std::string& name) { return Fp32Values(name); },
+             [&](const QuantOverrides& o) { return measure_(o); }, options_, result_, best_);
+    return Finish();
+  }
+
+ private:
+  TuneResult Finish() {
+    FinishResult(matrices_, result_, best_, options_);
+    return std::move(result_);
+  }
+
+  // Matrix m's F32 values with the smoothing its layer kept.
+  std::vector<float> Fp32Values(const std::string& m) const {
+    const auto f = result_.smoothing.find(m);
+    if (f == result_.smoothing.end()) return {};
+    std::vector<float> v;
+    for (const TensorMapping& t : spec_.tensors) {
+      if (t.name == m) v = ModelSpec::ReadValues(t, checkpoint_);
+    }
+    ApplyMatrixSmoothing(f->second, &v);
+    return v;
+  }
+
+  void TuneLayer(uint32_t l) {
+    const BlockCut cut = CutBlock(spec_, l);
+    std::map<std::string, std::string> from_block;
+    for (const auto& [full, block] : cut.to_block) from_block[block] = full;
+    std::vector<std::string> matrices;  // the block's own (not its stand-ins), block names
+    std::set<std::string> keep;
+    for (const std::string& m : ProductMatrices(cut.spec)) {
+      const auto it = from_block.find(m);
+      if (it == from_block.end()) continue;
+      matrices.push_back(m);
+      if (result_.overrides.keep_f32.count(it->second)) keep.insert(m);
+    }
+    const std::vector<std::vector<float>>* in = cut.first ? nullptr : &stream_;
+    // The fp32 block on the int8 stream: the product inputs and the output to match.
+    BlockRun fp32_run;
+    {
+      ModelWriter writer;
+      writer.SetArchitecture(cut.spec.architecture);
+      cut.spec.Emit(checkpoint_, writer, false);
+      fp32_run = RunBlock(LoadInMemory(writer)->model, calibration_.sequences, in,
+                          options_.max_rows);
+    }
+    const std::vector<std::vector<float>> want = std::move(fp32_run.out);
+    auto score = [&](const Model& block) {
+      const BlockRun got = RunBlock(block, calibration_.sequences, in, 0);
+      OutputMetrics m;
+      double signal = 0, noise = 0;
+      for (size_t s = 0; s < want.size(); ++s) {
+        for (size_t i = 0; i < want[s].size(); ++i) {
+          const double x = want[s][i], e = got.out[s][i] - x;
+          signal += x * x;
+          noise += e * e;
+        }
+      }
+      m.noise_to_signal = signal > 0 ? noise / signal : 0;
+      return m;
+    };
+    StepTuner tuner(cut.spec, checkpoint_, std::move(fp32_run.inputs), matrices, score, options_,
+                    keep);
+    tuner.RoundToNearest();
+    if (options_.smoothing) tuner.Smoothing();
+    tuner.StartPerMatrixRounding();
+    if (options_.clipping) tuner.Clipping();
+    if (options_.compensation) tuner.CompensatedRounding();
+    std::map<std::string, double> wide, fp32;
+    tuner.Scores(&wide, &fp32);
+    tuner.CompleteInt8();
+    for (const auto& [m, f] : tuner.bench().factors()) {
+      if (from_block.count(m)) result_.smoothing[from_block.at(m)] = f;
+    }
+    TuneResult block = tuner.Finish();
+    for (const TuneStep& step : block.steps) {
+      if (step.name == "round to nearest") continue;
+      auto it = std::find_if(kept_.begin(), kept_.end(),
+                             [&](const auto& k) { return k.first == step.name; });
+      if (it == kept_.end()) it = kept_.insert(kept_.end(), {step.name, 0});
+      if (step.kept) ++it->second;
+    }
+    // The int8 block as kept: its output is the next layer's input.
+    {
+      ModelWriter writer;
+      writer.SetArchitecture(cut.spec.architecture);
+      cut.spec.Emit(checkpoint_, writer, true, &block.overrides);
+      stream_ = RunBlock(LoadInMemory(writer)->model, calibration_.sequences, in, 0).out;
+    }
+    for (auto& [m, q] : block.overrides.int8) {
+      if (from_block.count(m)) result_.overrides.int8[from_block.at(m)] = std::move(q);
+    }
+    for (auto& [name, v] : block.overrides.values) {
+      const auto it = from_block.find(name);
+      if (it == from_block.end() || result_.overrides.int8.count(it->second)) continue;
+      if (RoleOf(name).storage == RoleStorage::kF32) result_.overrides.values[it->second] = std::move(v);
+    }
+    for (const auto& [m, v] : wide) {
+      if (from_block.count(m)) wide_[from_block.at(m)] = v;
+    }
+    for (const auto& [m, v] : fp32) {
+      if (from_block.count(m)) fp32_[from_block.at(m)] = v;
+    }
+  }
+
+  const ModelSpec& spec_;
+  const Checkpoint& checkpoint_;
+  const Calibration& calibration_;
+  const TuneOptions& options_;
+  const std::vector<std::string> matrices_;
+  const ModelMeasure measure_;
+  TuneResult result_;
+  OutputMetrics best_;
+  std::vector<std::vector<float>> stream_;  // per calibration sequence: the next layer's input
+  // Each step the layers tried, in order, and how many kept it.
+  std::vector<std::pair<std::string, size_t>> kept_;
+  std::map<std::string, double> wide_, fp32_;  // escalation scores
+};
+
+}  // namespace
+
+void ApplyMatrixSmoothing(const MatrixSmoothing& s, std::vector<float>* values) {
+  std::vector<float>& v = *values;
+  if (v.empty() || (s.col.empty() && s.row.empty())) return;
+  const size_t rows = !s.row.empty() ? s.row.size() : v.size() / s.col.size();
+  const size_t cols = v.size() / rows;
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < cols; ++c) {
+      if (!s.col.empty()) v[r * cols + c] *= s.col[c];
+      if (!s.row.empty()) v[r * cols + c] /= s.row[r];
+    }
+  }
+}
+
+TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
+                            const Calibration& calibration,
+                            const std::vector<std::vector<int32_t>>& evaluation,
+                            const TuneOptions& options, const Model* fp32_twin) {
+  std::set<std::string> keep_f32 = KeepFp32Matches(spec, options);
+  const std::string untuned = WhyUntuned(spec, calibration, options);
+  if (!untuned.empty()) return UntunedResult(spec, std::move(keep_f32), untuned);
+  if (spec.architecture.structure == fb::Structure::EncoderDecoder) {
+    return TuneWholeModel(spec, checkpoint, calibration, evaluation, options, std::move(keep_f32));
+  }
+  return LayerwiseTuner(spec, checkpoint, calibration, evaluation, fp32_twin, options,
+                        std::move(keep_f32))
+      .Run();
 }
 
 }  // namespace convert

@@ -22,10 +22,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "import/checkpoint.h"
+#include "format/model.h"
 #include "import/spec.h"
 #include "quantize/calibrate.h"
 #include "quantize/report.h"
@@ -54,10 +56,14 @@ struct TuneOptions {
   // product's time once more).
   double max_wide_fraction = 0.10;
   size_t max_rows = 4096;  // calibration rows kept per product input
-  // The tuner holds the model's F32 weights, a sample of every product's
-  // inputs and their Hessians in memory; above this estimate it leaves the
-  // file as round to nearest and says so (streaming is for later).
+  // Encoder-decoders, tuned as a whole: the tuner holds the model's F32
+  // weights, a sample of every product's inputs and their Hessians in memory;
+  // above this estimate it leaves the file as round to nearest and says so.
+  // Single-stack models are tuned layer by layer, whatever their size.
   uint64_t max_memory_bytes = uint64_t{2} << 30;
+  // With the converter's mapped fp32 twin: the bytes of it its streamed
+  // sessions keep packed (SessionLimits::stream_keep_bytes).
+  uint64_t twin_keep_bytes = 0;
   // Keep every step whatever it measures (to inspect what a step does; tests).
   bool keep_all = false;
 };
@@ -69,8 +75,22 @@ struct TuneStep {
   bool kept = true;        // false: measured worse and undone
 };
 
+// How smoothing changed a matrix: its columns multiplied by `col` (it reads
+// the smoothed input), its rows divided by `row` (it writes one); empty: not.
+struct MatrixSmoothing {
+  std::vector<float> col, row;
+};
+
+// Applies `s` to a matrix's values [rows, cols].
+void ApplyMatrixSmoothing(const MatrixSmoothing& s, std::vector<float>* values);
+
 struct TuneResult {
+  // Layer by layer: the int8 form of every linear layer's matrix, and the
+  // values of the F32 tensors smoothing changed (norms, biases). As a whole
+  // (encoder-decoders): the values of every tensor smoothing changed too.
   QuantOverrides overrides;
+  // Layer by layer: the matrices smoothing changed, and how.
+  std::map<std::string, MatrixSmoothing> smoothing;
   std::vector<TuneStep> steps;
   std::vector<std::string> fp32_matrices;  // chosen by the last step or by --keep-fp32
   std::vector<std::string> wide_input_matrices;  // int8 with 16-bit inputs (step 4)
@@ -91,12 +111,14 @@ uint64_t TuneMemoryBytes(const ModelSpec& spec, size_t calibration_tokens,
 bool GlobMatch(const std::string& pattern, const std::string& name);
 
 // Tunes the int8 quantization of `spec`'s matrices on `calibration`,
-// measuring on `evaluation` (sequences of ids). Throws Error when a
-// --keep-fp32 pattern matches no matrix.
+// measuring on `evaluation` (sequences of ids) against `fp32_twin` (the
+// model's fp32 file, mapped: its sessions stream its weights), or when null
+// an fp32 model made in memory. Throws Error when a --keep-fp32 pattern
+// matches no matrix.
 TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
                             const Calibration& calibration,
                             const std::vector<std::vector<int32_t>>& evaluation,
-                            const TuneOptions& options);
+                            const TuneOptions& options, const Model* fp32_twin = nullptr);
 
 }  // namespace convert
 }  // namespace octet

@@ -200,12 +200,17 @@ void Linear(const Forward& f, const LinearWeights& w, const float* in, size_t ld
 }
 
 // The hooks (if any) as a pass enters layer l of a stack: the weight stream
-// readies its weights, the product observer learns where it is.
-void BeginLayer(const Forward& f, LayerStack stack, uint32_t l, const LayerWeights& w) {
+// readies its weights, the product observer learns where it is, the layer
+// input hook may replace the stream x [rows, hidden] (x null: not told).
+void BeginLayer(const Forward& f, LayerStack stack, uint32_t l, const LayerWeights& w, float* x,
+                size_t rows) {
   if (f.hooks == nullptr) return;
   f.hooks->observed_stack = stack;
   f.hooks->observed_layer = l;
   if (f.hooks->weight_stream != nullptr) f.hooks->weight_stream->BeginLayer(w);
+  if (x != nullptr && f.hooks->layer_input != nullptr) {
+    f.hooks->layer_input(f.hooks->layer_input_ctx, stack, l, x, rows, f.arch->hidden_size());
+  }
 }
 
 // ... and as it leaves it: the weight stream lets the weights go, the layer
@@ -357,7 +362,7 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
                                   : LayerStack::kEncoder;
   for (uint32_t l = 0; l < stack.num_layers; ++l) {
     const LayerWeights& w = stack.layers[l];
-    BeginLayer(f, id, l, w);
+    BeginLayer(f, id, l, w, x, rows);
     const AttentionCapture* capture =
         f.capture != nullptr && f.capture->stack == id && f.capture->layer == l ? f.capture
                                                                                  : nullptr;

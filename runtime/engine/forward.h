@@ -38,6 +38,14 @@ namespace octet {
 typedef void (*LayerObserverFn)(void* ctx, LayerStack stack, uint32_t layer, const float* x,
                                 size_t rows, size_t hidden);
 
+// Called as a pass enters each transformer layer with the residual stream x
+// [rows, hidden] it is about to read (rows = batch * seq, or one prompt
+// chunk's rows), which it may overwrite: the converter's layer-by-layer
+// calibration runs a one-layer model on the stream its earlier layers made.
+// It must not allocate in a run it measures.
+typedef void (*LayerInputFn)(void* ctx, LayerStack stack, uint32_t layer, float* x, size_t rows,
+                             size_t hidden);
+
 // The input of a layer's matrix products (ProductInput) is defined with the
 // tensor roles (format/tensor_roles.h), whose product matrices name theirs.
 
@@ -181,6 +189,8 @@ Status PlanForward(const fb::Architecture& a, ForwardMode mode, const ForwardLim
 struct ForwardHooks {
   LayerObserverFn layer_observer = nullptr;  // optional
   void* layer_observer_ctx = nullptr;
+  LayerInputFn layer_input = nullptr;  // optional
+  void* layer_input_ctx = nullptr;
   ProductObserverFn product_observer = nullptr;  // optional
   void* product_observer_ctx = nullptr;
   // Told as a pass enters and leaves each layer and the head (engine/weights.h).
@@ -189,7 +199,8 @@ struct ForwardHooks {
   LayerStack observed_stack = LayerStack::kSingle;
   uint32_t observed_layer = 0;
   bool any() const {
-    return layer_observer != nullptr || product_observer != nullptr || weight_stream != nullptr;
+    return layer_observer != nullptr || layer_input != nullptr || product_observer != nullptr ||
+           weight_stream != nullptr;
   }
 };
 

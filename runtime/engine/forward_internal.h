@@ -147,8 +147,10 @@ void Linear(const Forward& f, const LinearWeights& w, const float* in, size_t ld
             float* out, size_t ldo, const QuantizedRows* pre = nullptr);
 
 // The hooks (if any) as a pass enters layer l of a stack: the weight stream
-// readies its weights, the product observer learns where it is.
-void BeginLayer(const Forward& f, LayerStack stack, uint32_t l, const LayerWeights& w);
+// readies its weights, the product observer learns where it is, the layer
+// input hook may replace the residual stream x [rows, hidden] (null: none).
+void BeginLayer(const Forward& f, LayerStack stack, uint32_t l, const LayerWeights& w,
+                float* x = nullptr, size_t rows = 0);
 
 // ... and as it leaves it: the weight stream lets the weights go, the layer
 // observer sees the residual stream x [rows, hidden] (x null: not told).

@@ -169,6 +169,16 @@ class Session {
     UpdateHooks();
   }
 
+  // Calls fn(ctx, ...) as every transformer layer of the following runs and
+  // steps begins, with the residual stream it may overwrite (engine/forward.h,
+  // LayerInputFn); null stops it. For the converter's layer-by-layer
+  // calibration: a one-layer model run on the stream of the layers before.
+  void SetLayerInput(LayerInputFn fn, void* ctx) {
+    hooks_->layer_input = fn;
+    hooks_->layer_input_ctx = ctx;
+    UpdateHooks();
+  }
+
   // Calls fn(ctx, ...) with the input of every matrix product of a layer and of
   // the head (engine/forward.h, ProductObserverFn); null stops it. For the
   // converter's calibration.

@@ -71,28 +71,43 @@ TEST_CASE("tuner: smoothing's folds leave the fp32 model as it was") {
         convert::TuneQuantization(conv.spec, *conv.checkpoint, calibration,
                                   calibration.sequences, t);
     REQUIRE(r.steps.size() == 2);
-    CHECK(r.steps[1].name == "smoothing");
+    CHECK(r.steps[1].name == "layer by layer");
+    CHECK(testing::Has(r.steps[1].detail, "smoothing kept in"));
     // Whether or not the step was kept, its folds must be exact: apply every
-    // smoothed tensor the tuner would write and compare the fp32 outputs.
+    // smoothed tensor the tuner would write (the norms' values, the matrices'
+    // factors) and compare the fp32 outputs.
     const bool pre_norm = std::string(family) != "bert";
     if (!pre_norm) {
       // Post-norm: the normed stream is also the residual; nothing to fold into
-      // but V and (gated FFNs) up: BERT's FFN is not gated.
-      for (const auto& [name, v] : r.overrides.values) {
+      // but V (and its bias) and (gated FFNs) up: BERT's FFN is not gated.
+      std::vector<std::string> changed;
+      for (const auto& [name, v] : r.overrides.values) changed.push_back(name);
+      for (const auto& [name, f] : r.smoothing) changed.push_back(name);
+      for (const std::string& name : changed) {
         const bool v_or_o = name.find("attn.v") != std::string::npos ||
                             name.find("attn.o") != std::string::npos;
         CHECK_MESSAGE(v_or_o, name);
       }
     }
+    convert::QuantOverrides folds;
+    folds.values = r.overrides.values;
+    for (const auto& [name, f] : r.smoothing) {
+      for (const convert::TensorMapping& m : conv.spec.tensors) {
+        if (m.name != name) continue;
+        std::vector<float> v = convert::ModelSpec::ReadValues(m, *conv.checkpoint);
+        convert::ApplyMatrixSmoothing(f, &v);
+        folds.values[name] = std::move(v);
+      }
+    }
     const auto base = Fp32(conv, nullptr);
     const convert::OutputReference reference(base->model, calibration.sequences);
-    const auto folded = Fp32(conv, &r.overrides);
+    const auto folded = Fp32(conv, &folds);
     const convert::OutputMetrics m = reference.Compare(folded->model);
-    MESSAGE(std::string(family) << ": " << r.overrides.values.size() << " tensors changed, fp32 noise/signal "
+    MESSAGE(std::string(family) << ": " << folds.values.size() << " tensors changed, fp32 noise/signal "
                    << m.noise_to_signal);
     CHECK(m.noise_to_signal < 1e-9);
     CHECK(r.steps[1].kept);
-    CHECK(!r.overrides.values.empty());
+    CHECK(!r.smoothing.empty());
   }
 }
 
@@ -189,15 +204,29 @@ TEST_CASE("tuner: --keep-fp32 patterns must name an int8 tensor") {
   CHECK(r.overrides.keep_f32.count("layers.0.attn.o.weight") == 1);
   CHECK(r.overrides.keep_f32.count("layers.1.attn.o.weight") == 0);
 
-  // Too large for the tuner's memory: round to nearest, the user's patterns
-  // still applied, and the report says why.
+  // Layer by layer, the tuner holds one layer: it runs whatever the limit.
   t.max_memory_bytes = 1;
-  const convert::TuneResult big = convert::TuneQuantization(
+  t.target_ppl_ratio = 0.5;  // no target stops it
+  const convert::TuneResult layered = convert::TuneQuantization(
       conv.spec, *conv.checkpoint, calibration, calibration.sequences, t);
+  CHECK_FALSE(layered.skipped);
+  REQUIRE(layered.steps.size() >= 2);
+  CHECK(layered.steps[1].name == "layer by layer");
+  CHECK(layered.overrides.keep_f32.count("layers.0.attn.o.weight") == 1);
+
+  // An encoder-decoder, tuned whole, too large for the tuner's memory: round
+  // to nearest, the user's patterns still applied, and the report says why.
+  HfCheckpoint t5 = MakeHfCheckpoint("t5", HfOptions());
+  TempDir t5_dir;
+  t5.Write(t5_dir.path(), "F32");
+  const Converted t5_conv = Import(t5_dir.path());
+  t.keep_fp32 = {"encoder.layers.0.attn.?.weight"};
+  const convert::TuneResult big = convert::TuneQuantization(
+      t5_conv.spec, *t5_conv.checkpoint, calibration, calibration.sequences, t);
   CHECK(big.skipped);
   REQUIRE(big.steps.size() == 1);
   CHECK(testing::Has(big.steps[0].detail, "tuning skipped: it would hold"));
-  CHECK(big.overrides.keep_f32.count("layers.0.attn.o.weight") == 1);
+  CHECK(big.overrides.keep_f32.count("encoder.layers.0.attn.o.weight") == 1);
   CHECK(big.overrides.int8.empty());
   CHECK(big.overrides.values.empty());
 }

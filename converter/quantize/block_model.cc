@@ -1,0 +1,86 @@
+#include "quantize/block_model.h"
+
+#include "format/tensor_roles.h"
+#include "import/error.h"
+#include "quantize/quantize.h"
+
+namespace octet {
+namespace convert {
+
+std::string BlockTensorName(const std::string& name, uint32_t layer) {
+  const std::string prefix = "layers." + std::to_string(layer) + ".";
+  if (name.compare(0, prefix.size(), prefix) != 0) return name;
+  return "layers.0." + name.substr(prefix.size());
+}
+
+BlockCut CutBlock(const ModelSpec& spec, uint32_t layer) {
+  const fb::ArchitectureT& a = spec.architecture;
+  if (a.structure == fb::Structure::EncoderDecoder) {
+    Fail("internal: layer blocks are cut from single-stack models");
+  }
+  if (layer >= a.num_layers) Fail("internal: no layer ", layer, " to cut");
+  BlockCut cut;
+  cut.first = layer == 0;
+  cut.last = layer + 1 == a.num_layers;
+  cut.spec.model_type = spec.model_type;
+  fb::ArchitectureT& b = cut.spec.architecture;
+  b = a;
+  b.num_layers = 1;
+  if (b.attention && !b.attention->sliding_layers.empty()) {
+    b.attention->sliding_layers = {a.attention->sliding_layers.at(layer)};
+  }
+  if (!b.layer_mixers.empty()) b.layer_mixers = {a.layer_mixers.at(layer)};
+  if (!cut.first) {
+    // Positions added to the embeddings are in the stream already.
+    const fb::PositionKind p = b.position;
+    if (p == fb::PositionKind::Learned || p == fb::PositionKind::SinusoidalSplit ||
+        p == fb::PositionKind::SinusoidalInterleaved) {
+      b.position = fb::PositionKind::None;
+      b.position_offset = 0;
+    }
+    b.type_vocab_size = 0;
+    if (!cut.last) {
+      b.vocab_size = 1;
+      b.pad_token_id = b.bos_token_id = b.eos_token_id = b.decoder_start_token_id = -1;
+    }
+  }
+
+  std::map<std::string, const TensorMapping*> source;
+  for (const TensorMapping& m : spec.tensors) source[m.name] = &m;
+  for (const auto& [name, shape] : RequiredTensors(b)) {
+    const RoleInfo& role = RoleOf(name);
+    const RoleGroupInfo& group = GetRoleGroup(role.group);
+    std::string from;
+    if (group.scope == RoleScope::kLayer) {
+      from = "layers." + std::to_string(layer) + name.substr(name.find('.', 7));
+    } else if (role.group == RoleGroup::kEmbeddings) {
+      // The last block's vocabulary is the model's: its token table (a tied
+      // head's, or the lookup's, made by the first block) is the real one.
+      if (cut.first || (cut.last && role.role == Role::kTokenEmbedding)) from = name;
+    } else if (cut.last) {
+      from = name;
+    }
+    const auto it = from.empty() ? source.end() : source.find(from);
+    if (it != source.end() && it->second->shape == shape) {
+      TensorMapping m = *it->second;
+      m.name = name;
+      cut.spec.tensors.push_back(std::move(m));
+      cut.to_block[from] = name;
+      continue;
+    }
+    if (!from.empty()) Fail("internal: block of layer ", layer, ": no ", from, " to carry");
+    // A stand-in: norms of ones (the stream stays finite), everything else zeros.
+    TensorMapping m;
+    m.name = name;
+    m.shape = shape;
+    uint64_t n = 1;
+    for (uint32_t d : shape) n *= d;
+    const bool norm = role.storage == RoleStorage::kF32 && name.find("norm.weight") != std::string::npos;
+    m.values.assign(n, norm ? 1.0f : 0.0f);
+    cut.spec.tensors.push_back(std::move(m));
+  }
+  return cut;
+}
+
+}  // namespace convert
+}  // namespace octet
