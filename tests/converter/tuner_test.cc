@@ -12,6 +12,8 @@
 #include "converter/hf_fixtures.h"
 #include "converter/test_util.h"
 #include "import/checkpoint.h"
+#include "engine/session.h"
+#include "quantize/block_model.h"
 #include "quantize/calibrate.h"
 #include "quantize/quantize.h"
 #include "quantize/tuner.h"
@@ -108,6 +110,56 @@ TEST_CASE("tuner: smoothing's folds leave the fp32 model as it was") {
     CHECK(m.noise_to_signal < 1e-9);
     CHECK(r.steps[1].kept);
     CHECK(!r.smoothing.empty());
+  }
+}
+
+// The layer-by-layer pass runs each layer as a model of its own
+// (quantize/block_model.h): chained from the ids, the blocks must make every
+// layer's stream exactly as the whole model does, whatever the layer's own
+// settings (sliding and global layers alternating, sandwich norms, learned
+// positions and token types, post-norm).
+TEST_CASE("tuner: layer blocks chained give the whole model's streams bit for bit") {
+  for (const char* family : {"llama", "gpt2", "bert", "gemma2", "gemma3_text", "mistral"}) {
+    CAPTURE(family);
+    HfOptions o;
+    o.layers = 3;
+    HfCheckpoint c = MakeHfCheckpoint(family, o);
+    TempDir dir;
+    c.Write(dir.path(), "F32");
+    const Converted conv = Import(dir.path());
+    const convert::Calibration calibration =
+        convert::DefaultCalibration(o.vocab, conv.spec.architecture.max_positions);
+    const auto whole = Fp32(conv, nullptr);
+    // The whole model's stream after each layer, per sequence.
+    std::vector<std::vector<std::vector<float>>> want(o.layers);
+    for (const std::vector<int32_t>& ids : calibration.sequences) {
+      const auto len = static_cast<uint32_t>(ids.size());
+      Result<Session> session = Session::Create(whole->model, SessionLimits{1, len, 0});
+      REQUIRE(session.ok());
+      session->SetLayerObserver(
+          [](void* ctx, LayerStack, uint32_t layer, const float* x, size_t rows, size_t hidden) {
+            (*static_cast<std::vector<std::vector<std::vector<float>>>*>(ctx))[layer].emplace_back(
+                x, x + rows * hidden);
+          },
+          &want);
+      REQUIRE(session->Run(ids.data(), &len, 1, len).ok());
+    }
+    std::vector<std::vector<float>> stream;
+    for (uint32_t l = 0; l < o.layers; ++l) {
+      CAPTURE(l);
+      const convert::BlockCut cut = convert::CutBlock(conv.spec, l);
+      CHECK(cut.first == (l == 0));
+      CHECK(cut.last == (l + 1 == o.layers));
+      ModelWriter writer;
+      writer.SetArchitecture(cut.spec.architecture);
+      cut.spec.Emit(*conv.checkpoint, writer, false);
+      const auto block = convert::LoadInMemory(writer);
+      convert::BlockRun run =
+          convert::RunBlock(block->model, calibration.sequences, l == 0 ? nullptr : &stream, 0);
+      REQUIRE(run.out.size() == want[l].size());
+      for (size_t s = 0; s < run.out.size(); ++s) CHECK(run.out[s] == want[l][s]);
+      stream = std::move(run.out);
+    }
   }
 }
 

@@ -376,6 +376,49 @@ std::vector<float> RunAny(Session& session, bool enc_dec, const std::vector<int3
                             out.data + static_cast<size_t>(out.batch) * out.seq * out.dim);
 }
 
+// The layer-input hook (the converter's layer-by-layer calibration): it sees
+// the stream each layer reads, and what it writes there is what the layer
+// reads. Running ids B with layer 1's input replaced by the stream ids A made
+// there gives A's output bit for bit (the layers after read only the stream
+// and the positions, the same here).
+struct StreamSwap {
+  std::vector<float> seen;           // the stream entering `layer` in the last run
+  const std::vector<float>* put = nullptr;  // written there instead, when set
+  uint32_t layer = 1;
+  static void Hook(void* ctx, LayerStack, uint32_t layer, float* x, size_t rows, size_t hidden) {
+    StreamSwap& s = *static_cast<StreamSwap*>(ctx);
+    if (layer != s.layer) return;
+    s.seen.assign(x, x + rows * hidden);
+    if (s.put != nullptr) std::copy(s.put->begin(), s.put->end(), x);
+  }
+};
+
+TEST_CASE("the layer-input hook sees and replaces the stream a layer reads") {
+  for (bool int8 : {false, true})
+  for (fb::Family family : {fb::Family::Llama, fb::Family::Bert}) {
+    CAPTURE(int8);
+    CAPTURE(static_cast<int>(family));
+    Loaded m(Layered(family, 3, int8));
+    Result<Session> session = Session::Create(m.model, SessionLimits{1, 6, 0});
+    REQUIRE(session.ok());
+    StreamSwap swap;
+    session->SetLayerInput(&StreamSwap::Hook, &swap);
+    const std::vector<int32_t> a = {3, 9, 14, 1, 30, 22}, b = {5, 8, 2, 19, 27, 4};
+    const std::vector<float> want = RunAny(*session, false, a, {6}, 6);
+    const std::vector<float> from_a = swap.seen;
+    REQUIRE(from_a.size() == 6 * m.model.architecture().hidden_size());
+    const std::vector<float> other = RunAny(*session, false, b, {6}, 6);
+    CHECK(swap.seen != from_a);  // B's own stream differs...
+    CHECK(other != want);
+    swap.put = &from_a;  // ... and with A's put in its place, B's run is A's
+    const std::vector<float> got = RunAny(*session, false, b, {6}, 6);
+    CHECK(got == want);
+    session->SetLayerInput(nullptr, nullptr);
+    swap.put = nullptr;
+    CHECK(RunAny(*session, false, b, {6}, 6) == other);
+  }
+}
+
 TEST_CASE("models with layers run, and padding does not change the real positions") {
   for (bool int8 : {false, true})
   for (fb::Family family : {fb::Family::Llama, fb::Family::Gpt2, fb::Family::Bert, fb::Family::T5,
