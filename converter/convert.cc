@@ -6,6 +6,7 @@
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -200,6 +201,52 @@ uint64_t TwinKeepBytes(const ModelSpec& spec, size_t calibration_tokens) {
   const uint64_t used = streams + std::max(largest_layer, largest);
   return room > used ? room - used : 0;
 }
+
+// The phases of a conversion as they pass: each one's wall time and the
+// process's peak resident memory while it ran (Linux: the peak is reset at each
+// phase's start through /proc/self/clear_refs, then read as VmHWM).
+class Phases {
+ public:
+  Phases(std::vector<ConvertPhase>* out, PhaseProgress progress)
+      : out_(out), progress_(std::move(progress)) {}
+  ~Phases() { End(); }
+  Phases(const Phases&) = delete;
+  Phases& operator=(const Phases&) = delete;
+
+  void Begin(const std::string& name) {
+    End();
+    if (FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
+      std::fputs("5", f);
+      std::fclose(f);
+    }
+    current_ = name;
+    start_ = std::chrono::steady_clock::now();
+    if (progress_) progress_(name, 0, 0);
+  }
+  void End() {
+    if (current_.empty()) return;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    out_->push_back({current_, seconds, PeakResidentBytes()});
+    current_.clear();
+  }
+  const PhaseProgress& progress() const { return progress_; }
+
+ private:
+  static uint64_t PeakResidentBytes() {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("VmHWM:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;
+    }
+    return 0;
+  }
+
+  std::vector<ConvertPhase>* out_;
+  PhaseProgress progress_;
+  std::string current_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 // Gives the heap's free pages back to the system between phases: glibc keeps
 // freed blocks below its mmap threshold (which grows to 32 MiB as large blocks
@@ -439,12 +486,20 @@ std::vector<std::vector<int32_t>> ChooseEvaluation(const std::filesystem::path& 
 // into `result`. Returns the calibration (the report runs on it too).
 Calibration TuneInt8(const std::filesystem::path& source_dir, const ModelSpec& spec,
                      const Checkpoint& checkpoint, const ConvertOptions& options,
-                     TwinOnDemand& twin, ConvertResult& result) {
+                     TwinOnDemand& twin, ConvertResult& result, Phases& phases) {
+  phases.Begin("calibration");
   Calibration calibration = ChooseCalibration(source_dir, spec, options, twin);
+  phases.Begin("evaluation sample");
   std::string evaluated_on;
   const std::vector<std::vector<int32_t>> evaluation =
       ChooseEvaluation(source_dir, spec, options, calibration, twin, &evaluated_on);
+  phases.Begin("tuning");
   TuneOptions tune = options.tune;
+  if (phases.progress()) {
+    tune.progress = [&phases](const std::string& what, size_t done, size_t total) {
+      phases.progress()(what, done, total);
+    };
+  }
   size_t evaluation_tokens = 0;
   for (const std::vector<int32_t>& s : evaluation) evaluation_tokens += s.size();
   tune.twin_keep_bytes = TwinKeepBytes(spec, evaluation_tokens);
@@ -546,8 +601,10 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
   partial += ".partial-" + std::to_string(static_cast<long>(getpid()));
   RemoveOnExit cleanup(partial);
   TwinOnDemand twin(spec, checkpoint, output);
+  Phases phases(&result.phases, options.phase_progress);
   Calibration calibration;  // int8: what the tuner and the report ran on
-  if (int8) calibration = TuneInt8(source_dir, spec, checkpoint, options, twin, result);
+  if (int8) calibration = TuneInt8(source_dir, spec, checkpoint, options, twin, result, phases);
+  phases.Begin(int8 ? "quantization" : "conversion");
 
   // The int8 matrices stay in the writer's memory until the file is written (a
   // quarter of the fp32 size); everything else is made as the writer reaches it.
@@ -561,8 +618,10 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
   AddCompiledTokenizer(source_dir, config, *writer, result.warnings);
   std::unique_ptr<RemoveOnExit> first_cleanup;  // int8: the file without the report
   if (int8) {
+    phases.Begin("report");
     first_cleanup = AddInt8Report(output, spec, calibration, twin, *writer, provenance, result);
   }
+  phases.Begin("writing");
   WriteModel(*writer, partial, options.progress);
   writer.reset();  // the int8 matrices' memory, before the file is mapped to check it
   first_cleanup.reset();
@@ -570,6 +629,7 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
 
   result.file_bytes = CheckAndRename(partial, output);
   cleanup.Release();
+  phases.End();
   return result;
 }
 

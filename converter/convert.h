@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -23,6 +24,11 @@ namespace convert {
 // rest F32; the runtime runs every matrix product of such a file in int8.
 enum class WeightType { kFp32, kInt8 };
 
+// Told as a conversion moves from phase to phase ("calibration", "tuning",
+// ...) and through a phase's units (the tuner's layers: done of total; total
+// 0 when the phase has no count).
+using PhaseProgress = std::function<void(const std::string& phase, size_t done, size_t total)>;
+
 struct ConvertOptions {
   WeightType weights = WeightType::kInt8;
   // int8: token ids or text to calibrate on; empty = a sample the fp32 model
@@ -33,6 +39,15 @@ struct ConvertOptions {
   std::filesystem::path heldout;
   TuneOptions tune;                   // int8: target, --keep-fp32 patterns
   ModelWriter::Progress progress;     // optional: called as tensors are written
+  PhaseProgress phase_progress;       // optional
+};
+
+// One phase of a conversion: its wall time and the peak resident memory of the
+// process while it ran (0 where the system does not say).
+struct ConvertPhase {
+  std::string name;
+  double seconds = 0;
+  uint64_t peak_bytes = 0;
 };
 
 struct ConvertResult {
@@ -47,6 +62,7 @@ struct ConvertResult {
   std::string calibration;            // what the report ran on
   double block32_gain_db = 0;         // mean weight SQNR gain blocks of 32 would give
   TuneResult tuning;                  // int8: the tuner's steps and choices
+  std::vector<ConvertPhase> phases;   // in order
 };
 
 // Reads `source_dir`/config.json.

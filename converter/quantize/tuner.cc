@@ -872,7 +872,11 @@ class LayerwiseTuner {
     if (TargetMet(best_, options_)) return Finish();
     const TuneResult rtn = result_;
     const uint32_t layers = spec_.architecture.num_layers;
-    for (uint32_t l = 0; l < layers; ++l) TuneLayer(l);
+    for (uint32_t l = 0; l < layers; ++l) {
+      if (options_.progress) options_.progress("tuning layer", l, layers);
+      TuneLayer(l);
+    }
+    if (options_.progress) options_.progress("tuning layer", layers, layers);
     if (kept_.empty()) {  // no technique on: the layers gave the escalation its scores
       result_ = rtn;
       Escalate(wide_, fp32_, [](const std::string&) { return std::vector<float>(); },
@@ -894,8 +898,13 @@ class LayerwiseTuner {
       result_ = rtn;
       result_.steps = std::move(steps);
     }
+    size_t measured = 0;
     Escalate(wide_, fp32_, [&](const std::string& name) { return Fp32Values(name); },
-             [&](const QuantOverrides& o) { return measure_(o); }, options_, result_, best_);
+             [&](const QuantOverrides& o) {
+               if (options_.progress) options_.progress("escalation, measurement", ++measured, 0);
+               return measure_(o);
+             },
+             options_, result_, best_);
     return Finish();
   }
 

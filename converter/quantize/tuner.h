@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -64,6 +65,9 @@ struct TuneOptions {
   // With the converter's mapped fp32 twin: the bytes of it its streamed
   // sessions keep packed (SessionLimits::stream_keep_bytes).
   uint64_t twin_keep_bytes = 0;
+  // Told as the tuner reaches each layer (what, done, of total) and each
+  // measurement of its escalation (total 0); optional.
+  std::function<void(const std::string& what, size_t done, size_t total)> progress;
   // Keep every step whatever it measures (to inspect what a step does; tests).
   bool keep_all = false;
 };

@@ -221,6 +221,16 @@ std::string Db(double db) {
   return text;
 }
 
+// Each phase's wall time and peak resident memory.
+void PrintPhases(const convert::ConvertResult& r) {
+  if (r.phases.empty()) return;
+  std::printf("  %-28s %10s %12s\n", "phase", "seconds", "peak memory");
+  for (const convert::ConvertPhase& p : r.phases) {
+    std::printf("  %-28s %10.1f %12s\n", p.name.c_str(), p.seconds,
+                p.peak_bytes > 0 ? Bytes(p.peak_bytes).c_str() : "-");
+  }
+}
+
 // The quantization report of an int8 conversion (also in the file's provenance).
 void PrintReport(const convert::ConvertResult& r, double target_ppl_ratio) {
   if (r.tensor_errors.empty()) return;
@@ -275,6 +285,7 @@ void PrintReport(const convert::ConvertResult& r, double target_ppl_ratio) {
     std::printf("  %-28s %10s %12.6f   %s / %s\n", l.name.c_str(), Db(l.sqnr_db).c_str(),
                 l.min_cosine, Db(l.act_dynamic_db).c_str(), Db(l.act_static_db).c_str());
   }
+  PrintPhases(r);
 }
 
 int Convert(const ConvertRequest& request) {
@@ -292,13 +303,26 @@ int Convert(const ConvertRequest& request) {
                               uint64_t bytes_total) {
       bar.Update(done, total, bytes_done, bytes_total);
     };
+    // The phase, and where in it (the tuner's layer), on one line redrawn.
+    options.phase_progress = [](const std::string& phase, size_t done, size_t total) {
+      if (total > 0) {
+        std::fprintf(stderr, "\r\033[K%s %zu of %zu", phase.c_str(), done, total);
+      } else if (done > 0) {
+        std::fprintf(stderr, "\r\033[K%s %zu", phase.c_str(), done);
+      } else {
+        std::fprintf(stderr, "\r\033[K%s", phase.c_str());
+      }
+      std::fflush(stderr);
+    };
   }
   convert::ConvertResult result;
   try {
     result = convert::ConvertCheckpoint(request.source, request.output, options);
   } catch (const convert::Error& e) {
+    if (options.phase_progress) std::fprintf(stderr, "\r\033[K");
     throw Failure(e.what());
   }
+  if (options.phase_progress) std::fprintf(stderr, "\r\033[K");
   if (!request.quiet) {
     for (const std::string& warning : result.warnings) {
       std::fprintf(stderr, "octet-convert: warning: %s\n", OneLine(warning).c_str());
