@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -203,21 +206,32 @@ uint64_t TwinKeepBytes(const ModelSpec& spec, size_t calibration_tokens) {
 }
 
 // The phases of a conversion as they pass: each one's wall time and the
-// process's peak resident memory while it ran (Linux: the peak is reset at each
-// phase's start through /proc/self/clear_refs, then read as VmHWM).
+// process's peak resident memory while it ran, sampled every 10 ms from
+// /proc/self/statm by a thread of its own (Linux; elsewhere 0). The kernel's
+// own peak (VmHWM, getrusage) is left alone: it stays the whole run's.
 class Phases {
  public:
   Phases(std::vector<ConvertPhase>* out, PhaseProgress progress)
-      : out_(out), progress_(std::move(progress)) {}
-  ~Phases() { End(); }
+      : out_(out), progress_(std::move(progress)) {
+    if (ResidentBytes() > 0) sampler_ = std::thread([this] { Sample(); });
+  }
+  ~Phases() {
+    End();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    if (sampler_.joinable()) sampler_.join();
+  }
   Phases(const Phases&) = delete;
   Phases& operator=(const Phases&) = delete;
 
   void Begin(const std::string& name) {
     End();
-    if (FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
-      std::fputs("5", f);
-      std::fclose(f);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      peak_ = ResidentBytes();
     }
     current_ = name;
     start_ = std::chrono::steady_clock::now();
@@ -227,25 +241,41 @@ class Phases {
     if (current_.empty()) return;
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    out_->push_back({current_, seconds, PeakResidentBytes()});
+    uint64_t peak = 0;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      peak_ = std::max(peak_, ResidentBytes());
+      peak = peak_;
+    }
+    out_->push_back({current_, seconds, peak});
     current_.clear();
   }
   const PhaseProgress& progress() const { return progress_; }
 
  private:
-  static uint64_t PeakResidentBytes() {
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    while (std::getline(status, line)) {
-      if (line.rfind("VmHWM:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;
+  static uint64_t ResidentBytes() {
+    std::ifstream statm("/proc/self/statm");
+    uint64_t size = 0, resident = 0;
+    if (!(statm >> size >> resident)) return 0;
+    return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  }
+  void Sample() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stop_) {
+      peak_ = std::max(peak_, ResidentBytes());
+      wake_.wait_for(lock, std::chrono::milliseconds(10));
     }
-    return 0;
   }
 
   std::vector<ConvertPhase>* out_;
   PhaseProgress progress_;
   std::string current_;
   std::chrono::steady_clock::time_point start_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  uint64_t peak_ = 0;  // the current phase's, guarded by mutex_
+  bool stop_ = false;
+  std::thread sampler_;
 };
 
 // Gives the heap's free pages back to the system between phases: glibc keeps
@@ -256,6 +286,20 @@ class Phases {
 void ReturnFreedMemory() {
 #if defined(__GLIBC__)
   malloc_trim(0);
+#endif
+}
+
+// Within a phase, freed blocks stay with the heap for the next pass to reuse:
+// a streamed session packs each layer anew at every decode step, and handing
+// those pages back to the system after each one (glibc's default trim) costs
+// a page fault per page on the next. ReturnFreedMemory gives them back between
+// phases.
+// (Setting the trim threshold stops glibc's dynamic mmap threshold, so that
+// one is set too: blocks up to 64 MiB come from the heap and are reused.)
+void KeepFreedMemoryWithinPhases() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
 }
 
@@ -425,61 +469,87 @@ class TwinOnDemand {
   std::unique_ptr<Fp32Twin> twin_;
 };
 
-// int8: what the tuner learns from and the report runs on: --calibration, or
-// (decoders) sequences the fp32 twin generates, or pseudo-random ids.
-Calibration ChooseCalibration(const std::filesystem::path& source_dir, const ModelSpec& spec,
-                              const ConvertOptions& options, TwinOnDemand& twin) {
-  const uint32_t vocab = spec.architecture.vocab_size;
-  const uint32_t positions = spec.architecture.max_positions;
-  if (!options.calibration.empty()) {
-    return ReadCalibration(options.calibration, vocab, positions, source_dir);
+// Bytes of the fp32 twin a streamed session may keep packed before any int8
+// matrix exists (the calibration and the evaluation sample): TwinKeepBytes
+// plus what the int8 matrices will take later.
+uint64_t EarlyTwinKeepBytes(const ModelSpec& spec, size_t tokens) {
+  uint64_t int8_bytes = 0;
+  for (const TensorMapping& m : spec.tensors) {
+    uint64_t n = 1;
+    for (uint32_t d : m.shape) n *= d;
+    int8_bytes += QuantizedAsInt8(m.name) ? n : 0;
   }
-  if (spec.architecture.structure == fb::Structure::DecoderOnly) {
-    Calibration calibration = GeneratedCalibration(twin.Get(), 16, 128, 1, /*stream=*/true,
-                                                   TwinKeepBytes(spec, 16 * 128));
-    calibration.description += ", as no --calibration was given";
-    ReturnFreedMemory();
-    return calibration;
-  }
-  return DefaultCalibration(vocab, positions);
+  return TwinKeepBytes(spec, tokens) + int8_bytes;
 }
 
-// int8: the sequences the tuner measures on (none when it will not run:
-// off, or skipped as its tuning would not fit its memory limit), and into
-// `description`, what they are.
-std::vector<std::vector<int32_t>> ChooseEvaluation(const std::filesystem::path& source_dir,
-                                                   const ModelSpec& spec,
-                                                   const ConvertOptions& options,
-                                                   const Calibration& calibration,
-                                                   TwinOnDemand& twin, std::string* description) {
-  const bool tune = options.tune.enabled;
-  const bool tuner_runs =
-      tune && (spec.architecture.structure != fb::Structure::EncoderDecoder ||
-               TuneMemoryBytes(spec, TokenCount(calibration), options.tune) <=
-                   options.tune.max_memory_bytes);
-  if (!tune) {
-    *description = "nothing (--no-tune)";
-    return {};
-  }
-  if (!tuner_runs) {
-    *description = "nothing (tuning skipped)";
-    return {};
-  }
-  if (!options.heldout.empty()) {
-    const Calibration held = ReadCalibration(options.heldout, spec.architecture.vocab_size,
-                                             spec.architecture.max_positions, source_dir);
-    *description = held.description;
-    return held.sequences;
-  }
-  if (spec.architecture.structure == fb::Structure::DecoderOnly) {
-    const Calibration held = GeneratedCalibration(twin.Get(), 8, 128, 2, /*stream=*/true,
-                                                  TwinKeepBytes(spec, 16 * 128));
-    *description = held.description;
+// int8: what the tuner learns from (and the report runs on) and what it
+// measures on.
+struct Samples {
+  Calibration calibration;
+  std::vector<std::vector<int32_t>> evaluation;  // empty when the tuner will not run
+  std::string evaluated_on;                      // what the evaluation is
+};
+
+// The calibration: --calibration, or (decoders) sequences the fp32 twin
+// generates, or pseudo-random ids. The evaluation: --heldout, or (decoders)
+// more generated sequences, made in the same batch as the calibration's when
+// both are generated (each step of the streamed twin then serves both), or the
+// calibration (other models).
+Samples ChooseSamples(const std::filesystem::path& source_dir, const ModelSpec& spec,
+                      const ConvertOptions& options, TwinOnDemand& twin) {
+  const uint32_t vocab = spec.architecture.vocab_size;
+  const uint32_t positions = spec.architecture.max_positions;
+  const bool decoder = spec.architecture.structure == fb::Structure::DecoderOnly;
+  constexpr size_t kCalibrationCount = 16, kEvaluationCount = 8, kLength = 128;
+  Samples out;
+  size_t generated_evaluation = 0;  // sequences generated with the calibration for the evaluation
+  if (!options.calibration.empty()) {
+    out.calibration = ReadCalibration(options.calibration, vocab, positions, source_dir);
+  } else if (decoder) {
+    generated_evaluation = options.tune.enabled && options.heldout.empty() ? kEvaluationCount : 0;
+    const size_t count = kCalibrationCount + generated_evaluation;
+    Calibration all = GeneratedCalibration(twin.Get(), count, kLength, 1, /*stream=*/true,
+                                           EarlyTwinKeepBytes(spec, count * kLength));
     ReturnFreedMemory();
-    return held.sequences;
+    out.calibration.sequences.assign(all.sequences.begin(),
+                                     all.sequences.begin() + kCalibrationCount);
+    out.evaluation.assign(all.sequences.begin() + kCalibrationCount, all.sequences.end());
+    const std::string of = " x " + std::to_string(all.sequences[0].size()) +
+                           " ids the fp32 model generated (temperature 1, seed 1)";
+    out.calibration.description =
+        std::to_string(kCalibrationCount) + of + ", as no --calibration was given";
+    out.evaluated_on = std::to_string(generated_evaluation) + of + ", apart from the calibration";
+  } else {
+    out.calibration = DefaultCalibration(vocab, positions);
   }
-  *description = "the calibration";
-  return calibration.sequences;
+
+  const bool tuner_runs =
+      options.tune.enabled && (spec.architecture.structure != fb::Structure::EncoderDecoder ||
+                               TuneMemoryBytes(spec, TokenCount(out.calibration), options.tune) <=
+                                   options.tune.max_memory_bytes);
+  if (!options.tune.enabled) {
+    out.evaluated_on = "nothing (--no-tune)";
+  } else if (!tuner_runs) {
+    out.evaluated_on = "nothing (tuning skipped)";
+  } else if (!options.heldout.empty()) {
+    const Calibration held = ReadCalibration(options.heldout, vocab, positions, source_dir);
+    out.evaluated_on = held.description;
+    out.evaluation = held.sequences;
+  } else if (generated_evaluation > 0) {
+    // made above with the calibration
+  } else if (decoder) {
+    const Calibration held =
+        GeneratedCalibration(twin.Get(), kEvaluationCount, kLength, 2, /*stream=*/true,
+                             EarlyTwinKeepBytes(spec, kEvaluationCount * kLength));
+    ReturnFreedMemory();
+    out.evaluated_on = held.description;
+    out.evaluation = held.sequences;
+  } else {
+    out.evaluated_on = "the calibration";
+    out.evaluation = out.calibration.sequences;
+  }
+  if (!tuner_runs) out.evaluation.clear();
+  return out;
 }
 
 // int8: the calibration and evaluation sequences, then the tuner's choices
@@ -488,11 +558,10 @@ Calibration TuneInt8(const std::filesystem::path& source_dir, const ModelSpec& s
                      const Checkpoint& checkpoint, const ConvertOptions& options,
                      TwinOnDemand& twin, ConvertResult& result, Phases& phases) {
   phases.Begin("calibration");
-  Calibration calibration = ChooseCalibration(source_dir, spec, options, twin);
-  phases.Begin("evaluation sample");
-  std::string evaluated_on;
-  const std::vector<std::vector<int32_t>> evaluation =
-      ChooseEvaluation(source_dir, spec, options, calibration, twin, &evaluated_on);
+  Samples samples = ChooseSamples(source_dir, spec, options, twin);
+  Calibration calibration = std::move(samples.calibration);
+  const std::vector<std::vector<int32_t>>& evaluation = samples.evaluation;
+  const std::string& evaluated_on = samples.evaluated_on;
   phases.Begin("tuning");
   TuneOptions tune = options.tune;
   if (phases.progress()) {
@@ -583,6 +652,7 @@ uint64_t CheckAndRename(const std::filesystem::path& partial,
 ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
                                 const std::filesystem::path& output,
                                 const ConvertOptions& options) {
+  KeepFreedMemoryWithinPhases();
   const nlohmann::json config = ReadConfig(source_dir);
   // The model type first: an unsupported one is the clearest message even
   // when the weights are missing too.
@@ -611,6 +681,10 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
   auto writer = std::make_unique<ModelWriter>(std::move(writer_setup));
   result.tensor_errors = spec.Emit(checkpoint, *writer, int8, int8 ? &result.tuning.overrides
                                                                    : nullptr);
+  // The writer holds its own packed copies of the tuned int8 matrices (the
+  // F32 values it reads at write time stay).
+  std::map<std::string, QuantizedMatrix>().swap(result.tuning.overrides.int8);
+  ReturnFreedMemory();
   result.model_type = spec.model_type;
   result.num_tensors = spec.tensors.size();
   result.num_tokenizer_files = AddTokenizer(source_dir, *writer);

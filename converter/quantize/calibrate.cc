@@ -81,13 +81,16 @@ void LogSoftmax(const float* logits, size_t n, std::vector<double>* out) {
 }  // namespace
 
 std::unique_ptr<InMemoryModel> LoadInMemory(const ModelWriter& writer) {
-  const std::vector<uint8_t> bytes = writer.WriteToBuffer();
   auto m = std::make_unique<InMemoryModel>();
-  m->bytes = std::unique_ptr<uint8_t, void (*)(void*)>(
-      static_cast<uint8_t*>(std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64)), &std::free);
-  if (m->bytes == nullptr) Fail("out of memory for a model in memory");
-  std::memcpy(m->bytes.get(), bytes.data(), bytes.size());
-  Result<Model> model = Model::FromBuffer(m->bytes.get(), bytes.size());
+  uint64_t size = 0;
+  writer.WriteToMemory([&](uint64_t bytes) {
+    size = bytes;
+    m->bytes = std::unique_ptr<uint8_t, void (*)(void*)>(
+        static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)), &std::free);
+    if (m->bytes == nullptr) Fail("out of memory for a model in memory");
+    return m->bytes.get();
+  });
+  Result<Model> model = Model::FromBuffer(m->bytes.get(), size);
   if (!model.ok()) Fail("internal: the converted model does not load: ", model.status().message());
   m->model = std::move(model.value());
   return m;

@@ -40,8 +40,16 @@ struct ProductInputs {
   size_t n() const { return k == 0 ? 0 : rows.size() / k; }
 };
 
-// H = XᵀX [k, k] (row-major, double) over the sample's rows.
-std::vector<double> InputHessian(const ProductInputs& x);
+// H = XᵀX [k, k] (row-major, fp32: quantize/linalg.h) over the sample's rows.
+std::vector<float> InputHessian(const ProductInputs& x);
+
+// The lower Cholesky factor L of the symmetric positive-definite a [n, n]
+// (row-major) in place (a = L Lᵀ; the upper part zeroed); false when a is not
+// positive definite. Blocked: the products in fp32 on the converter's threads.
+bool CholeskyLower(float* a, size_t n);
+
+// The inverse of the lower-triangular l [n, n] in place.
+void InvertLower(float* l, size_t n);
 
 // s_j = max|x_j|^alpha / max|w_j|^(1 - alpha) over the products that read x
 // (w_abs_max: each input channel's max |w| over all of them), clamped to
@@ -54,10 +62,11 @@ std::vector<float> SmoothingFactors(const std::vector<float>& x_abs_max,
 std::vector<float> ColumnAbsMax(const float* w, size_t rows, size_t cols);
 
 // One scale per row: max|row| / 127 (core/quant.h) times a factor in
-// [min_clip, 1] chosen from `steps` candidates to minimize the row's eᵀ H e
-// (h: [cols, cols] row-major; null: eᵀ e). Ties keep the larger scale.
-std::vector<float> ClipScales(const float* w, size_t rows, size_t cols, const double* h,
-                              double min_clip, int steps);
+// [min_clip, 1] chosen from `steps` candidates to minimize the row's eᵀ H e:
+// with x (a sample of the inputs, x->k == cols) as ‖X e‖², else with h
+// ([cols, cols] row-major), else eᵀ e. Ties keep the larger scale.
+std::vector<float> ClipScales(const float* w, size_t rows, size_t cols, const float* h,
+                              const ProductInputs* x, double min_clip, int steps);
 
 // The runtime's round to nearest with the given scales (ties to even,
 // saturated at ±127).
@@ -70,7 +79,7 @@ QuantizedMatrix RoundWithScales(const float* w, size_t rows, size_t cols,
 // Falls back to RoundWithScales when the damped H is not positive definite
 // (which damping excludes but rounding might not).
 QuantizedMatrix CompensatedRounding(const float* w, size_t rows, size_t cols,
-                                    const std::vector<float>& scales, const double* h,
+                                    const std::vector<float>& scales, const float* h,
                                     double damp = 0.01);
 
 // ‖Qrow(x / s)·(Q diag(...))ᵀ - x·Wᵀ‖² summed over the sample rows, the

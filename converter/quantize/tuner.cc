@@ -411,7 +411,8 @@ class StepTuner {
     TryPerMatrixStep("clipping", [&](const std::string& m, const std::vector<float>& w,
                                      const QuantizedMatrix&) {
       const std::vector<float> scales =
-          ClipScales(w.data(), bench_.Rows(m), bench_.Cols(m), Hessian(m).data(), 0.5, 26);
+          ClipScales(w.data(), bench_.Rows(m), bench_.Cols(m), ClipHessian(m), ClipSample(m), 0.5,
+                     26);
       return RoundWithScales(w.data(), bench_.Rows(m), bench_.Cols(m), scales);
     });
     return TargetMet(best_, options_);
@@ -616,8 +617,19 @@ class StepTuner {
     }
   }
 
+  // Clipping scores a row's error eᵀ H e as ‖X e‖² on the samples when they
+  // have fewer rows than the input has channels (the smaller product), else
+  // with the Hessian.
+  const ProductInputs* ClipSample(const std::string& m) {
+    const ProductInputs& x = samples_.at(group_of_.at(m)->site);
+    return x.n() < x.k ? &x : nullptr;
+  }
+  const float* ClipHessian(const std::string& m) {
+    return ClipSample(m) != nullptr ? nullptr : Hessian(m).data();
+  }
+
   // The Hessian of the input `m` reads (computed once per input).
-  const std::vector<double>& Hessian(const std::string& m) {
+  const std::vector<float>& Hessian(const std::string& m) {
     const ProductSite& site = group_of_.at(m)->site;
     auto it = hessians_.find(site);
     if (it == hessians_.end()) it = hessians_.emplace(site, InputHessian(inputs_.at(site))).first;
@@ -694,7 +706,7 @@ class StepTuner {
   std::vector<std::string> tunable_;
   std::map<std::string, QuantizedMatrix> current_;
   std::map<std::string, double> current_err_;
-  std::map<ProductSite, std::vector<double>> hessians_;  // per product input
+  std::map<ProductSite, std::vector<float>> hessians_;  // per product input
   std::map<std::string, double> signal_;                 // Scores
   bool signal_measured_ = false;
 };
@@ -713,10 +725,14 @@ class ModelMeasure {
         options.twin_keep_bytes);
   }
   OutputMetrics operator()(const QuantOverrides& o) const {
-    ModelWriter writer;
-    writer.SetArchitecture(spec_.architecture);
-    spec_.Emit(checkpoint_, writer, true, &o);
-    return reference_->Compare(LoadInMemory(writer)->model);
+    std::unique_ptr<InMemoryModel> model;
+    {
+      ModelWriter writer;  // its packed copies go before the model runs
+      writer.SetArchitecture(spec_.architecture);
+      spec_.Emit(checkpoint_, writer, true, &o);
+      model = LoadInMemory(writer);
+    }
+    return reference_->Compare(model->model);
   }
 
  private:

@@ -311,18 +311,27 @@ void ModelWriter::RereadHeldBytesFrom(const std::string& path) {
 }
 
 std::vector<uint8_t> ModelWriter::WriteToBuffer() const {
+  std::vector<uint8_t> out;
+  WriteToMemory([&out](uint64_t size) {
+    out.assign(size, 0);
+    return out.data();
+  });
+  return out;
+}
+
+void ModelWriter::WriteToMemory(const std::function<uint8_t*(uint64_t size)>& allocate) const {
   const Layout layout = Plan();
-  std::vector<uint8_t> out(layout.file_size, 0);
-  std::memcpy(out.data(), layout.fbb.GetBufferPointer(), layout.fbb.GetSize());
+  uint8_t* out = allocate(layout.file_size);
+  std::memset(out, 0, layout.file_size);
+  std::memcpy(out, layout.fbb.GetBufferPointer(), layout.fbb.GetSize());
   std::vector<uint64_t> scratch;
   for (size_t i = 0; i < layout.items.size(); ++i) {
     const Item* item = layout.items[i];
     const void* bytes = Bytes(*item, scratch);
     if (bytes != nullptr && item->size > 0) {
-      std::memcpy(out.data() + layout.data_offset + layout.offsets[i], bytes, item->size);
+      std::memcpy(out + layout.data_offset + layout.offsets[i], bytes, item->size);
     }
   }
-  return out;
 }
 
 }  // namespace octet

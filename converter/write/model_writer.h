@@ -79,6 +79,9 @@ class ModelWriter {
   void RereadHeldBytesFrom(const std::string& path);
   // The whole file in memory (tests, fuzz seeds). Sparse tensors become zeros.
   std::vector<uint8_t> WriteToBuffer() const;
+  // The same bytes into memory allocate(size) returns (size: the file's; the
+  // memory must hold that many bytes; allocate throws when it cannot).
+  void WriteToMemory(const std::function<uint8_t*(uint64_t size)>& allocate) const;
 
  private:
   struct Item;

@@ -108,7 +108,7 @@ TEST_CASE("compensated rounding beats round to nearest on correlated inputs") {
   const ProductInputs calib = correlated(1), fresh = correlated(2);
   const std::vector<float> w = Weights(rows, k, 3);
   const QuantizedMatrix rtn = QuantizeRows(w.data(), rows, k);
-  const std::vector<double> h = InputHessian(calib);
+  const std::vector<float> h = InputHessian(calib);
   const QuantizedMatrix gptq = CompensatedRounding(w.data(), rows, k, rtn.scales, h.data());
   CHECK(gptq.scales == rtn.scales);
   size_t below = 0;  // -128 is never produced (core/quant.h)
@@ -127,12 +127,60 @@ TEST_CASE("compensated rounding beats round to nearest on correlated inputs") {
   CHECK(gptq.sqnr_db < rtn.sqnr_db);
 }
 
+// The tuner's blocked factorization and triangular inverse (fp32 products,
+// double diagonal blocks) against the definitions, in double: sizes below one
+// block, across blocks and past a strip of trailing rows (512).
+TEST_CASE("blocked Cholesky factor and lower-triangular inverse in fp32") {
+  for (size_t n : {5, 128, 300, 700}) {
+    CAPTURE(n);
+    // A = X Xᵀ / m + I/10, X [n, m] from the weights' generator: well conditioned.
+    const size_t m = n + 17;
+    const std::vector<float> x = Weights(n, m, static_cast<uint32_t>(n));
+    std::vector<float> a(n * n);
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t j = 0; j < n; ++j) {
+        double v = i == j ? 0.1 : 0.0;
+        for (size_t t = 0; t < m; ++t) v += static_cast<double>(x[i * m + t]) * x[j * m + t] / m;
+        a[i * n + j] = static_cast<float>(v);
+      }
+    }
+    std::vector<float> l = a;
+    REQUIRE(CholeskyLower(l.data(), n));
+    double worst = 0, scale = 0;
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t j = 0; j < n; ++j) {
+        if (j > i) CHECK(l[i * n + j] == 0.0f);
+        double v = 0;
+        for (size_t t = 0; t <= std::min(i, j); ++t) v += static_cast<double>(l[i * n + t]) * l[j * n + t];
+        worst = std::max(worst, std::fabs(v - a[i * n + j]));
+        scale = std::max(scale, std::fabs(static_cast<double>(a[i * n + j])));
+      }
+    }
+    CHECK(worst <= 1e-5 * scale);
+    std::vector<float> inv = l;
+    InvertLower(inv.data(), n);
+    double off = 0;
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t j = 0; j < n; ++j) {
+        double v = 0;
+        for (size_t t = j; t <= i; ++t) v += static_cast<double>(l[i * n + t]) * inv[t * n + j];
+        off = std::max(off, std::fabs(v - (i == j ? 1.0 : 0.0)));
+      }
+    }
+    MESSAGE("n " << n << ": |L Lᵀ - A| " << worst << " of " << scale << ", |L L⁻¹ - I| " << off);
+    CHECK(off <= 1e-4);
+  }
+  // Not positive definite: refused.
+  std::vector<float> bad = {1, 2, 2, 1};
+  CHECK_FALSE(CholeskyLower(bad.data(), 2));
+}
+
 TEST_CASE("compensated rounding of uncorrelated inputs is round to nearest") {
   // A diagonal Hessian has nothing to compensate with: each column's error
   // moves nowhere, so the result is the plain rounding, value for value.
   const size_t k = 16, rows = 8;
-  std::vector<double> h(k * k, 0.0);
-  for (size_t j = 0; j < k; ++j) h[j * k + j] = 1.0 + static_cast<double>(j);
+  std::vector<float> h(k * k, 0.0f);
+  for (size_t j = 0; j < k; ++j) h[j * k + j] = 1.0f + static_cast<float>(j);
   const std::vector<float> w = Weights(rows, k, 5);
   const QuantizedMatrix rtn = QuantizeRows(w.data(), rows, k);
   const QuantizedMatrix gptq = CompensatedRounding(w.data(), rows, k, rtn.scales, h.data());
@@ -147,7 +195,7 @@ TEST_CASE("clipping wins on a row with one extreme weight") {
   const size_t k = 64;
   std::vector<float> w = Weights(1, k, 11, 0.01f);
   w[5] = 0.4f;
-  const std::vector<float> clipped = ClipScales(w.data(), 1, k, nullptr, 0.5, 26);
+  const std::vector<float> clipped = ClipScales(w.data(), 1, k, nullptr, nullptr, 0.5, 26);
   const float full = 0.4f / 127.0f;
   CHECK(clipped[0] <= full);
   const QuantizedMatrix a = RoundWithScales(w.data(), 1, k, {full});
@@ -156,7 +204,7 @@ TEST_CASE("clipping wins on a row with one extreme weight") {
   // A Gaussian row gains nothing from clipping its max a lot: the choice
   // stays within the top of the range.
   const std::vector<float> g = Weights(1, 256, 12);
-  const std::vector<float> gs = ClipScales(g.data(), 1, 256, nullptr, 0.5, 26);
+  const std::vector<float> gs = ClipScales(g.data(), 1, 256, nullptr, nullptr, 0.5, 26);
   float gmax = 0;
   for (float v : g) gmax = std::fmax(gmax, std::fabs(v));
   CHECK(gs[0] >= 0.7f * gmax / 127.0f);
