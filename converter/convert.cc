@@ -398,6 +398,16 @@ const std::vector<std::string>& TokenizerFileNames() {
   return names;
 }
 
+uint64_t Int8WeightBytes(const ModelSpec& spec) {
+  uint64_t bytes = 0;
+  for (const TensorMapping& m : spec.tensors) {
+    uint64_t n = 1;
+    for (uint32_t d : m.shape) n *= d;
+    bytes += QuantizedAsInt8(m.name) ? n + 4ull * m.shape[0] : 4 * n;
+  }
+  return bytes;
+}
+
 nlohmann::json ReadConfig(const std::filesystem::path& source_dir) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(source_dir / "config.json", ec)) {
@@ -564,6 +574,16 @@ Calibration TuneInt8(const std::filesystem::path& source_dir, const ModelSpec& s
   const std::string& evaluated_on = samples.evaluated_on;
   phases.Begin("tuning");
   TuneOptions tune = options.tune;
+  const uint64_t int8_bytes = Int8WeightBytes(spec);
+  if (options.max_size_bytes > 0) {
+    tune.max_extra_bytes = options.max_size_bytes > int8_bytes ? options.max_size_bytes - int8_bytes
+                                                               : 0;
+  }
+  if (options.max_size_percent > 0) {
+    tune.max_extra_bytes = std::min<uint64_t>(
+        tune.max_extra_bytes,
+        static_cast<uint64_t>(options.max_size_percent / 100.0 * static_cast<double>(int8_bytes)));
+  }
   if (phases.progress()) {
     tune.progress = [&phases](const std::string& what, size_t done, size_t total) {
       phases.progress()(what, done, total);

@@ -38,6 +38,11 @@ struct ConvertOptions {
   // (decoders) or the calibration.
   std::filesystem::path heldout;
   TuneOptions tune;                   // int8: target, --keep-fp32 patterns
+  // int8: what the tuner's fp32 products may add to the file: up to this size
+  // in bytes (0: no bound), and at most this percentage of the int8 file
+  // (0: no bound); both when both are set.
+  uint64_t max_size_bytes = 0;
+  double max_size_percent = 0;
   ModelWriter::Progress progress;     // optional: called as tensors are written
   PhaseProgress phase_progress;       // optional
 };
@@ -64,6 +69,10 @@ struct ConvertResult {
   TuneResult tuning;                  // int8: the tuner's steps and choices
   std::vector<ConvertPhase> phases;   // in order
 };
+
+// The size of `spec`'s int8 file before any tensor is kept in fp32: one byte
+// per int8 weight, four per F32 value (tokenizer files not counted).
+uint64_t Int8WeightBytes(const ModelSpec& spec);
 
 // Reads `source_dir`/config.json.
 nlohmann::json ReadConfig(const std::filesystem::path& source_dir);

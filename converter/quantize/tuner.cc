@@ -741,73 +741,110 @@ class ModelMeasure {
   std::unique_ptr<OutputReference> reference_;
 };
 
-// Mixed precision, greedy: every round tries the few matrices that score
-// highest and keeps the one that lowers the loss most, until the target is
-// met or the budget (`fraction` of the `total` matrices) is spent.
-void Greedy(const char* step, double fraction, size_t total,
-            const std::map<std::string, double>& score,
-            const std::function<void(QuantOverrides&, const std::string&)>& apply,
-            const std::function<OutputMetrics(const QuantOverrides&)>& measure,
-            const TuneOptions& options, TuneResult& result, OutputMetrics& best) {
-  const auto budget = static_cast<size_t>(std::floor(fraction * static_cast<double>(total)));
+// One rung of the escalation: candidates in order of estimated gain per cost
+// (score / cost), taken in batches measured end to end: a batch that lowers
+// the loss is kept and the next one is twice as large; one that does not is
+// retried at half the size, and a single matrix that does not is passed over
+// (after four of those in a row the rung ends: the scores have stopped
+// predicting). Stops when the target is met. Each taken matrix's cost is
+// charged to *budget (candidates it cannot pay for are passed over).
+void EscalationRung(const char* step, const std::map<std::string, double>& score,
+                    const std::function<double(const std::string&)>& cost,
+                    const std::function<void(QuantOverrides&, const std::string&)>& apply,
+                    const std::function<OutputMetrics(const QuantOverrides&)>& measure,
+                    const TuneOptions& options, uint64_t* budget, TuneResult& result,
+                    OutputMetrics& best) {
+  std::vector<std::pair<double, std::string>> ranked;
+  for (const auto& [m, r] : score) {
+    if (r > 0 && cost(m) > 0) ranked.push_back({r / cost(m), m});
+  }
+  std::sort(ranked.rbegin(), ranked.rend());
   std::vector<std::string> chosen;
-  while (chosen.size() < budget && !TargetMet(best, options)) {
-    std::vector<std::pair<double, std::string>> ranked;
-    for (const auto& [m, r] : score) {
-      if (std::find(chosen.begin(), chosen.end(), m) == chosen.end()) ranked.push_back({r, m});
+  size_t pos = 0, batch = 1, passed_over = 0;
+  while (pos < ranked.size() && !TargetMet(best, options) && passed_over < 4) {
+    std::vector<std::string> take;
+    uint64_t spend = 0;
+    size_t end = pos;
+    for (; end < ranked.size() && take.size() < batch; ++end) {
+      const std::string& m = ranked[end].second;
+      const auto c = static_cast<uint64_t>(cost(m));
+      if (budget != nullptr && spend + c > *budget) continue;  // cannot pay: passed over
+      take.push_back(m);
+      spend += c;
     }
-    if (ranked.empty()) break;
-    std::sort(ranked.rbegin(), ranked.rend());
-    if (ranked.size() > 4) ranked.resize(4);
-    std::string pick;
-    OutputMetrics pick_metrics = best;
-    for (const auto& [r, m] : ranked) {
-      QuantOverrides o = result.overrides;
-      apply(o, m);
-      const OutputMetrics metrics = measure(o);
-      if (Loss(metrics) < Loss(pick_metrics)) {
-        pick = m;
-        pick_metrics = metrics;
-      }
+    if (take.empty()) break;
+    QuantOverrides o = result.overrides;
+    for (const std::string& m : take) apply(o, m);
+    const OutputMetrics metrics = measure(o);
+    if (Loss(metrics) < Loss(best)) {
+      result.overrides = std::move(o);
+      best = metrics;
+      chosen.insert(chosen.end(), take.begin(), take.end());
+      if (budget != nullptr) *budget -= spend;
+      pos = end;
+      batch *= 2;
+      passed_over = 0;
+    } else if (batch > 1) {
+      batch /= 2;
+    } else {
+      pos = end;
+      ++passed_over;
     }
-    if (pick.empty()) break;
-    chosen.push_back(pick);
-    apply(result.overrides, pick);
-    best = pick_metrics;
   }
   if (!chosen.empty()) {
     std::string names;
     for (const std::string& m : chosen) names += (names.empty() ? "" : ", ") + m;
-    result.steps.push_back({step, names, best, true});
+    result.steps.push_back({step, std::to_string(chosen.size()) + " matrices: " + names, best,
+                            true});
   }
 }
 
 // Steps 4 and 5 on the whole model (decoders: they pick by the output
-// distribution): 16-bit inputs, then fp32 products. fp32_values(m): the F32
-// values an fp32 product of m reads (smoothing folded in).
+// distribution): 16-bit inputs (cost: the product's work), then fp32 products
+// (cost: the bytes they add, within options.max_extra_bytes). fp32_values(m):
+// the F32 values an fp32 product of m reads (smoothing folded in); sizes: each
+// matrix's [rows, cols].
 void Escalate(const std::map<std::string, double>& wide, const std::map<std::string, double>& fp32,
+              const std::map<std::string, std::pair<uint64_t, uint64_t>>& sizes,
               const std::function<std::vector<float>(const std::string&)>& fp32_values,
               const std::function<OutputMetrics(const QuantOverrides&)>& measure,
               const TuneOptions& options, TuneResult& result, OutputMetrics& best) {
   if (!best.has_distribution || TargetMet(best, options)) return;
+  auto elements = [&](const std::string& m) {
+    const auto it = sizes.find(m);
+    return it == sizes.end() ? 0.0 : static_cast<double>(it->second.first * it->second.second);
+  };
   if (options.wide_inputs) {
-    Greedy("16-bit inputs", options.max_wide_fraction, result.total_matrices, wide,
-           [](QuantOverrides& o, const std::string& m) { o.wide_input.insert(m); }, measure,
-           options, result, best);
+    EscalationRung(
+        "16-bit inputs", wide, elements,
+        [](QuantOverrides& o, const std::string& m) { o.wide_input.insert(m); }, measure,
+        options, nullptr, result, best);
   }
   if (options.fp32_fallback) {
-    Greedy("fp32 products", options.max_fp32_fraction, result.total_matrices, fp32,
-           [&](QuantOverrides& o, const std::string& m) {
-             o.keep_f32.insert(m);
-             o.int8.erase(m);
-             o.wide_input.erase(m);
-             if (o.values.count(m) == 0) {
-               std::vector<float> v = fp32_values(m);
-               if (!v.empty()) o.values[m] = std::move(v);
-             }
-           },
-           measure, options, result, best);
+    uint64_t budget = options.max_extra_bytes;
+    EscalationRung(
+        "fp32 products", fp32,
+        [&](const std::string& m) { return 3.0 * elements(m); },  // 4 bytes a weight instead of 1
+        [&](QuantOverrides& o, const std::string& m) {
+          o.keep_f32.insert(m);
+          o.int8.erase(m);
+          o.wide_input.erase(m);
+          if (o.values.count(m) == 0) {
+            std::vector<float> v = fp32_values(m);
+            if (!v.empty()) o.values[m] = std::move(v);
+          }
+        },
+        measure, options, &budget, result, best);
   }
+}
+
+// Each matrix's [rows, cols].
+std::map<std::string, std::pair<uint64_t, uint64_t>> MatrixSizes(const ModelSpec& spec) {
+  std::map<std::string, std::pair<uint64_t, uint64_t>> sizes;
+  for (const TensorMapping& m : spec.tensors) {
+    if (m.shape.size() == 2) sizes[m.name] = {m.shape[0], m.shape[1]};
+  }
+  return sizes;
 }
 
 // The counts and lists of the result, from its overrides.
@@ -848,7 +885,8 @@ TuneResult TuneWholeModel(const ModelSpec& spec, const Checkpoint& checkpoint,
   OutputMetrics best = result.final_metrics;
   const ModelSpec* s = &spec;
   const Checkpoint* c = &checkpoint;
-  Escalate(wide, fp32_score, [](const std::string&) { return std::vector<float>(); },
+  Escalate(wide, fp32_score, MatrixSizes(spec),
+           [](const std::string&) { return std::vector<float>(); },
            [&](const QuantOverrides& o) {
              ModelWriter writer;
              writer.SetArchitecture(s->architecture);
@@ -895,7 +933,7 @@ class LayerwiseTuner {
     if (options_.progress) options_.progress("tuning layer", layers, layers);
     if (kept_.empty()) {  // no technique on: the layers gave the escalation its scores
       result_ = rtn;
-      Escalate(wide_, fp32_, [](const std::string&) { return std::vector<float>(); },
+      Escalate(wide_, fp32_, MatrixSizes(spec_), [](const std::string&) { return std::vector<float>(); },
                [&](const QuantOverrides& o) { return measure_(o); }, options_, result_, best_);
       return Finish();
     }
@@ -915,7 +953,8 @@ class LayerwiseTuner {
       result_.steps = std::move(steps);
     }
     size_t measured = 0;
-    Escalate(wide_, fp32_, [&](const std::string& name) { return Fp32Values(name); },
+    Escalate(wide_, fp32_, MatrixSizes(spec_),
+             [&](const std::string& name) { return Fp32Values(name); },
              [&](const QuantOverrides& o) {
                if (options_.progress) options_.progress("escalation, measurement", ++measured, 0);
                return measure_(o);

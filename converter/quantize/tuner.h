@@ -7,12 +7,17 @@
 //                         the layer that writes the input (rounding.h)
 //   clipping              per-row weight scales that minimize eᵀ H e
 //   compensated rounding  GPTQ rounding with those scales
-//   16-bit inputs         mixed precision, greedy by measurement: the matrices
-//                         whose 8-bit inputs cost the most quantize their inputs
-//                         as two int8 digits (Tensor.input_bits 16; same weights,
-//                         same bytes, twice the product's work; at most a tenth)
+//   16-bit inputs         mixed precision, by measurement: the matrices whose
+//                         8-bit inputs cost the most per unit of their work
+//                         quantize their inputs as two int8 digits
+//                         (Tensor.input_bits 16; same weights, same bytes,
+//                         twice the product's work)
 //   fp32 products         the last resort: the matrices whose int8 form costs
-//                         the most stay F32 (at most a tenth of them)
+//                         the most per extra byte stay F32, within
+//                         max_extra_bytes
+// The last two (the escalation) have no cap of their own: they take matrices
+// in that order, in batches that double while each lowers the loss (halving
+// when one does not), until the target is met or nothing is left.
 //
 // Each step is measured end to end against the fp32 twin (the runtime runs
 // both), on evaluation sequences apart from the calibration; a step that does
@@ -44,18 +49,15 @@ struct TuneOptions {
   double target_ppl_ratio = 1.01;
   // Canonical tensor names (glob: * and ?) kept F32 whatever the steps find.
   std::vector<std::string> keep_fp32;
-  // At most this fraction of the linear layers' matrices become F32 by the
-  // last step (the user's --keep-fp32 ones are not counted).
-  double max_fp32_fraction = 0.10;
   // Steps to try (tests turn them off to measure one alone).
   bool smoothing = true;
   bool clipping = true;
   bool compensation = true;
   bool wide_inputs = true;
   bool fp32_fallback = true;
-  // At most this fraction of the matrices get 16-bit inputs (each costs its
-  // product's time once more).
-  double max_wide_fraction = 0.10;
+  // The escalation's size budget: fp32 products may add at most this many
+  // bytes to the int8 file (16-bit inputs add none). Unbounded by default.
+  uint64_t max_extra_bytes = UINT64_MAX;
   size_t max_rows = 4096;  // calibration rows kept per product input
   // Encoder-decoders, tuned as a whole: the tuner holds the model's F32
   // weights, a sample of every product's inputs and their Hessians in memory;

@@ -26,7 +26,7 @@ namespace {
 constexpr char kUsage[] =
     R"(Usage: octet-convert SRC_DIR -o OUT.octet [--dtype int8|fp32] [--calibration FILE] [--quiet]
                      [--heldout FILE] [--target-ppl-ratio R] [--keep-fp32 PATTERN ...]
-                     [--no-tune]
+                     [--max-size SIZE] [--require-target] [--no-tune]
 
 Converts a Hugging Face checkpoint directory into one .octet model file.
 
@@ -66,10 +66,17 @@ Options:
   --target-ppl-ratio R     the int8 tuning stops once int8 perplexity / fp32
                            perplexity on the held-out ids is at most R (default
                            1.01; below 1: every step). Steps in order: round to
-                           nearest, smoothing, clipping, compensated rounding, then
-                           fp32 products for at most a tenth of the matrices; a step
-                           that does not lower the KL divergence is undone. The
-                           report lists each step.
+                           nearest; layer by layer, smoothing, clipping and
+                           compensated rounding; then, until the target is met,
+                           16-bit inputs and fp32 products for the matrices that
+                           gain most per unit of work or byte. A step that does
+                           not lower the KL divergence is undone. The report lists
+                           each step.
+  --max-size SIZE          what fp32 products may grow the int8 file to: bytes
+                           (K, M, G: KiB, MiB, GiB) or a percentage of the int8
+                           file ("10%"); default: no bound
+  --require-target         exit with status 3 when the target is not met (the
+                           file is still written: the best one found)
   --no-tune                round to nearest and nothing else: no tuning, no
                            measurement against fp32 (the per-layer report still runs)
   --keep-fp32 PATTERN      keep the int8 tensors whose names match PATTERN (* and ?;
@@ -83,8 +90,9 @@ Every tensor of the checkpoint must belong to the architecture (known extras suc
 as BERT's pooler or GPT-2's mask buffers are skipped); anything missing, misshaped
 or unsupported stops the conversion with one line naming it.
 
-Exit status: 0 on success; otherwise non-zero (2 for a wrong command line, 1 for
-any other failure) and one line on stderr naming the problem.
+Exit status: 0 on success; otherwise non-zero (2 for a wrong command line, 3 for a
+target not met with --require-target, 1 for any other failure) and one line on
+stderr naming the problem.
 )";
 
 struct ConvertRequest {
@@ -94,6 +102,10 @@ struct ConvertRequest {
   std::filesystem::path calibration;  // empty = none
   std::filesystem::path heldout;      // empty = none
   double target_ppl_ratio = 1.01;
+  uint64_t max_size_bytes = 0;
+  double max_size_percent = 0;
+  std::string max_size;  // as given
+  bool require_target = false;
   std::vector<std::string> keep_fp32;
   bool no_tune = false;
   bool quiet = false;
@@ -148,19 +160,46 @@ ConvertRequest ParseRequest(const ParsedArgs& args) {
       throw UsageError("--target-ppl-ratio '" + v + "' is not a number > 0");
     }
   }
+  if (args.Has("--max-size")) {
+    r.max_size = args.Value("--max-size");
+    char* end = nullptr;
+    const double v = std::strtod(r.max_size.c_str(), &end);
+    const std::string unit = end != nullptr ? end : "";
+    double scale = 0;
+    if (unit == "%") {
+      r.max_size_percent = v;
+    } else if (unit.empty()) {
+      scale = 1;
+    } else if (unit == "K" || unit == "KiB") {
+      scale = 1024.0;
+    } else if (unit == "M" || unit == "MiB") {
+      scale = 1024.0 * 1024.0;
+    } else if (unit == "G" || unit == "GiB") {
+      scale = 1024.0 * 1024.0 * 1024.0;
+    }
+    if (r.max_size.empty() || !(v > 0) || (unit != "%" && scale == 0)) {
+      throw UsageError("--max-size '" + r.max_size +
+                       "' is not a size > 0 (bytes, K, M, G or a percentage such as 10%)");
+    }
+    if (scale > 0) r.max_size_bytes = static_cast<uint64_t>(v * scale);
+  }
+  r.require_target = args.Switch("--require-target");
   if (args.Has("--keep-fp32")) r.keep_fp32 = args.Values("--keep-fp32");
   for (const std::string& p : r.keep_fp32) {
     if (p.empty()) throw UsageError("--keep-fp32 needs a tensor name pattern");
   }
   r.no_tune = args.Switch("--no-tune");
-  if (r.dtype == "fp32" && (args.Has("--heldout") || args.Has("--target-ppl-ratio") ||
-                            args.Has("--keep-fp32") || r.no_tune)) {
+  const bool tuning = args.Has("--heldout") || args.Has("--target-ppl-ratio") ||
+                      args.Has("--max-size") || r.require_target;
+  if (r.dtype == "fp32" && (tuning || args.Has("--keep-fp32") || r.no_tune)) {
     throw UsageError(
-        "--heldout, --target-ppl-ratio, --keep-fp32 and --no-tune are used by --dtype int8; an "
-        "fp32 conversion keeps every tensor in fp32");
+        "--heldout, --target-ppl-ratio, --max-size, --require-target, --keep-fp32 and --no-tune "
+        "are used by --dtype int8; an fp32 conversion keeps every tensor in fp32");
   }
-  if (r.no_tune && (args.Has("--heldout") || args.Has("--target-ppl-ratio"))) {
-    throw UsageError("--no-tune measures nothing: --heldout and --target-ppl-ratio do not apply");
+  if (r.no_tune && tuning) {
+    throw UsageError(
+        "--no-tune measures nothing: --heldout, --target-ppl-ratio, --max-size and "
+        "--require-target do not apply");
   }
   r.quiet = args.Switch("--quiet");
   return r;
@@ -231,8 +270,19 @@ void PrintPhases(const convert::ConvertResult& r) {
   }
 }
 
+// "target perplexity ratio 1.01 not met: 1.0234 reached (within --max-size
+// 10%); the file is the best found".
+std::string TargetNotMet(const convert::ConvertResult& r, const ConvertRequest& request) {
+  char text[160];
+  std::snprintf(text, sizeof(text), "target perplexity ratio %.4g not met: %.4f reached",
+                request.target_ppl_ratio, r.tuning.final_metrics.ppl_ratio());
+  std::string line = text;
+  if (!request.max_size.empty()) line += " within --max-size " + request.max_size;
+  return line + "; the file written is the best found";
+}
+
 // The quantization report of an int8 conversion (also in the file's provenance).
-void PrintReport(const convert::ConvertResult& r, double target_ppl_ratio) {
+void PrintReport(const convert::ConvertResult& r, const ConvertRequest& request) {
   if (r.tensor_errors.empty()) return;
   std::printf("\nquantization report (SQNR in dB; higher is better, 40 dB ~ 1%% RMS error)\n");
   double worst = 1e9;
@@ -275,8 +325,7 @@ void PrintReport(const convert::ConvertResult& r, double target_ppl_ratio) {
     }
     std::printf("\n");
     if (!t.skipped && t.final_metrics.has_distribution && !t.target_met) {
-      std::printf("    target perplexity ratio %.4g not met: %.4f after every step\n",
-                  target_ppl_ratio, t.final_metrics.ppl_ratio());
+      std::printf("    %s\n", TargetNotMet(r, request).c_str());
     }
   }
   std::printf("  %-28s %10s %12s   %s\n", "layer output", "int8 SQNR", "min cosine",
@@ -298,6 +347,8 @@ int Convert(const ConvertRequest& request) {
   options.tune.target_ppl_ratio = request.target_ppl_ratio;
   options.tune.keep_fp32 = request.keep_fp32;
   options.tune.enabled = !request.no_tune;
+  options.max_size_bytes = request.max_size_bytes;
+  options.max_size_percent = request.max_size_percent;
   if (!request.quiet && isatty(STDERR_FILENO)) {
     options.progress = [&bar](size_t done, size_t total, uint64_t bytes_done,
                               uint64_t bytes_total) {
@@ -331,7 +382,13 @@ int Convert(const ConvertRequest& request) {
                 request.output.string().c_str(), result.model_type.c_str(), result.num_tensors,
                 request.dtype.c_str(), result.num_tokenizer_files,
                 Bytes(result.file_bytes).c_str());
-    PrintReport(result, request.target_ppl_ratio);
+    PrintReport(result, request);
+  }
+  const convert::TuneResult& t = result.tuning;
+  if (request.require_target && !t.skipped && t.final_metrics.has_distribution &&
+      !t.target_met) {
+    std::fprintf(stderr, "octet-convert: %s\n", TargetNotMet(result, request).c_str());
+    return kExitTargetNotMet;
   }
   return kExitOk;
 }
@@ -353,6 +410,8 @@ int ConvertMain(const std::vector<std::string>& args) {
       ValueOption("--calibration"),
       ValueOption("--heldout"),
       ValueOption("--target-ppl-ratio"),
+      ValueOption("--max-size"),
+      SwitchOption("--require-target"),
       RepeatedOption("--keep-fp32"),
       SwitchOption("--no-tune"),
       SwitchOption("--quiet"),

@@ -13,6 +13,7 @@ namespace cli {
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitTargetNotMet = 3;  // octet-convert --require-target: the file is written
 
 // Runs `body` with the arguments after argv[0] and returns its exit status, or
 // prints the error of whatever it throws and returns 1 or 2.

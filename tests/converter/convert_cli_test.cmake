@@ -91,9 +91,20 @@ run(${CONVERT} bert -o bert8.octet)
 expect_ok("calibration: 4 x [0-9]+ pseudo-random token ids"
           "round to nearest +- +- +- .*output SQNR [0-9.]+ dB")
 # Every step, with a target no model meets; --keep-fp32 keeps what it names.
-run(${CONVERT} llama -o tuned.octet --target-ppl-ratio 0.5 --keep-fp32 "layers.0.ffn.*")
+# (an unreachable target: the fp32 products stop at --max-size)
+run(${CONVERT} llama -o tuned.octet --target-ppl-ratio 0.5 --keep-fp32 "layers.0.ffn.*" --max-size 5%)
 expect_ok("layer by layer +[0-9.]+ +[0-9.]+ +[0-9.]+% +smoothing kept in [0-2] of 2 layers, clipping kept in [0-2] of 2 layers, compensated rounding kept in [0-2] of 2 layers"
-          "target perplexity ratio 0\\.5 not met: [0-9.]+ after every step")
+          "target perplexity ratio 0\\.5 not met: [0-9.]+ reached within --max-size 5%; the file written is the best found")
+# --require-target: the same file, and exit status 3 with that line on stderr.
+run(${CONVERT} llama -o required.octet --target-ppl-ratio 0.5 --require-target --max-size 5% --quiet)
+expect_error(3 "target perplexity ratio 0\\.5 not met: [0-9.]+ reached within --max-size 5%; the file written is the best found")
+if(NOT EXISTS "${WORK}/required.octet")
+  fail("--require-target: the file must still be written")
+endif()
+run(${CONVERT} llama -o x.octet --max-size 10X)
+expect_error(2 "--max-size '10X' is not a size > 0")
+run(${CONVERT} llama -o x.octet --no-tune --require-target)
+expect_error(2 "--no-tune measures nothing")
 run(${OCTET} inspect tuned.octet)
 expect_ok("layers\\.0\\.ffn\\.down\\.weight +F32" "layers\\.0\\.ffn\\.up\\.weight +F32"
           "I8 PackedQs8N16K4" "int8_step_1 +round to nearest"
