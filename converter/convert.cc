@@ -533,14 +533,9 @@ Samples ChooseSamples(const std::filesystem::path& source_dir, const ModelSpec& 
     out.calibration = DefaultCalibration(vocab, positions);
   }
 
-  const bool tuner_runs =
-      options.tune.enabled && (spec.architecture.structure != fb::Structure::EncoderDecoder ||
-                               TuneMemoryBytes(spec, TokenCount(out.calibration), options.tune) <=
-                                   options.tune.max_memory_bytes);
-  if (!options.tune.enabled) {
+  const bool tuner_runs = options.tune.enabled;
+  if (!tuner_runs) {
     out.evaluated_on = "nothing (--no-tune)";
-  } else if (!tuner_runs) {
-    out.evaluated_on = "nothing (tuning skipped)";
   } else if (!options.heldout.empty()) {
     const Calibration held = ReadCalibration(options.heldout, vocab, positions, source_dir);
     out.evaluated_on = held.description;
@@ -592,11 +587,7 @@ Calibration TuneInt8(const std::filesystem::path& source_dir, const ModelSpec& s
   size_t evaluation_tokens = 0;
   for (const std::vector<int32_t>& s : evaluation) evaluation_tokens += s.size();
   tune.twin_keep_bytes = TwinKeepBytes(spec, evaluation_tokens);
-  // Encoder-decoders are tuned whole, on an fp32 model of their own.
-  const Model* twin_model =
-      options.tune.enabled && spec.architecture.structure != fb::Structure::EncoderDecoder
-          ? &twin.Get()
-          : nullptr;
+  const Model* twin_model = options.tune.enabled ? &twin.Get() : nullptr;
   result.tuning = TuneQuantization(spec, checkpoint, calibration, evaluation, tune, twin_model);
   result.tuning.evaluation = evaluated_on;
   result.calibration = calibration.description;

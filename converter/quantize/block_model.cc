@@ -7,29 +7,30 @@
 namespace octet {
 namespace convert {
 
-std::string BlockTensorName(const std::string& name, uint32_t layer) {
-  const std::string prefix = "layers." + std::to_string(layer) + ".";
-  if (name.compare(0, prefix.size(), prefix) != 0) return name;
-  return "layers.0." + name.substr(prefix.size());
-}
-
-BlockCut CutBlock(const ModelSpec& spec, uint32_t layer) {
+BlockCut CutBlock(const ModelSpec& spec, LayerStack stack, uint32_t layer) {
   const fb::ArchitectureT& a = spec.architecture;
-  if (a.structure == fb::Structure::EncoderDecoder) {
-    Fail("internal: layer blocks are cut from single-stack models");
+  const bool enc_dec = a.structure == fb::Structure::EncoderDecoder;
+  if (enc_dec == (stack == LayerStack::kSingle)) {
+    Fail("internal: layer blocks of ", enc_dec ? "encoder-decoders name a stack" : "single stacks");
   }
-  if (layer >= a.num_layers) Fail("internal: no layer ", layer, " to cut");
+  const bool decoder = stack == LayerStack::kDecoder;
+  const uint32_t count = decoder ? a.num_decoder_layers : a.num_layers;
+  if (layer >= count) Fail("internal: no layer ", layer, " to cut");
   BlockCut cut;
+  cut.stack = stack;
   cut.first = layer == 0;
-  cut.last = layer + 1 == a.num_layers;
+  cut.last = layer + 1 == count && (!enc_dec || decoder);
   cut.spec.model_type = spec.model_type;
   fb::ArchitectureT& b = cut.spec.architecture;
   b = a;
-  b.num_layers = 1;
+  b.num_layers = enc_dec && decoder ? 0 : 1;
+  b.num_decoder_layers = enc_dec && decoder ? 1 : 0;
+  // Per-layer lists: the encoder's (or only stack's) layers, then the decoder's.
+  const uint32_t index = decoder ? a.num_layers + layer : layer;
   if (b.attention && !b.attention->sliding_layers.empty()) {
-    b.attention->sliding_layers = {a.attention->sliding_layers.at(layer)};
+    b.attention->sliding_layers = {a.attention->sliding_layers.at(index)};
   }
-  if (!b.layer_mixers.empty()) b.layer_mixers = {a.layer_mixers.at(layer)};
+  if (!b.layer_mixers.empty()) b.layer_mixers = {a.layer_mixers.at(index)};
   if (!cut.first) {
     // Positions added to the embeddings are in the stream already.
     const fb::PositionKind p = b.position;
@@ -52,11 +53,16 @@ BlockCut CutBlock(const ModelSpec& spec, uint32_t layer) {
     const RoleGroupInfo& group = GetRoleGroup(role.group);
     std::string from;
     if (group.scope == RoleScope::kLayer) {
-      from = "layers." + std::to_string(layer) + name.substr(name.find('.', 7));
+      const size_t at = name.find("layers.0.");
+      from = name.substr(0, at) + "layers." + std::to_string(layer) + name.substr(at + 8);
     } else if (role.group == RoleGroup::kEmbeddings) {
       // The last block's vocabulary is the model's: its token table (a tied
       // head's, or the lookup's, made by the first block) is the real one.
       if (cut.first || (cut.last && role.role == Role::kTokenEmbedding)) from = name;
+    } else if (role.role == Role::kEncoderRelativeBias || role.role == Role::kDecoderRelativeBias) {
+      from = name;  // read by every layer of its stack
+    } else if (role.role == Role::kEncoderFinalNorm || role.role == Role::kEncoderFinalNormBias) {
+      if (decoder) from = name;  // the cross-attention reads the encoder's normed output
     } else if (cut.last) {
       from = name;
     }

@@ -12,13 +12,18 @@
 // tied head's table); the others get stand-ins (a one-token vocabulary, norms
 // of ones, zeros), whose outputs nobody reads: what is read is the stream after
 // the layer (Session::SetLayerObserver) and, in the last block, the logits.
-// Single-stack models (decoder-only, encoder-only).
+// Encoder-decoders: an encoder layer's block is the model with that encoder
+// layer and no decoder layers; a decoder layer's, the model with no encoder
+// layers (the encoder's output is put before its final norm, which every
+// decoder block carries) and that decoder layer. Each stack's first layer
+// carries the embeddings; the decoder's last the head.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
 
+#include "format/tensor_names.h"
 #include "import/spec.h"
 
 namespace octet {
@@ -28,14 +33,13 @@ struct BlockCut {
   ModelSpec spec;  // the one-layer model: its tensors made from the checkpoint or stand-ins
   // The model's tensor names the block carries -> their names in the block.
   std::map<std::string, std::string> to_block;
-  bool first = false, last = false;
+  LayerStack stack = LayerStack::kSingle;  // the layer's stack (the block's is the same)
+  bool first = false;  // the stack's first layer: the block's input comes from token ids
+  bool last = false;   // the model's last layer: the block computes the logits
 };
 
-// The block of layer `layer` of single-stack `spec` (Error for other structures).
-BlockCut CutBlock(const ModelSpec& spec, uint32_t layer);
-
-// "layers.{layer}.<suffix>" -> "layers.0.<suffix>"; other names as they are.
-std::string BlockTensorName(const std::string& name, uint32_t layer);
+// The block of layer `layer` of `stack` (kSingle for single-stack models).
+BlockCut CutBlock(const ModelSpec& spec, LayerStack stack, uint32_t layer);
 
 }  // namespace convert
 }  // namespace octet

@@ -113,29 +113,41 @@ std::map<ProductSite, ProductInputs> CaptureProductInputs(
 namespace {
 
 struct BlockState {
-  const std::vector<float>* in = nullptr;  // the stream to start the layer from, or null
+  // Where the streams go in: (stack, layer) and the sequence's rows.
+  struct Put {
+    LayerStack stack;
+    uint32_t layer;
+    const std::vector<float>* rows;
+  };
+  Put puts[2];
+  size_t num_puts = 0;
+  LayerStack stack = LayerStack::kSingle;  // the block's layer: its output is kept
   std::vector<float>* out = nullptr;
 };
 
-void InjectStream(void* ctx, LayerStack, uint32_t, float* x, size_t rows, size_t hidden) {
+void InjectStream(void* ctx, LayerStack stack, uint32_t layer, float* x, size_t rows,
+                  size_t hidden) {
   const BlockState& b = *static_cast<BlockState*>(ctx);
-  if (b.in == nullptr) return;
-  if (b.in->size() != rows * hidden) Fail("internal: a block's input stream has the wrong size");
-  std::memcpy(x, b.in->data(), rows * hidden * sizeof(float));
+  for (size_t i = 0; i < b.num_puts; ++i) {
+    const BlockState::Put& p = b.puts[i];
+    if (p.stack != stack || p.layer != layer) continue;
+    if (p.rows->size() != rows * hidden) Fail("internal: a block's input stream has the wrong size");
+    std::memcpy(x, p.rows->data(), rows * hidden * sizeof(float));
+  }
 }
 
-void KeepStream(void* ctx, LayerStack, uint32_t, const float* x, size_t rows, size_t hidden) {
+void KeepStream(void* ctx, LayerStack stack, uint32_t, const float* x, size_t rows,
+                size_t hidden) {
   const BlockState& b = *static_cast<BlockState*>(ctx);
-  b.out->assign(x, x + rows * hidden);
+  if (stack == b.stack) b.out->assign(x, x + rows * hidden);
 }
 
 }  // namespace
 
-BlockRun RunBlock(const Model& block, const std::vector<std::vector<int32_t>>& ids,
-                  const std::vector<std::vector<float>>* in, size_t max_rows) {
-  if (block.architecture().structure() == fb::Structure::EncoderDecoder) {
-    Fail("internal: blocks are single-stack models");
-  }
+BlockRun RunBlock(const Model& block, const BlockFeed& feed, size_t max_rows) {
+  const fb::Architecture& a = block.architecture();
+  const bool enc_dec = a.structure() == fb::Structure::EncoderDecoder;
+  const std::vector<std::vector<int32_t>>& ids = *feed.ids;
   BlockRun run;
   size_t longest = 0, total = 0;
   for (const std::vector<int32_t>& s : ids) {
@@ -150,6 +162,7 @@ BlockRun RunBlock(const Model& block, const std::vector<std::vector<int32_t>>& i
   if (!created.ok()) Fail("calibration: ", created.status().message());
   Session& session = created.value();
   BlockState state;
+  state.stack = feed.stack;
   session.SetLayerInput(InjectStream, &state);
   session.SetLayerObserver(KeepStream, &state);
   CaptureState capture;
@@ -157,15 +170,32 @@ BlockRun RunBlock(const Model& block, const std::vector<std::vector<int32_t>>& i
   capture.stride = max_rows > 0 && total > max_rows ? (total + max_rows - 1) / max_rows : 1;
   if (max_rows > 0) session.SetProductObserver(ObserveProduct, &capture);
   run.out.resize(ids.size());
-  // Past the first block the ids are stand-ins (the stream replaces their embeddings).
-  const bool from_ids = in == nullptr;
-  std::vector<int32_t> zeros;
+  std::vector<int32_t> zeros, dec;
   for (size_t i = 0; i < ids.size(); ++i) {
     const auto len = static_cast<uint32_t>(ids[i].size());
-    state.in = from_ids ? nullptr : &(*in)[i];
+    state.num_puts = 0;
+    if (feed.in != nullptr) state.puts[state.num_puts++] = {feed.stack, 0, &(*feed.in)[i]};
+    // A decoder layer's block has no encoder layers: the encoder's output
+    // goes in as its stack ends, before its final norm.
+    if (feed.encoder_out != nullptr) {
+      state.puts[state.num_puts++] = {LayerStack::kEncoder, 0, &(*feed.encoder_out)[i]};
+    }
     state.out = &run.out[i];
+    // Ids a stream replaces are stand-ins (the block's vocabulary may be one token).
     zeros.assign(len, 0);
-    const Status st = session.Run(from_ids ? ids[i].data() : zeros.data(), &len, 1, len);
+    const bool source_ids = feed.stack != LayerStack::kDecoder && feed.in == nullptr;
+    const int32_t* source = source_ids ? ids[i].data() : zeros.data();
+    Status st;
+    if (enc_dec) {
+      dec.assign(len, 0);
+      if (feed.stack == LayerStack::kDecoder && feed.in == nullptr) {
+        dec[0] = a.decoder_start_token_id() >= 0 ? a.decoder_start_token_id() : 0;
+        for (size_t t = 1; t < len; ++t) dec[t] = ids[i][t - 1];
+      }
+      st = session.RunEncoderDecoder(source, &len, len, dec.data(), &len, len, 1);
+    } else {
+      st = session.Run(source, &len, 1, len);
+    }
     if (!st.ok()) Fail("calibration: ", st.message());
   }
   return run;

@@ -47,17 +47,25 @@ struct ProductSite {
 std::map<ProductSite, ProductInputs> CaptureProductInputs(
     const Model& model, const std::vector<std::vector<int32_t>>& sequences, size_t max_rows);
 
-// A block of a model (quantize/block_model.h) run over calibration sequences:
-// the first block reads the ids, the others the streams `in` (per sequence,
-// [length, hidden]: what the layers before made), through
-// Session::SetLayerInput. out: per sequence, the stream after the layer.
+// A block of a model (quantize/block_model.h) run over calibration sequences
+// (encoder-decoders: teacher-forced on the ids shifted right behind the start
+// token, as the calibration runs them). The stack's first block reads the ids;
+// the others start their layer from `in` (per sequence, [length, hidden]: what
+// the layers before made), through Session::SetLayerInput. A decoder layer's
+// block of an encoder-decoder also takes `encoder_out`, the encoder's stream
+// before its final norm. out: per sequence, the stream after the layer.
 // max_rows > 0: also every product input, kept as CaptureProductInputs keeps them.
+struct BlockFeed {
+  const std::vector<std::vector<int32_t>>* ids = nullptr;
+  LayerStack stack = LayerStack::kSingle;            // the block's layer's
+  const std::vector<std::vector<float>>* in = nullptr;           // null: from the ids
+  const std::vector<std::vector<float>>* encoder_out = nullptr;  // decoder blocks
+};
 struct BlockRun {
   std::vector<std::vector<float>> out;
   std::map<ProductSite, ProductInputs> inputs;
 };
-BlockRun RunBlock(const Model& block, const std::vector<std::vector<int32_t>>& ids,
-                  const std::vector<std::vector<float>>* in, size_t max_rows);
+BlockRun RunBlock(const Model& block, const BlockFeed& feed, size_t max_rows);
 
 // The int8 model against its fp32 twin on next-token prediction.
 struct OutputMetrics {

@@ -11,6 +11,7 @@
 #include "format/tensor_roles.h"
 #include "import/error.h"
 #include "quantize/block_model.h"
+#include "quantize/linalg.h"
 #include "quantize/rounding.h"
 
 namespace octet {
@@ -202,26 +203,6 @@ std::string Count(size_t n, size_t of, const char* what) {
 
 }  // namespace
 
-uint64_t TuneMemoryBytes(const ModelSpec& spec, size_t calibration_tokens,
-                         const TuneOptions& options) {
-  // The F32 weights, the input rows, the Hessians.
-  const fb::ArchitectureT& a = spec.architecture;
-  uint64_t weights = 0;
-  for (const TensorMapping& m : spec.tensors) {
-    uint64_t n = 1;
-    for (uint32_t d : m.shape) n *= d;
-    weights += n;
-  }
-  const uint64_t rows = std::min<uint64_t>(calibration_tokens, options.max_rows);
-  const uint64_t h = a.hidden_size, inter = a.intermediate_size,
-                 qd = a.attention ? uint64_t{a.attention->num_heads} * a.attention->head_dim : 0;
-  const uint64_t layers = uint64_t{a.num_layers} + a.num_decoder_layers;
-  const uint64_t cross = a.structure == fb::Structure::EncoderDecoder ? 3 : 1;
-  const uint64_t widths = layers * (cross * (h + qd) + h + inter) + h;
-  const uint64_t squares = layers * (cross * (h * h + qd * qd) + h * h + inter * inter) + h * h;
-  return 4 * weights + 4 * rows * widths + 8 * squares;
-}
-
 bool GlobMatch(const std::string& pattern, const std::string& name) {
   // Iterative matcher with one backtrack point for the last '*'.
   size_t p = 0, n = 0, star = std::string::npos, mark = 0;
@@ -265,21 +246,9 @@ std::set<std::string> KeepFp32Matches(const ModelSpec& spec, const TuneOptions& 
 }
 
 // Why the tuner does not run, or an empty string when it does.
-std::string WhyUntuned(const ModelSpec& spec, const Calibration& calibration,
-                       const TuneOptions& options) {
-  if (!options.enabled) return "tuning off (--no-tune)";
-  // Layer by layer, the tuner holds one layer at a time: it runs for every size.
-  if (spec.architecture.structure != fb::Structure::EncoderDecoder) return "";
-  size_t tokens = 0;
-  for (const std::vector<int32_t>& s : calibration.sequences) tokens += s.size();
-  const uint64_t bytes = TuneMemoryBytes(spec, tokens, options);
-  if (bytes <= options.max_memory_bytes) return "";
-  char detail[200];
-  std::snprintf(detail, sizeof(detail),
-                "tuning skipped: it would hold %.1f GiB (limit %.1f GiB); round to nearest",
-                static_cast<double>(bytes) / (1 << 30),
-                static_cast<double>(options.max_memory_bytes) / (1 << 30));
-  return detail;
+// (Layer by layer, the tuner holds one layer at a time: it runs for every size.)
+std::string WhyUntuned(const TuneOptions& options) {
+  return options.enabled ? "" : "tuning off (--no-tune)";
 }
 
 // The result when the tuner does not run: round to nearest, nothing measured.
@@ -677,17 +646,11 @@ class StepTuner {
       if (!group_of_.count(m)) continue;
       const ProductInputs& x = samples_.at(group_of_.at(m)->site);
       const std::vector<float>& w = bench_.Values(m);
-      double sum = 0;
       const size_t rows = bench_.Rows(m);
-      for (size_t i = 0; i < x.n(); ++i) {
-        for (size_t r = 0; r < rows; ++r) {
-          double y = 0;
-          for (size_t j = 0; j < x.k; ++j) {
-            y += static_cast<double>(x.rows[i * x.k + j]) * w[r * x.k + j];
-          }
-          sum += y * y;
-        }
-      }
+      std::vector<float> y(x.n() * rows);
+      MatMulNT(x.n(), rows, x.k, x.rows.data(), w.data(), y.data());
+      double sum = 0;
+      for (float v : y) sum += static_cast<double>(v) * v;
       signal_[m] = sum;
     }
   }
@@ -862,43 +825,7 @@ void FinishResult(const std::vector<std::string>& matrices, TuneResult& result,
                                     result.overrides.wide_input.end());
 }
 
-// Encoder-decoders: every step on the whole model, each measured end to end.
-TuneResult TuneWholeModel(const ModelSpec& spec, const Checkpoint& checkpoint,
-                          const Calibration& calibration,
-                          const std::vector<std::vector<int32_t>>& evaluation,
-                          const TuneOptions& options, std::set<std::string> keep_f32) {
-  const std::unique_ptr<InMemoryModel> fp32 = LoadFp32Twin(spec, checkpoint);
-  const auto reference = std::make_shared<OutputReference>(fp32->model, evaluation);
-  StepTuner tuner(spec, checkpoint,
-                  CaptureProductInputs(fp32->model, calibration.sequences, options.max_rows),
-                  ProductMatrices(spec),
-                  [reference](const Model& int8) { return reference->Compare(int8); }, options,
-                  std::move(keep_f32));
-  if (tuner.RoundToNearest()) return tuner.Finish();
-  if (options.smoothing && tuner.Smoothing()) return tuner.Finish();
-  tuner.StartPerMatrixRounding();
-  if (options.clipping && tuner.Clipping()) return tuner.Finish();
-  if (options.compensation && tuner.CompensatedRounding()) return tuner.Finish();
-  std::map<std::string, double> wide, fp32_score;
-  tuner.Scores(&wide, &fp32_score);
-  TuneResult result = tuner.Finish();  // with every smoothed tensor's values
-  OutputMetrics best = result.final_metrics;
-  const ModelSpec* s = &spec;
-  const Checkpoint* c = &checkpoint;
-  Escalate(wide, fp32_score, MatrixSizes(spec),
-           [](const std::string&) { return std::vector<float>(); },
-           [&](const QuantOverrides& o) {
-             ModelWriter writer;
-             writer.SetArchitecture(s->architecture);
-             s->Emit(*c, writer, true, &o);
-             return reference->Compare(LoadInMemory(writer)->model);
-           },
-           options, result, best);
-  FinishResult(ProductMatrices(spec), result, best, options);
-  return result;
-}
-
-// Single-stack models, layer by layer (quantize/tuner.h): each layer's block
+// Layer by layer (quantize/tuner.h): each layer's block
 // runs on the stream the int8 layers before it made, its product inputs and
 // fp32 output are captured there, its steps are scored on its own output, and
 // its int8 output feeds the next layer. Memory: one layer's F32 weights and
@@ -925,10 +852,19 @@ class LayerwiseTuner {
         {"round to nearest", "symmetric per-channel scales, max|w| / 127", best_, true});
     if (TargetMet(best_, options_)) return Finish();
     const TuneResult rtn = result_;
-    const uint32_t layers = spec_.architecture.num_layers;
-    for (uint32_t l = 0; l < layers; ++l) {
-      if (options_.progress) options_.progress("tuning layer", l, layers);
-      TuneLayer(l);
+    // Layer by layer, the encoder's then the decoder's (or the only stack's).
+    const fb::ArchitectureT& a = spec_.architecture;
+    std::vector<std::pair<LayerStack, uint32_t>> order;
+    if (a.structure == fb::Structure::EncoderDecoder) {
+      for (uint32_t l = 0; l < a.num_layers; ++l) order.push_back({LayerStack::kEncoder, l});
+      for (uint32_t l = 0; l < a.num_decoder_layers; ++l) order.push_back({LayerStack::kDecoder, l});
+    } else {
+      for (uint32_t l = 0; l < a.num_layers; ++l) order.push_back({LayerStack::kSingle, l});
+    }
+    const size_t layers = order.size();
+    for (size_t i = 0; i < layers; ++i) {
+      if (options_.progress) options_.progress("tuning layer", i, layers);
+      TuneLayer(order[i].first, order[i].second);
     }
     if (options_.progress) options_.progress("tuning layer", layers, layers);
     if (kept_.empty()) {  // no technique on: the layers gave the escalation its scores
@@ -981,8 +917,12 @@ class LayerwiseTuner {
     return v;
   }
 
-  void TuneLayer(uint32_t l) {
-    const BlockCut cut = CutBlock(spec_, l);
+  void TuneLayer(LayerStack stack, uint32_t l) {
+    const BlockCut cut = CutBlock(spec_, stack, l);
+    if (stack == LayerStack::kDecoder && cut.first) {
+      encoder_out_ = std::move(stream_);  // the encoder's output, before its final norm
+      stream_.clear();
+    }
     std::map<std::string, std::string> from_block;
     for (const auto& [full, block] : cut.to_block) from_block[block] = full;
     std::vector<std::string> matrices;  // the block's own (not its stand-ins), block names
@@ -993,19 +933,22 @@ class LayerwiseTuner {
       matrices.push_back(m);
       if (result_.overrides.keep_f32.count(it->second)) keep.insert(m);
     }
-    const std::vector<std::vector<float>>* in = cut.first ? nullptr : &stream_;
+    BlockFeed feed;
+    feed.ids = &calibration_.sequences;
+    feed.stack = stack;
+    feed.in = cut.first ? nullptr : &stream_;
+    feed.encoder_out = stack == LayerStack::kDecoder ? &encoder_out_ : nullptr;
     // The fp32 block on the int8 stream: the product inputs and the output to match.
     BlockRun fp32_run;
     {
       ModelWriter writer;
       writer.SetArchitecture(cut.spec.architecture);
       cut.spec.Emit(checkpoint_, writer, false);
-      fp32_run = RunBlock(LoadInMemory(writer)->model, calibration_.sequences, in,
-                          options_.max_rows);
+      fp32_run = RunBlock(LoadInMemory(writer)->model, feed, options_.max_rows);
     }
     const std::vector<std::vector<float>> want = std::move(fp32_run.out);
     auto score = [&](const Model& block) {
-      const BlockRun got = RunBlock(block, calibration_.sequences, in, 0);
+      const BlockRun got = RunBlock(block, feed, 0);
       OutputMetrics m;
       double signal = 0, noise = 0;
       for (size_t s = 0; s < want.size(); ++s) {
@@ -1044,7 +987,7 @@ class LayerwiseTuner {
       ModelWriter writer;
       writer.SetArchitecture(cut.spec.architecture);
       cut.spec.Emit(checkpoint_, writer, true, &block.overrides);
-      stream_ = RunBlock(LoadInMemory(writer)->model, calibration_.sequences, in, 0).out;
+      stream_ = RunBlock(LoadInMemory(writer)->model, feed, 0).out;
     }
     for (auto& [m, q] : block.overrides.int8) {
       if (from_block.count(m)) result_.overrides.int8[from_block.at(m)] = std::move(q);
@@ -1071,6 +1014,7 @@ class LayerwiseTuner {
   TuneResult result_;
   OutputMetrics best_;
   std::vector<std::vector<float>> stream_;  // per calibration sequence: the next layer's input
+  std::vector<std::vector<float>> encoder_out_;  // encoder-decoders: the int8 encoder's output
   // Each step the layers tried, in order, and how many kept it.
   std::vector<std::pair<std::string, size_t>> kept_;
   std::map<std::string, double> wide_, fp32_;  // escalation scores
@@ -1096,11 +1040,8 @@ TuneResult TuneQuantization(const ModelSpec& spec, const Checkpoint& checkpoint,
                             const std::vector<std::vector<int32_t>>& evaluation,
                             const TuneOptions& options, const Model* fp32_twin) {
   std::set<std::string> keep_f32 = KeepFp32Matches(spec, options);
-  const std::string untuned = WhyUntuned(spec, calibration, options);
+  const std::string untuned = WhyUntuned(options);
   if (!untuned.empty()) return UntunedResult(spec, std::move(keep_f32), untuned);
-  if (spec.architecture.structure == fb::Structure::EncoderDecoder) {
-    return TuneWholeModel(spec, checkpoint, calibration, evaluation, options, std::move(keep_f32));
-  }
   return LayerwiseTuner(spec, checkpoint, calibration, evaluation, fp32_twin, options,
                         std::move(keep_f32))
       .Run();

@@ -59,11 +59,6 @@ struct TuneOptions {
   // bytes to the int8 file (16-bit inputs add none). Unbounded by default.
   uint64_t max_extra_bytes = UINT64_MAX;
   size_t max_rows = 4096;  // calibration rows kept per product input
-  // Encoder-decoders, tuned as a whole: the tuner holds the model's F32
-  // weights, a sample of every product's inputs and their Hessians in memory;
-  // above this estimate it leaves the file as round to nearest and says so.
-  // Single-stack models are tuned layer by layer, whatever their size.
-  uint64_t max_memory_bytes = uint64_t{2} << 30;
   // With the converter's mapped fp32 twin: the bytes of it its streamed
   // sessions keep packed (SessionLimits::stream_keep_bytes).
   uint64_t twin_keep_bytes = 0;
@@ -91,11 +86,10 @@ struct MatrixSmoothing {
 void ApplyMatrixSmoothing(const MatrixSmoothing& s, std::vector<float>* values);
 
 struct TuneResult {
-  // Layer by layer: the int8 form of every linear layer's matrix, and the
-  // values of the F32 tensors smoothing changed (norms, biases). As a whole
-  // (encoder-decoders): the values of every tensor smoothing changed too.
+  // The int8 form of every linear layer's matrix, and the values of the F32
+  // tensors smoothing changed (norms, biases) or the escalation kept in fp32.
   QuantOverrides overrides;
-  // Layer by layer: the matrices smoothing changed, and how.
+  // The matrices smoothing changed, and how.
   std::map<std::string, MatrixSmoothing> smoothing;
   std::vector<TuneStep> steps;
   std::vector<std::string> fp32_matrices;  // chosen by the last step or by --keep-fp32
@@ -105,13 +99,8 @@ struct TuneResult {
   size_t total_matrices = 0;  // linear-layer and head matrices
   std::string evaluation;     // what the metrics ran on
   bool target_met = false;
-  bool skipped = false;       // off or too large: round to nearest, not measured
+  bool skipped = false;       // off (--no-tune): round to nearest, not measured
 };
-
-// What the tuner would hold for `spec` calibrated on that many tokens (it runs
-// only when this is at most options.max_memory_bytes).
-uint64_t TuneMemoryBytes(const ModelSpec& spec, size_t calibration_tokens,
-                         const TuneOptions& options);
 
 // True when `name` matches the glob `pattern` (* any run, ? one character).
 bool GlobMatch(const std::string& pattern, const std::string& name);

@@ -394,6 +394,9 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
         w.post_ffn_norm);
     EndLayer(f, id, l, w, x, rows);
   }
+  if (f.hooks != nullptr && f.hooks->layer_input != nullptr) {
+    f.hooks->layer_input(f.hooks->layer_input_ctx, id, stack.num_layers, x, rows, f.arch->hidden_size());
+  }
   if (stack.final_norm.weight != nullptr) Normalize(f, stack.final_norm, x, rows, x);
 }
 

@@ -38,11 +38,14 @@ namespace octet {
 typedef void (*LayerObserverFn)(void* ctx, LayerStack stack, uint32_t layer, const float* x,
                                 size_t rows, size_t hidden);
 
-// Called as a pass enters each transformer layer with the residual stream x
-// [rows, hidden] it is about to read (rows = batch * seq, or one prompt
-// chunk's rows), which it may overwrite: the converter's layer-by-layer
-// calibration runs a one-layer model on the stream its earlier layers made.
-// It must not allocate in a run it measures.
+// Called as a pass enters each transformer layer of a stack with the residual
+// stream x [rows, hidden] it is about to read (rows = batch * seq, or one
+// prompt chunk's rows), and once more as the stack ends, with layer = the
+// stack's layer count and the stream its final norm reads; x may be
+// overwritten. The converter's layer-by-layer calibration runs a one-layer
+// model on the stream its earlier layers made (and an encoder-decoder's
+// decoder layer on the encoder output they made). It must not allocate in a
+// run it measures.
 typedef void (*LayerInputFn)(void* ctx, LayerStack stack, uint32_t layer, float* x, size_t rows,
                              size_t hidden);
 

@@ -170,8 +170,8 @@ class Session {
   }
 
   // Calls fn(ctx, ...) as every transformer layer of the following runs and
-  // steps begins, with the residual stream it may overwrite (engine/forward.h,
-  // LayerInputFn); null stops it. For the converter's layer-by-layer
+  // steps begins, and as each stack ends, with the residual stream it may
+  // overwrite (engine/forward.h, LayerInputFn); null stops it. For the converter's layer-by-layer
   // calibration: a one-layer model run on the stream of the layers before.
   void SetLayerInput(LayerInputFn fn, void* ctx) {
     hooks_->layer_input = fn;

@@ -119,7 +119,8 @@ TEST_CASE("tuner: smoothing's folds leave the fp32 model as it was") {
 // settings (sliding and global layers alternating, sandwich norms, learned
 // positions and token types, post-norm).
 TEST_CASE("tuner: layer blocks chained give the whole model's streams bit for bit") {
-  for (const char* family : {"llama", "gpt2", "bert", "gemma2", "gemma3_text", "mistral"}) {
+  for (const char* family :
+       {"llama", "gpt2", "bert", "gemma2", "gemma3_text", "mistral", "t5", "marian"}) {
     CAPTURE(family);
     HfOptions o;
     o.layers = 3;
@@ -127,37 +128,59 @@ TEST_CASE("tuner: layer blocks chained give the whole model's streams bit for bi
     TempDir dir;
     c.Write(dir.path(), "F32");
     const Converted conv = Import(dir.path());
+    const fb::ArchitectureT& a = conv.spec.architecture;
+    const bool enc_dec = a.structure == fb::Structure::EncoderDecoder;
     const convert::Calibration calibration =
-        convert::DefaultCalibration(o.vocab, conv.spec.architecture.max_positions);
+        convert::DefaultCalibration(o.vocab, a.max_positions);
     const auto whole = Fp32(conv, nullptr);
-    // The whole model's stream after each layer, per sequence.
-    std::vector<std::vector<std::vector<float>>> want(o.layers);
+    // The whole model's stream after each layer, per (stack, layer), per sequence
+    // (encoder-decoders teacher-forced on the ids shifted right, as the tuner runs them).
+    using Streams = std::map<std::pair<LayerStack, uint32_t>, std::vector<std::vector<float>>>;
+    Streams want;
     for (const std::vector<int32_t>& ids : calibration.sequences) {
       const auto len = static_cast<uint32_t>(ids.size());
       Result<Session> session = Session::Create(whole->model, SessionLimits{1, len, 0});
       REQUIRE(session.ok());
       session->SetLayerObserver(
-          [](void* ctx, LayerStack, uint32_t layer, const float* x, size_t rows, size_t hidden) {
-            (*static_cast<std::vector<std::vector<std::vector<float>>>*>(ctx))[layer].emplace_back(
-                x, x + rows * hidden);
+          [](void* ctx, LayerStack stack, uint32_t layer, const float* x, size_t rows,
+             size_t hidden) {
+            (*static_cast<Streams*>(ctx))[{stack, layer}].emplace_back(x, x + rows * hidden);
           },
           &want);
-      REQUIRE(session->Run(ids.data(), &len, 1, len).ok());
+      if (enc_dec) {
+        std::vector<int32_t> dec(len);
+        dec[0] = a.decoder_start_token_id >= 0 ? a.decoder_start_token_id : 0;
+        for (size_t t = 1; t < len; ++t) dec[t] = ids[t - 1];
+        REQUIRE(session->RunEncoderDecoder(ids.data(), &len, len, dec.data(), &len, len, 1).ok());
+      } else {
+        REQUIRE(session->Run(ids.data(), &len, 1, len).ok());
+      }
     }
-    std::vector<std::vector<float>> stream;
-    for (uint32_t l = 0; l < o.layers; ++l) {
+    std::vector<std::pair<LayerStack, uint32_t>> order;
+    for (uint32_t l = 0; l < a.num_layers; ++l) {
+      order.push_back({enc_dec ? LayerStack::kEncoder : LayerStack::kSingle, l});
+    }
+    for (uint32_t l = 0; l < a.num_decoder_layers; ++l) order.push_back({LayerStack::kDecoder, l});
+    std::vector<std::vector<float>> stream, encoder_out;
+    for (const auto& [stack, l] : order) {
+      CAPTURE(static_cast<int>(stack));
       CAPTURE(l);
-      const convert::BlockCut cut = convert::CutBlock(conv.spec, l);
+      const convert::BlockCut cut = convert::CutBlock(conv.spec, stack, l);
       CHECK(cut.first == (l == 0));
-      CHECK(cut.last == (l + 1 == o.layers));
+      if (stack == LayerStack::kDecoder && l == 0) encoder_out = std::move(stream);
       ModelWriter writer;
       writer.SetArchitecture(cut.spec.architecture);
       cut.spec.Emit(*conv.checkpoint, writer, false);
       const auto block = convert::LoadInMemory(writer);
-      convert::BlockRun run =
-          convert::RunBlock(block->model, calibration.sequences, l == 0 ? nullptr : &stream, 0);
-      REQUIRE(run.out.size() == want[l].size());
-      for (size_t s = 0; s < run.out.size(); ++s) CHECK(run.out[s] == want[l][s]);
+      convert::BlockFeed feed;
+      feed.ids = &calibration.sequences;
+      feed.stack = stack;
+      feed.in = l == 0 ? nullptr : &stream;
+      feed.encoder_out = stack == LayerStack::kDecoder ? &encoder_out : nullptr;
+      convert::BlockRun run = convert::RunBlock(block->model, feed, 0);
+      const std::vector<std::vector<float>>& expected = want[{stack, l}];
+      REQUIRE(run.out.size() == expected.size());
+      for (size_t s = 0; s < run.out.size(); ++s) CHECK(run.out[s] == expected[s]);
       stream = std::move(run.out);
     }
   }
@@ -267,31 +290,20 @@ TEST_CASE("tuner: --keep-fp32 patterns must name an int8 tensor") {
   CHECK(r.overrides.keep_f32.count("layers.0.attn.o.weight") == 1);
   CHECK(r.overrides.keep_f32.count("layers.1.attn.o.weight") == 0);
 
-  // Layer by layer, the tuner holds one layer: it runs whatever the limit.
-  t.max_memory_bytes = 1;
+  // Every step, on an encoder-decoder too (its layers one at a time, the
+  // decoder's on the int8 encoder's output); the user's patterns still hold.
   t.target_ppl_ratio = 0.5;  // no target stops it
-  const convert::TuneResult layered = convert::TuneQuantization(
-      conv.spec, *conv.checkpoint, calibration, calibration.sequences, t);
-  CHECK_FALSE(layered.skipped);
-  REQUIRE(layered.steps.size() >= 2);
-  CHECK(layered.steps[1].name == "layer by layer");
-  CHECK(layered.overrides.keep_f32.count("layers.0.attn.o.weight") == 1);
-
-  // An encoder-decoder, tuned whole, too large for the tuner's memory: round
-  // to nearest, the user's patterns still applied, and the report says why.
   HfCheckpoint t5 = MakeHfCheckpoint("t5", HfOptions());
   TempDir t5_dir;
   t5.Write(t5_dir.path(), "F32");
   const Converted t5_conv = Import(t5_dir.path());
   t.keep_fp32 = {"encoder.layers.0.attn.?.weight"};
-  const convert::TuneResult big = convert::TuneQuantization(
+  const convert::TuneResult t5_tuned = convert::TuneQuantization(
       t5_conv.spec, *t5_conv.checkpoint, calibration, calibration.sequences, t);
-  CHECK(big.skipped);
-  REQUIRE(big.steps.size() == 1);
-  CHECK(testing::Has(big.steps[0].detail, "tuning skipped: it would hold"));
-  CHECK(big.overrides.keep_f32.count("encoder.layers.0.attn.o.weight") == 1);
-  CHECK(big.overrides.int8.empty());
-  CHECK(big.overrides.values.empty());
+  CHECK_FALSE(t5_tuned.skipped);
+  REQUIRE(t5_tuned.steps.size() >= 2);
+  CHECK(t5_tuned.steps[1].name == "layer by layer");
+  CHECK(t5_tuned.overrides.keep_f32.count("encoder.layers.0.attn.o.weight") == 1);
 }
 
 }  // namespace
