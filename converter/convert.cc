@@ -23,6 +23,7 @@
 #include "import/importer.h"
 #include "import/json_util.h"
 #include "quantize/calibrate.h"
+#include "quantize/calibration_text.h"
 #include "quantize/report.h"
 #include "tokenize/compile_tokenizer.h"
 #include "tokenize/legacy.h"
@@ -69,8 +70,10 @@ fb::TokenizerKind TokenizerKindOf(const std::vector<std::string>& present) {
 // compile exactly fails the conversion), else from the older files when
 // transformers has a converter for them (when not, or when they are
 // malformed, the model carries the files and ids only: a warning says so).
-void AddCompiledTokenizer(const std::filesystem::path& dir, const nlohmann::json& config,
-                          ModelWriter& writer, std::vector<std::string>& warnings) {
+// Null when the checkpoint has no tokenizer files.
+std::unique_ptr<fb::TokenizerSpecT> CompileSourceTokenizer(const std::filesystem::path& dir,
+                                                           const nlohmann::json& config,
+                                                           std::vector<std::string>& warnings) {
   std::error_code ec;
   TokenizerSources sources;
   if (std::filesystem::is_regular_file(dir / "tokenizer_config.json", ec)) {
@@ -85,26 +88,26 @@ void AddCompiledTokenizer(const std::filesystem::path& dir, const nlohmann::json
                              "sentencepiece.bpe.model", "tokenizer.model"}) {
       legacy = legacy || std::filesystem::is_regular_file(dir / name, ec);
     }
-    if (!legacy) return;
+    if (!legacy) return nullptr;
     try {
       nlohmann::json generation_config;
       if (std::filesystem::is_regular_file(dir / "generation_config.json", ec)) {
         generation_config = ReadJsonFile(dir / "generation_config.json", "generation_config.json");
       }
-      writer.SetCompiledTokenizer(CompileLegacyTokenizer(
+      return CompileLegacyTokenizer(
           dir, sources.tokenizer_config.is_null() ? nlohmann::json::object() : sources.tokenizer_config,
-          config, generation_config));
+          config, generation_config);
     } catch (const Error& e) {
       warnings.push_back(std::string("no compiled tokenizer (ids only): ") + e.what());
     }
-    return;
+    return nullptr;
   }
   if (std::filesystem::is_regular_file(dir / "generation_config.json", ec)) {
     sources.generation_config =
         ReadJsonFile(dir / "generation_config.json", "generation_config.json");
   }
   sources.config = config;
-  writer.SetCompiledTokenizer(CompileTokenizer(sources));
+  return CompileTokenizer(sources);
 }
 
 // Adds the tokenizer files of `dir`; returns how many.
@@ -340,8 +343,9 @@ void AddReport(const ConvertResult& r, fb::ProvenanceT* provenance) {
       std::snprintf(text, sizeof(text), "ppl ratio %.4f, KL %.5f nats, top-1 %.2f%%",
                     s.metrics.ppl_ratio(), s.metrics.kld, 100.0 * s.metrics.top1);
     } else {
-      std::snprintf(text, sizeof(text), "output SQNR %s dB",
-                    Db(-10.0 * std::log10(s.metrics.noise_to_signal)).c_str());
+      std::snprintf(text, sizeof(text), "output SQNR %s dB, cosine mean %.6f, worst %.6f",
+                    Db(-10.0 * std::log10(s.metrics.noise_to_signal)).c_str(),
+                    s.metrics.mean_cosine, s.metrics.min_cosine);
     }
     kv("int8_step_" + std::to_string(i + 1),
        s.name + ": " + text + "; " + s.detail + (s.kept ? "" : " (no better: undone)"));
@@ -501,20 +505,35 @@ struct Samples {
 };
 
 // The calibration: --calibration, or (decoders) sequences the fp32 twin
-// generates, or pseudo-random ids. The evaluation: --heldout, or (decoders)
-// more generated sequences, made in the same batch as the calibration's when
-// both are generated (each step of the streamed twin then serves both), or the
-// calibration (other models).
+// generates, or (other models) the built-in text encoded by the model's
+// tokenizer (calibration_text.h), or without one pseudo-random ids. The
+// evaluation, always apart from the calibration: --heldout, or (decoders) more
+// generated sequences, made in the same batch as the calibration's when both
+// are generated (each step of the streamed twin then serves both), or the
+// built-in held-out passages, or other pseudo-random ids. encoder: the model's
+// tokenizer, or null.
 Samples ChooseSamples(const std::filesystem::path& source_dir, const ModelSpec& spec,
-                      const ConvertOptions& options, TwinOnDemand& twin) {
+                      const ConvertOptions& options, const TextEncoder* encoder,
+                      TwinOnDemand& twin) {
+  (void)source_dir;
   const uint32_t vocab = spec.architecture.vocab_size;
   const uint32_t positions = spec.architecture.max_positions;
   const bool decoder = spec.architecture.structure == fb::Structure::DecoderOnly;
   constexpr size_t kCalibrationCount = 16, kEvaluationCount = 8, kLength = 128;
   Samples out;
   size_t generated_evaluation = 0;  // sequences generated with the calibration for the evaluation
+  std::unique_ptr<BuiltInSamples> built_in;
+  std::string no_text = "no tokenizer";  // why there is no built-in text
+  if (!decoder && encoder != nullptr) {
+    try {
+      built_in = std::make_unique<BuiltInSamples>(BuiltInCalibration(
+          *encoder, vocab, positions != 0 && positions < kLength ? positions : kLength));
+    } catch (const Error& e) {
+      no_text = e.what();  // a tokenizer that does not fit the model: ids instead
+    }
+  }
   if (!options.calibration.empty()) {
-    out.calibration = ReadCalibration(options.calibration, vocab, positions, source_dir);
+    out.calibration = ReadCalibration(options.calibration, vocab, positions, encoder);
   } else if (decoder) {
     generated_evaluation = options.tune.enabled && options.heldout.empty() ? kEvaluationCount : 0;
     const size_t count = kCalibrationCount + generated_evaluation;
@@ -529,15 +548,19 @@ Samples ChooseSamples(const std::filesystem::path& source_dir, const ModelSpec& 
     out.calibration.description =
         std::to_string(kCalibrationCount) + of + ", as no --calibration was given";
     out.evaluated_on = std::to_string(generated_evaluation) + of + ", apart from the calibration";
+  } else if (built_in != nullptr) {
+    out.calibration = built_in->calibration;
+    out.calibration.description += ", as no --calibration was given";
   } else {
-    out.calibration = DefaultCalibration(vocab, positions);
+    out.calibration = DefaultCalibration(vocab, positions, 1);
+    out.calibration.description += " (no --calibration, and no built-in text: " + no_text + ")";
   }
 
   const bool tuner_runs = options.tune.enabled;
   if (!tuner_runs) {
     out.evaluated_on = "nothing (--no-tune)";
   } else if (!options.heldout.empty()) {
-    const Calibration held = ReadCalibration(options.heldout, vocab, positions, source_dir);
+    const Calibration held = ReadCalibration(options.heldout, vocab, positions, encoder);
     out.evaluated_on = held.description;
     out.evaluation = held.sequences;
   } else if (generated_evaluation > 0) {
@@ -549,9 +572,13 @@ Samples ChooseSamples(const std::filesystem::path& source_dir, const ModelSpec& 
     ReturnFreedMemory();
     out.evaluated_on = held.description;
     out.evaluation = held.sequences;
+  } else if (built_in != nullptr) {
+    out.evaluated_on = built_in->heldout.description;
+    out.evaluation = built_in->heldout.sequences;
   } else {
-    out.evaluated_on = "the calibration";
-    out.evaluation = out.calibration.sequences;
+    const Calibration held = DefaultCalibration(vocab, positions, 2);
+    out.evaluated_on = held.description;
+    out.evaluation = held.sequences;
   }
   if (!tuner_runs) out.evaluation.clear();
   return out;
@@ -561,9 +588,10 @@ Samples ChooseSamples(const std::filesystem::path& source_dir, const ModelSpec& 
 // into `result`. Returns the calibration (the report runs on it too).
 Calibration TuneInt8(const std::filesystem::path& source_dir, const ModelSpec& spec,
                      const Checkpoint& checkpoint, const ConvertOptions& options,
-                     TwinOnDemand& twin, ConvertResult& result, Phases& phases) {
+                     const TextEncoder* encoder, TwinOnDemand& twin, ConvertResult& result,
+                     Phases& phases) {
   phases.Begin("calibration");
-  Samples samples = ChooseSamples(source_dir, spec, options, twin);
+  Samples samples = ChooseSamples(source_dir, spec, options, encoder, twin);
   Calibration calibration = std::move(samples.calibration);
   const std::vector<std::vector<int32_t>>& evaluation = samples.evaluation;
   const std::string& evaluated_on = samples.evaluated_on;
@@ -684,7 +712,17 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
   TwinOnDemand twin(spec, checkpoint, output);
   Phases phases(&result.phases, options.phase_progress);
   Calibration calibration;  // int8: what the tuner and the report ran on
-  if (int8) calibration = TuneInt8(source_dir, spec, checkpoint, options, twin, result, phases);
+  // The compiled tokenizer: the file carries it, and int8 calibration text is
+  // encoded with it.
+  std::vector<std::string> tokenizer_warnings;
+  std::unique_ptr<fb::TokenizerSpecT> tokenizer =
+      CompileSourceTokenizer(source_dir, config, tokenizer_warnings);
+  std::unique_ptr<TextEncoder> encoder;
+  if (int8 && tokenizer != nullptr) encoder = std::make_unique<TextEncoder>(*tokenizer);
+  if (int8) {
+    calibration =
+        TuneInt8(source_dir, spec, checkpoint, options, encoder.get(), twin, result, phases);
+  }
   phases.Begin(int8 ? "quantization" : "conversion");
 
   // The int8 matrices stay in the writer's memory until the file is written (a
@@ -700,7 +738,9 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
   result.num_tensors = spec.tensors.size();
   result.num_tokenizer_files = AddTokenizer(source_dir, *writer);
   result.warnings = spec.warnings;
-  AddCompiledTokenizer(source_dir, config, *writer, result.warnings);
+  if (tokenizer != nullptr) writer->SetCompiledTokenizer(std::move(tokenizer));
+  result.warnings.insert(result.warnings.end(), tokenizer_warnings.begin(),
+                         tokenizer_warnings.end());
   std::unique_ptr<RemoveOnExit> first_cleanup;  // int8: the file without the report
   if (int8) {
     phases.Begin("report");

@@ -218,7 +218,8 @@ OutputReference::OutputReference(const Model& fp32, std::vector<std::vector<int3
 OutputMetrics OutputReference::Compare(const Model& int8) const {
   OutputMetrics m;
   m.has_distribution = has_distribution_;
-  double nll_fp32 = 0, nll_int8 = 0, kld = 0, signal = 0, noise = 0;
+  double nll_fp32 = 0, nll_int8 = 0, kld = 0, signal = 0, noise = 0, cosine_sum = 0;
+  size_t cosines = 0;
   size_t agree = 0;
   std::vector<double> p, q;
   for (size_t s = 0; s < sequences_.size(); ++s) {
@@ -239,7 +240,12 @@ OutputMetrics OutputReference::Compare(const Model& int8) const {
         noise += (static_cast<double>(y[d]) - x[d]) * (static_cast<double>(y[d]) - x[d]);
       }
       signal += nx;
-      if (nx > 0 && ny > 0) m.min_cosine = std::min(m.min_cosine, dot / std::sqrt(nx * ny));
+      if (nx > 0 && ny > 0) {
+        const double cosine = dot / std::sqrt(nx * ny);
+        m.min_cosine = std::min(m.min_cosine, cosine);
+        cosine_sum += cosine;
+        ++cosines;
+      }
       if (!has_distribution_) continue;
       // Decoder-only: row i predicts ids[i + 1]; encoder-decoder (teacher
       // forced on the ids shifted right): row i predicts ids[i].
@@ -263,6 +269,7 @@ OutputMetrics OutputReference::Compare(const Model& int8) const {
     }
   }
   m.noise_to_signal = signal > 0 ? noise / signal : 0;
+  if (cosines > 0) m.mean_cosine = cosine_sum / static_cast<double>(cosines);
   if (m.tokens > 0) {
     const auto n = static_cast<double>(m.tokens);
     m.fp32_ppl = std::exp(nll_fp32 / n);

@@ -76,6 +76,7 @@ struct OutputMetrics {
   double kld = 0;                 // mean KL(fp32 || int8) of the next-token distribution, nats
   double top1 = 0;                // fraction of positions whose argmax agrees
   double min_cosine = 1;          // worst position's output cosine
+  double mean_cosine = 1;         // mean over positions (encoders: the embeddings' agreement)
   double noise_to_signal = 0;     // sum (int8 - fp32)^2 / sum fp32^2 over every output
   double ppl_ratio() const { return fp32_ppl > 0 ? int8_ppl / fp32_ppl : 1; }
 };

@@ -17,7 +17,7 @@
 #include "format/tensor_names.h"
 #include "import/error.h"
 #include "quantize/quantize.h"
-#include "tokenize/bpe_tokenizer.h"
+#include "quantize/calibration_text.h"
 
 namespace octet {
 namespace convert {
@@ -151,7 +151,7 @@ class RowStore {
 }  // namespace
 
 Calibration ReadCalibration(const std::filesystem::path& path, uint32_t vocab,
-                            uint32_t max_positions, const std::filesystem::path& source_dir) {
+                            uint32_t max_positions, const TextEncoder* encoder) {
   const size_t max_len = max_positions != 0 && max_positions < kMaxCalibrationLength
                              ? max_positions
                              : kMaxCalibrationLength;
@@ -190,19 +190,14 @@ Calibration ReadCalibration(const std::filesystem::path& path, uint32_t vocab,
   }
   std::string what = "token ids";
   if (!ids) {
-    std::error_code ec;
-    const std::filesystem::path tokenizer = source_dir / "tokenizer.json";
-    if (!std::filesystem::is_regular_file(tokenizer, ec)) {
+    if (encoder == nullptr) {
       Fail(
-          "the calibration file is text, but the checkpoint has no tokenizer.json to encode it "
+          "the calibration file is text, but the checkpoint has no tokenizer to encode it "
           "(give token ids, one sequence per line)");
     }
-    std::ifstream tin(tokenizer, std::ios::binary);
-    const std::string json((std::istreambuf_iterator<char>(tin)), std::istreambuf_iterator<char>());
-    const BpeTokenizer bpe = BpeTokenizer::FromJson(json);
     std::vector<int32_t> stream;
     try {
-      stream = bpe.Encode(content);
+      stream = encoder->Encode(content, /*add_special_tokens=*/false);
     } catch (const Error& e) {
       Fail("calibration text: ", e.what());
     }
@@ -213,7 +208,7 @@ Calibration ReadCalibration(const std::filesystem::path& path, uint32_t vocab,
       }
     }
     lines.assign(1, std::move(stream));
-    what = "token ids (text encoded with tokenizer.json)";
+    what = "token ids (text encoded with the model's tokenizer)";
   }
 
   Calibration c;
@@ -231,17 +226,17 @@ Calibration ReadCalibration(const std::filesystem::path& path, uint32_t vocab,
   return c;
 }
 
-Calibration DefaultCalibration(uint32_t vocab, uint32_t max_positions) {
+Calibration DefaultCalibration(uint32_t vocab, uint32_t max_positions, uint32_t seed) {
   Calibration c;
-  std::mt19937 rng(1);
+  std::mt19937 rng(seed);
   const uint32_t len = max_positions != 0 && max_positions < 64 ? max_positions : 64;
   for (int s = 0; s < 4; ++s) {
     std::vector<int32_t> seq(len);
     for (int32_t& id : seq) id = static_cast<int32_t>(rng() % vocab);
     c.sequences.push_back(std::move(seq));
   }
-  c.description =
-      "4 x " + std::to_string(len) + " pseudo-random token ids (seed 1; no --calibration given)";
+  c.description = "4 x " + std::to_string(len) + " pseudo-random token ids (seed " +
+                  std::to_string(seed) + ")";
   return c;
 }
 

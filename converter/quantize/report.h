@@ -23,17 +23,19 @@ struct Calibration {
 
 // Token ids, one sequence per line, separated by commas or whitespace; or
 // plain UTF-8 text (any file whose words are not all integers), encoded with
-// the checkpoint's tokenizer.json (tokenize/bpe_tokenizer.h: byte-level BPE)
-// into one stream of ids. Sequences longer than 256 ids (or max_positions, when
-// not 0) are split. Throws Error naming the line of a bad id, or why the text
-// cannot be encoded.
+// the model's tokenizer (`encoder`: quantize/calibration_text.h; null when the
+// checkpoint has none) into one stream of ids, without the tokenizer's
+// template. Sequences longer than 256 ids (or max_positions, when not 0) are
+// split. Throws Error naming the line of a bad id, or why the text cannot be
+// encoded.
+class TextEncoder;
 Calibration ReadCalibration(const std::filesystem::path& path, uint32_t vocab,
-                            uint32_t max_positions, const std::filesystem::path& source_dir);
+                            uint32_t max_positions, const TextEncoder* encoder);
 
-// Without --calibration: 4 sequences of 64 (at most max_positions, when not 0)
-// pseudo-random ids (seeded). Honest but weak: real text exercises the
-// activations as the model will see them.
-Calibration DefaultCalibration(uint32_t vocab, uint32_t max_positions);
+// Models without a tokenizer: 4 sequences of 64 (at most max_positions, when
+// not 0) pseudo-random ids, from `seed`. Honest but weak: real text exercises
+// the activations as the model will see them.
+Calibration DefaultCalibration(uint32_t vocab, uint32_t max_positions, uint32_t seed = 1);
 
 struct LayerReport {
   std::string name;           // "layers.3.output", "decoder.layers.0.output", ..., "output"

@@ -55,14 +55,18 @@ Options:
                            factors, clipping, compensated rounding) and the per-layer
                            error report runs on. Token ids, one sequence per line
                            (commas or spaces), or plain UTF-8 text, encoded with the
-                           checkpoint's tokenizer.json (byte-level BPE). Without it,
-                           decoders calibrate on 16 x 128 tokens the fp32 model
+                           model's own tokenizer (any kind the runtime runs). Without
+                           it, decoders calibrate on 16 x 128 tokens the fp32 model
                            generates itself (temperature 1, seeded); other models on
-                           pseudo-random ids. --dtype int8 only.
-  --heldout FILE           token ids (as --calibration) the int8 tuning is measured on
-                           against fp32 (perplexity ratio, KL divergence, top-1);
-                           default: decoders, another 8 x 128 generated tokens;
-                           others, the calibration
+                           octet-convert's built-in text (public-domain prose in six
+                           languages) encoded by their tokenizer, or pseudo-random ids
+                           when they have none. --dtype int8 only.
+  --heldout FILE           token ids or text (as --calibration) the int8 tuning is
+                           measured on against fp32 (decoders: perplexity ratio, KL
+                           divergence, top-1; others: output SQNR and cosine);
+                           default, apart from the calibration: decoders, another
+                           8 x 128 generated tokens; others, the built-in text's
+                           held-out passages (or other pseudo-random ids)
   --target-ppl-ratio R     the int8 tuning stops once int8 perplexity / fp32
                            perplexity on the held-out ids is at most R (default
                            1.01; below 1: every step). Steps in order: round to
@@ -311,9 +315,11 @@ void PrintReport(const convert::ConvertResult& r, const ConvertRequest& request)
                     s.metrics.ppl_ratio(), s.metrics.kld, 100.0 * s.metrics.top1,
                     s.detail.c_str(), s.kept ? "" : " (no better: undone)");
       } else {
-        std::printf("    %-22s %10s %10s %8s   %s; output SQNR %s dB%s\n", s.name.c_str(), "-",
-                    "-", "-", s.detail.c_str(),
+        std::printf("    %-22s %10s %10s %8s   %s; output SQNR %s dB, cosine mean %.6f, "
+                    "worst %.6f%s\n",
+                    s.name.c_str(), "-", "-", "-", s.detail.c_str(),
                     Db(-10.0 * std::log10(s.metrics.noise_to_signal)).c_str(),
+                    s.metrics.mean_cosine, s.metrics.min_cosine,
                     s.kept ? "" : " (no better: undone)");
       }
     }

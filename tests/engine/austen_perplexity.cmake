@@ -68,7 +68,7 @@ elseif(CALIBRATE)
                           --calibration "${WORK}/calibration.txt"
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   check_run("octet-convert --calibration text")
-  if(NOT out MATCHES "calibration: 1 sequences, [0-9]+ token ids \\(text encoded with tokenizer\\.json\\)")
+  if(NOT out MATCHES "calibration: 1 sequences, [0-9]+ token ids \\(text encoded with the model.s tokenizer\\)")
     message(FATAL_ERROR "text calibration was not encoded: ${out}")
   endif()
 endif()
