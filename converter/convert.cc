@@ -643,6 +643,8 @@ std::unique_ptr<RemoveOnExit> AddInt8Report(const std::filesystem::path& output,
   } catch (const std::runtime_error& e) {
     Fail(e.what());
   }
+  // The tuned int8 matrices too: the writer reads them back from that file.
+  std::map<std::string, QuantizedMatrix>().swap(result.tuning.overrides.int8);
   ReturnFreedMemory();
   {
     Result<Model> written = Model::Load(first.c_str());
@@ -730,10 +732,6 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
   auto writer = std::make_unique<ModelWriter>(std::move(writer_setup));
   result.tensor_errors = spec.Emit(checkpoint, *writer, int8, int8 ? &result.tuning.overrides
                                                                    : nullptr);
-  // The writer holds its own packed copies of the tuned int8 matrices (the
-  // F32 values it reads at write time stay).
-  std::map<std::string, QuantizedMatrix>().swap(result.tuning.overrides.int8);
-  ReturnFreedMemory();
   result.model_type = spec.model_type;
   result.num_tensors = spec.tensors.size();
   result.num_tokenizer_files = AddTokenizer(source_dir, *writer);
@@ -746,6 +744,7 @@ ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
     phases.Begin("report");
     first_cleanup = AddInt8Report(output, spec, calibration, twin, *writer, provenance, result);
   }
+
   phases.Begin("writing");
   WriteModel(*writer, partial, options.progress);
   writer.reset();  // the int8 matrices' memory, before the file is mapped to check it

@@ -241,11 +241,22 @@ std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint
       quant.scales = q.scales;
       if (storage == RoleStorage::kProduct) {
         // Linear layers and the head: in the int8 GEMM's packed tiles, so the
-        // runtime maps them as they are (kernels/qs8_packed_gemm.h).
+        // runtime maps them as they are (kernels/qs8_packed_gemm.h). A tuned
+        // matrix is packed as the file is written (the overrides outlive it);
+        // a rounded one is held packed.
         const uint32_t n = m.shape[0], k = m.shape[1];
-        std::vector<int8_t> packed(qs8_pack_weights_size(n, k));
-        qs8_pack_weights__ref(n, k, q.values.data(), k, packed.data());
-        writer.AddPackedQs8Copy(m.name, m.shape, packed.data(), packed.size(), std::move(quant));
+        if (tuned != nullptr) {
+          writer.AddPackedQs8Producer(m.name, m.shape, qs8_pack_weights_size(n, k),
+                                      [tuned, n, k](void* out) {
+                                        qs8_pack_weights__ref(n, k, tuned->values.data(), k,
+                                                              static_cast<int8_t*>(out));
+                                      },
+                                      std::move(quant));
+        } else {
+          std::vector<int8_t> packed(qs8_pack_weights_size(n, k));
+          qs8_pack_weights__ref(n, k, q.values.data(), k, packed.data());
+          writer.AddPackedQs8Copy(m.name, m.shape, packed.data(), packed.size(), std::move(quant));
+        }
       } else {
         writer.AddTensorCopy(m.name, fb::DType::I8, m.shape, q.values.data(), std::move(quant));
       }

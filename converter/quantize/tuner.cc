@@ -711,9 +711,12 @@ class ModelMeasure {
 // (after four of those in a row the rung ends: the scores have stopped
 // predicting). Stops when the target is met. Each taken matrix's cost is
 // charged to *budget (candidates it cannot pay for are passed over).
+// removes_int8: `apply` takes a matrix out of int8 (its int8 form is kept
+// aside to undo).
 void EscalationRung(const char* step, const std::map<std::string, double>& score,
                     const std::function<double(const std::string&)>& cost,
                     const std::function<void(QuantOverrides&, const std::string&)>& apply,
+                    bool removes_int8,
                     const std::function<OutputMetrics(const QuantOverrides&)>& measure,
                     const TuneOptions& options, uint64_t* budget, TuneResult& result,
                     OutputMetrics& best) {
@@ -736,18 +739,40 @@ void EscalationRung(const char* step, const std::map<std::string, double>& score
       spend += c;
     }
     if (take.empty()) break;
-    QuantOverrides o = result.overrides;
-    for (const std::string& m : take) apply(o, m);
+    // Applied in place (the overrides hold every int8 matrix: no copy),
+    // undone from what the batch's matrices had when it does not help.
+    struct Saved {
+      std::string name;
+      bool had_int8, wide, keep, had_values;
+      QuantizedMatrix int8;
+    };
+    std::vector<Saved> saved;
+    QuantOverrides& o = result.overrides;
+    for (const std::string& m : take) {
+      Saved v{m, o.int8.count(m) > 0, o.wide_input.count(m) > 0, o.keep_f32.count(m) > 0,
+              o.values.count(m) > 0, QuantizedMatrix()};
+      if (v.had_int8 && removes_int8) v.int8 = std::move(o.int8.at(m));
+      saved.push_back(std::move(v));
+      apply(o, m);
+    }
     const OutputMetrics metrics = measure(o);
     if (Loss(metrics) < Loss(best)) {
-      result.overrides = std::move(o);
       best = metrics;
       chosen.insert(chosen.end(), take.begin(), take.end());
       if (budget != nullptr) *budget -= spend;
       pos = end;
       batch *= 2;
       passed_over = 0;
-    } else if (batch > 1) {
+      continue;
+    }
+    for (Saved& v : saved) {
+      if (v.had_int8 && removes_int8) o.int8[v.name] = std::move(v.int8);
+      if (!v.wide) o.wide_input.erase(v.name);
+      if (v.wide) o.wide_input.insert(v.name);
+      if (!v.keep) o.keep_f32.erase(v.name);
+      if (!v.had_values) o.values.erase(v.name);
+    }
+    if (batch > 1) {
       batch /= 2;
     } else {
       pos = end;
@@ -780,7 +805,7 @@ void Escalate(const std::map<std::string, double>& wide, const std::map<std::str
   if (options.wide_inputs) {
     EscalationRung(
         "16-bit inputs", wide, elements,
-        [](QuantOverrides& o, const std::string& m) { o.wide_input.insert(m); }, measure,
+        [](QuantOverrides& o, const std::string& m) { o.wide_input.insert(m); }, false, measure,
         options, nullptr, result, best);
   }
   if (options.fp32_fallback) {
@@ -797,7 +822,7 @@ void Escalate(const std::map<std::string, double>& wide, const std::map<std::str
             if (!v.empty()) o.values[m] = std::move(v);
           }
         },
-        measure, options, &budget, result, best);
+        true, measure, options, &budget, result, best);
   }
 }
 

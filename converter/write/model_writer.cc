@@ -25,6 +25,7 @@ struct ModelWriter::Item {
   uint64_t offset = 0;            // in the data segment, set by Plan()
   fb::TensorLayout layout = fb::TensorLayout::RowMajor;
   uint8_t input_bits = 8;
+  bool reread = false;            // a producer RereadHeldBytesFrom also turns into a file read
 };
 
 struct ModelWriter::Layout {
@@ -119,6 +120,18 @@ void ModelWriter::AddPackedQs8Copy(const std::string& name, const std::vector<ui
   const uint8_t* bytes = static_cast<const uint8_t*>(packed);
   item.owned.assign(bytes, bytes + size);
   item.data = item.owned.data();
+}
+
+void ModelWriter::AddPackedQs8Producer(const std::string& name, const std::vector<uint32_t>& shape,
+                                       uint64_t size, Producer produce, QuantParams quant) {
+  if (shape.size() != 2) Fail("packed tensor '" + name + "' must be a matrix");
+  if (!produce) Fail("tensor '" + name + "': empty producer");
+  AddTensor(name, fb::DType::I8, shape, nullptr, std::move(quant));
+  Item& item = tensors_.back();
+  item.layout = fb::TensorLayout::PackedQs8N16K4;
+  item.size = size;
+  item.produce = std::move(produce);
+  item.reread = true;
 }
 
 void ModelWriter::AddTensorProducer(const std::string& name, fb::DType dtype,
@@ -301,7 +314,8 @@ void ModelWriter::RereadHeldBytesFrom(const std::string& path) {
   // layout.items: tensors_ then blobs_, in order.
   for (size_t i = 0; i < layout.items.size(); ++i) {
     Item& item = i < tensors_.size() ? tensors_[i] : blobs_[i - tensors_.size()];
-    if (item.owned.empty()) continue;
+    if (item.owned.empty() && !item.reread) continue;
+    item.reread = false;
     const uint64_t offset = layout.data_offset + layout.offsets[i];
     const uint64_t size = item.size;
     item.produce = [path, offset, size](void* out) { ReadAt(path, offset, size, out); };

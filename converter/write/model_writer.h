@@ -52,6 +52,12 @@ class ModelWriter {
   // (qs8_pack_weights__ref: `size` bytes, layout PackedQs8N16K4); copied.
   void AddPackedQs8Copy(const std::string& name, const std::vector<uint32_t>& shape,
                         const void* packed, uint64_t size, QuantParams quant);
+  // Same, made during Write() by `produce` (exactly `size` bytes; what it
+  // reads must outlive the writes): no copy held. RereadHeldBytesFrom makes
+  // it a read of the file, as it does copies.
+  void AddPackedQs8Producer(const std::string& name, const std::vector<uint32_t>& shape,
+                            uint64_t size, std::function<void(void* out)> produce,
+                            QuantParams quant);
   // Same, but the bytes are made during Write(): `produce` fills exactly
   // product(shape) * sizeof(dtype) bytes (suitably aligned for any type) and
   // may throw; the writer frees the buffer once the bytes are written.
@@ -72,7 +78,7 @@ class ModelWriter {
   // Writes the file (replacing it). Throws on any failure.
   void Write(const std::string& path, const Progress& progress = nullptr) const;
   // Frees the bytes the writer holds (its copies: AddTensorCopy, AddPackedQs8Copy,
-  // tokenizer files): later writes read them back from `path`, a file this
+  // tokenizer files; and AddPackedQs8Producer's sources): later writes read them back from `path`, a file this
   // writer has just written (Write) and that stays unchanged until the last of
   // them. A converter writes a file twice, the second time with a report
   // measured on the first, without holding the int8 matrices meanwhile.
