@@ -298,12 +298,31 @@ void ReturnFreedMemory() {
 // a page fault per page on the next. ReturnFreedMemory gives them back between
 // phases.
 // (Setting the trim threshold stops glibc's dynamic mmap threshold, so that
-// one is set too: blocks up to 64 MiB come from the heap and are reused.)
-void KeepFreedMemoryWithinPhases() {
+// one is set too: blocks up to 64 MiB come from the heap and are reused.) The
+// heap keeps up to `bytes` free at its top (a layer's packed fp32 weights).
+void KeepFreedMemoryWithinPhases(uint64_t bytes) {
 #if defined(__GLIBC__)
+  const uint64_t keep = std::max<uint64_t>(bytes, uint64_t{32} << 20);
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, static_cast<int>(std::min<uint64_t>(keep, uint64_t{1} << 30)));
+#else
+  (void)bytes;
 #endif
+}
+
+// The fp32 bytes of the model's largest layer.
+uint64_t LargestLayerBytes(const ModelSpec& spec) {
+  std::map<std::string, uint64_t> layers;  // "layers.3" -> fp32 bytes
+  for (const TensorMapping& m : spec.tensors) {
+    const size_t at = m.name.find("layers.");
+    if (at == std::string::npos) continue;
+    uint64_t bytes = sizeof(float);
+    for (uint32_t d : m.shape) bytes *= d;
+    layers[m.name.substr(0, m.name.find('.', at + 7))] += bytes;
+  }
+  uint64_t largest = 0;
+  for (const auto& [name, bytes] : layers) largest = std::max(largest, bytes);
+  return largest;
 }
 
 std::string Db(double db) {
@@ -693,13 +712,13 @@ uint64_t CheckAndRename(const std::filesystem::path& partial,
 ConvertResult ConvertCheckpoint(const std::filesystem::path& source_dir,
                                 const std::filesystem::path& output,
                                 const ConvertOptions& options) {
-  KeepFreedMemoryWithinPhases();
   const nlohmann::json config = ReadConfig(source_dir);
   // The model type first: an unsupported one is the clearest message even
   // when the weights are missing too.
   SupportedModelType(ConfigView(config, "config.json"));
   const Checkpoint checkpoint = Checkpoint::Open(source_dir);
   const ModelSpec spec = ImportDirectory(config, checkpoint);
+  KeepFreedMemoryWithinPhases(LargestLayerBytes(spec) + (uint64_t{16} << 20));
 
   const bool int8 = options.weights == WeightType::kInt8;
   ModelWriter writer_setup;

@@ -206,7 +206,8 @@ std::vector<float> ModelSpec::ReadValues(const TensorMapping& m, const Checkpoin
 
 std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint,
                                                     ModelWriter& writer, bool int8,
-                                                    const QuantOverrides* overrides) const {
+                                                    const QuantOverrides* overrides,
+                                                    bool hold_int8) const {
   std::vector<TensorError> errors;
   for (const TensorMapping& m : tensors) {
     const std::vector<float>* replaced = nullptr;
@@ -228,6 +229,42 @@ std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint
         if (it != overrides->int8.end()) tuned = &it->second;
       }
       QuantizedMatrix rounded;
+      if (tuned == nullptr && !hold_int8) {
+        // Rounded again at write time; only the scales now (the header's).
+        QuantParams quant;
+        quant.scheme = fb::QuantScheme::PerChannel;
+        quant.axis = 0;
+        {
+          const std::vector<float> values = replaced ? *replaced : ReadValues(m, checkpoint);
+          quant.scales = QuantizeRows(values.data(), m.shape[0], m.shape[1], false).scales;
+        }
+        const uint32_t n = m.shape[0], k = m.shape[1];
+        auto round = [&m, &checkpoint, replaced]() {
+          const std::vector<float> values = replaced ? *replaced : ReadValues(m, checkpoint);
+          return QuantizeRows(values.data(), m.shape[0], m.shape[1], false);
+        };
+        if (storage == RoleStorage::kProduct) {
+          writer.AddPackedQs8Producer(m.name, m.shape, qs8_pack_weights_size(n, k),
+                                      [round, n, k](void* out) {
+                                        const QuantizedMatrix q = round();
+                                        qs8_pack_weights__ref(n, k, q.values.data(), k,
+                                                              static_cast<int8_t*>(out));
+                                      },
+                                      std::move(quant));
+        } else {
+          writer.AddTensorProducer(m.name, fb::DType::I8, m.shape,
+                                   [round](void* out) {
+                                     const QuantizedMatrix q = round();
+                                     std::copy(q.values.begin(), q.values.end(),
+                                               static_cast<int8_t*>(out));
+                                   },
+                                   std::move(quant));
+        }
+        if (overrides != nullptr && overrides->wide_input.count(m.name) > 0) {
+          writer.SetInputBits(m.name, 16);
+        }
+        continue;
+      }
       if (tuned == nullptr) {
         const std::vector<float> values = replaced ? *replaced : ReadValues(m, checkpoint);
         rounded = QuantizeRows(values.data(), m.shape[0], m.shape[1]);

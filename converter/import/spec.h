@@ -109,8 +109,12 @@ struct ModelSpec {
     double sqnr_block32_db = 0;
   };
   // overrides (optional) must outlive the writer's Write() too.
+  // hold_int8 false: int8 tensors rounded to nearest are made again as the
+  // writer reaches them (their scales now), not held: for the converter's
+  // measurement models, whose errors are not reported (none returned).
   std::vector<TensorError> Emit(const Checkpoint& checkpoint, ModelWriter& writer,
-                                bool int8 = false, const QuantOverrides* overrides = nullptr) const;
+                                bool int8 = false, const QuantOverrides* overrides = nullptr,
+                                bool hold_int8 = true) const;
   // The canonical tensor's values in F32 (read, widened, transposed as mapped).
   static std::vector<float> ReadValues(const TensorMapping& m, const Checkpoint& checkpoint);
 };

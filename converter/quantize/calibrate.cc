@@ -207,11 +207,44 @@ OutputReference::OutputReference(const Model& fp32, std::vector<std::vector<int3
   const fb::Architecture& a = fp32.architecture();
   has_distribution_ = a.structure() != fb::Structure::EncoderOnly;
   encoder_decoder_ = a.structure() == fb::Structure::EncoderDecoder;
+  std::vector<double> p;
+  std::vector<int32_t> order;
   for (const std::vector<int32_t>& ids : sequences_) {
     const Session session = RunSequence(fp32, ids, [](Session&) {}, stream, keep_bytes);
     const OutputView out = session.output();
     dim_ = out.dim;
-    outputs_.push_back({std::vector<float>(out.data, out.data + size_t{out.seq} * out.dim)});
+    Sequence seq;
+    if (!has_distribution_) {
+      seq.out.assign(out.data, out.data + size_t{out.seq} * out.dim);
+      outputs_.push_back(std::move(seq));
+      continue;
+    }
+    const size_t top = std::min(kTopTokens, dim_);
+    for (size_t i = 0; i < out.seq; ++i) {
+      // Decoder-only: row i predicts ids[i + 1]; encoder-decoder (teacher
+      // forced on the ids shifted right): row i predicts ids[i].
+      const size_t target = encoder_decoder_ ? i : i + 1;
+      if (target >= ids.size()) break;
+      LogSoftmax(out.data + i * dim_, dim_, &p);
+      order.resize(dim_);
+      for (size_t d = 0; d < dim_; ++d) order[d] = static_cast<int32_t>(d);
+      std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top),
+                        order.end(), [&](int32_t l, int32_t r) {
+                          return p[l] > p[r] || (p[l] == p[r] && l < r);
+                        });
+      Position pos;
+      pos.target_logp = static_cast<float>(p[static_cast<size_t>(ids[target])]);
+      pos.argmax = order[0];
+      double mass = 0;
+      for (size_t k = 0; k < top; ++k) {
+        pos.top_ids.push_back(order[k]);
+        pos.top_logp.push_back(static_cast<float>(p[order[k]]));
+        mass += std::exp(p[order[k]]);
+      }
+      pos.rest = static_cast<float>(std::max(0.0, 1.0 - mass));
+      seq.positions.push_back(std::move(pos));
+    }
+    outputs_.push_back(std::move(seq));
   }
 }
 
@@ -221,50 +254,58 @@ OutputMetrics OutputReference::Compare(const Model& int8) const {
   double nll_fp32 = 0, nll_int8 = 0, kld = 0, signal = 0, noise = 0, cosine_sum = 0;
   size_t cosines = 0;
   size_t agree = 0;
-  std::vector<double> p, q;
+  std::vector<double> q;
   for (size_t s = 0; s < sequences_.size(); ++s) {
     const std::vector<int32_t>& ids = sequences_[s];
     const Session session = RunSequence(int8, ids, [](Session&) {});
     const OutputView out = session.output();
-    const float* want = outputs_[s].out.data();
     const float* got = out.data;
-    const size_t positions = out.seq;
-    for (size_t i = 0; i < positions; ++i) {
-      const float* x = want + i * dim_;
-      const float* y = got + i * dim_;
-      double dot = 0, nx = 0, ny = 0;
-      for (size_t d = 0; d < dim_; ++d) {
-        dot += static_cast<double>(x[d]) * y[d];
-        nx += static_cast<double>(x[d]) * x[d];
-        ny += static_cast<double>(y[d]) * y[d];
-        noise += (static_cast<double>(y[d]) - x[d]) * (static_cast<double>(y[d]) - x[d]);
+    if (!has_distribution_) {
+      const float* want = outputs_[s].out.data();
+      for (size_t i = 0; i < out.seq; ++i) {
+        const float* x = want + i * dim_;
+        const float* y = got + i * dim_;
+        double dot = 0, nx = 0, ny = 0;
+        for (size_t d = 0; d < dim_; ++d) {
+          dot += static_cast<double>(x[d]) * y[d];
+          nx += static_cast<double>(x[d]) * x[d];
+          ny += static_cast<double>(y[d]) * y[d];
+          noise += (static_cast<double>(y[d]) - x[d]) * (static_cast<double>(y[d]) - x[d]);
+        }
+        signal += nx;
+        if (nx > 0 && ny > 0) {
+          const double cosine = dot / std::sqrt(nx * ny);
+          m.min_cosine = std::min(m.min_cosine, cosine);
+          cosine_sum += cosine;
+          ++cosines;
+        }
       }
-      signal += nx;
-      if (nx > 0 && ny > 0) {
-        const double cosine = dot / std::sqrt(nx * ny);
-        m.min_cosine = std::min(m.min_cosine, cosine);
-        cosine_sum += cosine;
-        ++cosines;
-      }
-      if (!has_distribution_) continue;
-      // Decoder-only: row i predicts ids[i + 1]; encoder-decoder (teacher
-      // forced on the ids shifted right): row i predicts ids[i].
+      continue;
+    }
+    const std::vector<Position>& positions = outputs_[s].positions;
+    for (size_t i = 0; i < positions.size(); ++i) {
+      const Position& pos = positions[i];
       const size_t target = encoder_decoder_ ? i : i + 1;
-      if (target >= ids.size()) continue;
-      LogSoftmax(x, dim_, &p);
-      LogSoftmax(y, dim_, &q);
-      const auto t = static_cast<size_t>(ids[target]);
-      nll_fp32 -= p[t];
-      nll_int8 -= q[t];
-      double k = 0;
-      size_t arg_p = 0, arg_q = 0;
-      for (size_t d = 0; d < dim_; ++d) {
-        k += std::exp(p[d]) * (p[d] - q[d]);
-        if (p[d] > p[arg_p]) arg_p = d;
-        if (q[d] > q[arg_q]) arg_q = d;
+      LogSoftmax(got + i * dim_, dim_, &q);
+      nll_fp32 -= pos.target_logp;
+      nll_int8 -= q[static_cast<size_t>(ids[target])];
+      // KL of the top tokens and the rest as one outcome.
+      double k = 0, q_top = 0;
+      for (size_t t = 0; t < pos.top_ids.size(); ++t) {
+        const double lp = pos.top_logp[t], lq = q[static_cast<size_t>(pos.top_ids[t])];
+        k += std::exp(lp) * (lp - lq);
+        q_top += std::exp(lq);
+      }
+      if (pos.rest > 0) {
+        const double q_rest = std::max(1.0 - q_top, 1e-30);
+        k += pos.rest * (std::log(static_cast<double>(pos.rest)) - std::log(q_rest));
       }
       kld += k;
-      agree += arg_p == arg_q ? 1 : 0;
+      size_t arg_q = 0;
+      for (size_t d = 1; d < dim_; ++d) {
+        if (q[d] > q[arg_q]) arg_q = d;
+      }
+      agree += static_cast<size_t>(pos.argmax) == arg_q ? 1 : 0;
       ++m.tokens;
     }
   }

@@ -48,8 +48,10 @@ struct QuantizedMatrix {
   double sqnr_block32_db = 0;  // the same with one scale per 32 values of a row (not stored)
 };
 
-// Quantizes w [rows, cols] per row (core/quant.h QuantizeRowSymmetric).
-QuantizedMatrix QuantizeRows(const float* w, uint64_t rows, uint64_t cols);
+// Quantizes w [rows, cols] per row (core/quant.h QuantizeRowSymmetric), on
+// the converter's threads. block32 false: sqnr_block32_db is not measured (it
+// repeats sqnr_db; the tuner's trials need only the rounding).
+QuantizedMatrix QuantizeRows(const float* w, uint64_t rows, uint64_t cols, bool block32 = true);
 
 // 10 log10(signal / noise) in dB, +inf for zero noise, 0 for a zero signal.
 double SqnrDb(double signal, double noise);

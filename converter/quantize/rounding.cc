@@ -328,7 +328,8 @@ QuantizedMatrix CompensatedRounding(const float* w, size_t rows, size_t cols,
 double ProductError(const ProductInputs& x, const float* w, size_t rows, const QuantizedMatrix& q,
                     const float* inv_smooth, bool act_int8) {
   // Both products in fp32 (linalg.h); the int8 one as the runtime computes
-  // it: the quantized input times the int8 weights, then both scales.
+  // it: the quantized input times the int8 weights, then both scales. The
+  // matrix's rows go a block at a time (an LM head's outputs are wide).
   const size_t n = x.n(), k = x.k;
   if (n == 0 || rows == 0) return 0;
   std::vector<float> xq(n * k), row_scale(n, 1.0f);
@@ -344,17 +345,21 @@ double ProductError(const ProductInputs& x, const float* w, size_t rows, const Q
       std::copy(in.begin(), in.end(), xq.begin() + static_cast<std::ptrdiff_t>(i * k));
     }
   }
-  std::vector<float> wq(rows * k);
-  for (size_t i = 0; i < rows * k; ++i) wq[i] = q.values[i];
-  std::vector<float> got(n * rows), want(n * rows);
-  MatMulNT(n, rows, k, xq.data(), wq.data(), got.data());
-  MatMulNT(n, rows, k, x.rows.data(), w, want.data());
+  constexpr size_t kRowBlock = 4096;
+  const size_t block = std::min(rows, kRowBlock);
+  std::vector<float> wq(block * k), got(n * block), want(n * block);
   double sum = 0;
-  for (size_t i = 0; i < n; ++i) {
-    for (size_t r = 0; r < rows; ++r) {
-      const double d = static_cast<double>(got[i * rows + r]) * row_scale[i] * q.scales[r] -
-                       want[i * rows + r];
-      sum += d * d;
+  for (size_t r0 = 0; r0 < rows; r0 += block) {
+    const size_t m = std::min(block, rows - r0);
+    for (size_t i = 0; i < m * k; ++i) wq[i] = q.values[r0 * k + i];
+    MatMulNT(n, m, k, xq.data(), wq.data(), got.data());
+    MatMulNT(n, m, k, x.rows.data(), w + r0 * k, want.data());
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t r = 0; r < m; ++r) {
+        const double d = static_cast<double>(got[i * m + r]) * row_scale[i] * q.scales[r0 + r] -
+                         want[i * m + r];
+        sum += d * d;
+      }
     }
   }
   return sum;

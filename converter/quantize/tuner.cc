@@ -78,12 +78,20 @@ class Workbench {
       : spec_(spec), checkpoint_(checkpoint) {
     for (const TensorMapping& m : spec.tensors) {
       shapes_[m.name] = m.shape;
-      values_[m.name] = ModelSpec::ReadValues(m, checkpoint);
+      mappings_[m.name] = &m;
     }
   }
 
   bool Has(const std::string& name) const { return shapes_.count(name) > 0; }
-  std::vector<float>& Values(const std::string& name) { return values_.at(name); }
+  // A tensor's values, read when first asked for (what the steps never touch,
+  // a block's stand-ins and embeddings, is never read).
+  std::vector<float>& Values(const std::string& name) {
+    auto it = values_.find(name);
+    if (it == values_.end()) {
+      it = values_.emplace(name, ModelSpec::ReadValues(*mappings_.at(name), checkpoint_)).first;
+    }
+    return it->second;
+  }
   uint32_t Rows(const std::string& name) const { return shapes_.at(name)[0]; }
   uint32_t Cols(const std::string& name) const { return shapes_.at(name)[1]; }
 
@@ -134,17 +142,23 @@ class Workbench {
     return groups;
   }
 
-  // An in-memory int8 model with `overrides`, loaded by the runtime.
-  std::unique_ptr<InMemoryModel> Build(QuantOverrides overrides) const {
-    for (const auto& [name, v] : smoothed_) overrides.values[name] = v;
-    ModelWriter writer;
-    writer.SetArchitecture(spec_.architecture);
-    spec_.Emit(checkpoint_, writer, true, &overrides);
-    return LoadInMemory(writer);
+  // An in-memory int8 model with `overrides` and the smoothed values, loaded
+  // by the runtime (the values lent to the writer, not copied).
+  std::unique_ptr<InMemoryModel> Build(QuantOverrides overrides) {
+    for (const std::string& name : smoothed_) overrides.values[name].swap(Values(name));
+    std::unique_ptr<InMemoryModel> model;
+    {
+      ModelWriter writer;
+      writer.SetArchitecture(spec_.architecture);
+      spec_.Emit(checkpoint_, writer, true, &overrides, /*hold_int8=*/false);
+      model = LoadInMemory(writer);
+    }
+    for (const std::string& name : smoothed_) overrides.values[name].swap(values_.at(name));
+    return model;
   }
 
-  // Smoothing changes these canonical tensors (their current values).
-  void MarkSmoothed(const std::string& name) { smoothed_[name] = values_.at(name); }
+  // Smoothing changes these canonical tensors (Values holds them changed).
+  void MarkSmoothed(const std::string& name) { smoothed_.insert(name); }
   // ... and, for matrices, by what: columns multiplied by col[j], rows divided
   // by row[i] (an fp32 product later needs the smoothed values again).
   void RecordFactors(const std::string& name, const std::vector<float>* col,
@@ -157,20 +171,26 @@ class Workbench {
     if (row != nullptr) compose(factors_[name].row, *row);
   }
   const std::map<std::string, MatrixSmoothing>& factors() const { return factors_; }
-  const std::map<std::string, std::vector<float>>& smoothed() const { return smoothed_; }
-  void RestoreSmoothed(const std::map<std::string, std::vector<float>>& saved_values,
-                       const std::map<std::string, std::vector<float>>& saved_smoothed) {
-    for (const auto& [name, v] : saved_values) values_[name] = v;
-    smoothed_ = saved_smoothed;
+  // Undoes all smoothing: the changed tensors are read again from the checkpoint.
+  void ForgetSmoothing() {
+    for (const std::string& name : smoothed_) values_.erase(name);
+    smoothed_.clear();
     factors_.clear();
+  }
+  // The smoothed tensors' values, moved out (the bench is done with).
+  std::map<std::string, std::vector<float>> TakeSmoothed() {
+    std::map<std::string, std::vector<float>> out;
+    for (const std::string& name : smoothed_) out[name] = std::move(values_.at(name));
+    return out;
   }
 
  private:
   const ModelSpec& spec_;
   const Checkpoint& checkpoint_;
   std::map<std::string, std::vector<uint32_t>> shapes_;
-  std::map<std::string, std::vector<float>> values_;
-  std::map<std::string, std::vector<float>> smoothed_;
+  std::map<std::string, const TensorMapping*> mappings_;
+  std::map<std::string, std::vector<float>> values_;  // those read so far
+  std::set<std::string> smoothed_;
   std::map<std::string, MatrixSmoothing> factors_;
 };
 
@@ -332,9 +352,8 @@ class StepTuner {
   // Step 1: smoothing. Per group, the alpha of the lowest summed product
   // error, kept where it beats no smoothing. The captured inputs are divided
   // by the factors, as the folded model's would be.
+  // (The first step to change values: undone by reading them again.)
   bool Smoothing() {
-    const auto saved_values = SmoothedTensorValues();
-    const auto saved_smoothed = bench_.smoothed();
     const auto saved_inputs = inputs_;
     const auto saved_samples = samples_;
     size_t smoothed = 0, eligible = 0;
@@ -356,7 +375,7 @@ class StepTuner {
       best_ = m;
       return TargetMet(best_, options_);
     }
-    bench_.RestoreSmoothed(saved_values, saved_smoothed);
+    bench_.ForgetSmoothing();
     inputs_ = saved_inputs;
     samples_ = saved_samples;
     return false;
@@ -444,7 +463,7 @@ class StepTuner {
 
   // The report: every decision, the last measurement and the counts.
   TuneResult Finish() {
-    for (const auto& [name, v] : bench_.smoothed()) result_.overrides.values[name] = v;
+    for (auto& [name, v] : bench_.TakeSmoothed()) result_.overrides.values[name] = std::move(v);
     result_.final_metrics = best_;
     result_.target_met = TargetMet(best_, options_);
     for (const std::string& name : matrices_) {
@@ -460,24 +479,13 @@ class StepTuner {
   }
 
  private:
-  OutputMetrics Measure(const QuantOverrides& o) const { return measure_(bench_.Build(o)->model); }
+  OutputMetrics Measure(const QuantOverrides& o) { return measure_(bench_.Build(o)->model); }
 
   double MatrixProductError(const std::string& name, const QuantizedMatrix& q,
                             const std::vector<float>* inv_smooth, const std::vector<float>& w) {
     const Group& g = *group_of_.at(name);
     return ProductError(samples_.at(g.site), w.data(), bench_.Rows(name), q,
                         inv_smooth != nullptr ? inv_smooth->data() : nullptr);
-  }
-
-  // The tensors smoothing may change, as they are now (to undo it).
-  std::map<std::string, std::vector<float>> SmoothedTensorValues() {
-    std::map<std::string, std::vector<float>> v;
-    for (const Group& g : groups_) {
-      for (const std::string& m : g.matrices) v[m] = bench_.Values(m);
-      if (!g.fold_weight.empty()) v[g.fold_weight] = bench_.Values(g.fold_weight);
-      if (!g.fold_bias.empty()) v[g.fold_bias] = bench_.Values(g.fold_bias);
-    }
-    return v;
   }
 
   // The smoothing factors of the alpha with the lowest summed product error
@@ -511,7 +519,8 @@ class StepTuner {
     double base = 0;
     for (const std::string& m : g.matrices) {
       const std::vector<float>& w = bench_.Values(m);
-      base += MatrixProductError(m, QuantizeRows(w.data(), bench_.Rows(m), x.k), nullptr, w);
+      base += MatrixProductError(m, QuantizeRows(w.data(), bench_.Rows(m), x.k, false), nullptr,
+                                 w);
     }
     double best_err = base;
     std::vector<float> best_s;
@@ -526,7 +535,8 @@ class StepTuner {
         for (size_t r = 0; r < rows; ++r) {
           for (size_t j = 0; j < x.k; ++j) ws[r * x.k + j] *= s[j];
         }
-        err += MatrixProductError(m, QuantizeRows(ws.data(), rows, x.k), &inv, bench_.Values(m));
+        err += MatrixProductError(m, QuantizeRows(ws.data(), rows, x.k, false), &inv,
+                                  bench_.Values(m));
       }
       if (err < best_err) {
         best_err = err;
@@ -646,11 +656,14 @@ class StepTuner {
       if (!group_of_.count(m)) continue;
       const ProductInputs& x = samples_.at(group_of_.at(m)->site);
       const std::vector<float>& w = bench_.Values(m);
-      const size_t rows = bench_.Rows(m);
-      std::vector<float> y(x.n() * rows);
-      MatMulNT(x.n(), rows, x.k, x.rows.data(), w.data(), y.data());
+      const size_t rows = bench_.Rows(m), block = std::min<size_t>(rows, 4096);
+      std::vector<float> y(x.n() * block);  // a block of rows at a time: heads are wide
       double sum = 0;
-      for (float v : y) sum += static_cast<double>(v) * v;
+      for (size_t r0 = 0; r0 < rows; r0 += block) {
+        const size_t n = std::min(block, rows - r0);
+        MatMulNT(x.n(), n, x.k, x.rows.data(), w.data() + r0 * x.k, y.data());
+        for (size_t i = 0; i < x.n() * n; ++i) sum += static_cast<double>(y[i]) * y[i];
+      }
       signal_[m] = sum;
     }
   }
@@ -690,9 +703,9 @@ class ModelMeasure {
   OutputMetrics operator()(const QuantOverrides& o) const {
     std::unique_ptr<InMemoryModel> model;
     {
-      ModelWriter writer;  // its packed copies go before the model runs
+      ModelWriter writer;  // rounds what it writes: no int8 copies held beside the model
       writer.SetArchitecture(spec_.architecture);
-      spec_.Emit(checkpoint_, writer, true, &o);
+      spec_.Emit(checkpoint_, writer, true, &o, /*hold_int8=*/false);
       model = LoadInMemory(writer);
     }
     return reference_->Compare(model->model);

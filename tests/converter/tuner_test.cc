@@ -106,8 +106,15 @@ TEST_CASE("tuner: smoothing's folds leave the fp32 model as it was") {
     const auto folded = Fp32(conv, &folds);
     const convert::OutputMetrics m = reference.Compare(folded->model);
     MESSAGE(std::string(family) << ": " << folds.values.size() << " tensors changed, fp32 noise/signal "
-                   << m.noise_to_signal);
-    CHECK(m.noise_to_signal < 1e-9);
+                   << m.noise_to_signal << ", KL " << m.kld);
+    if (m.has_distribution) {  // decoders: the next-token distributions
+      CHECK(m.tokens > 0);
+      CHECK(std::fabs(m.kld) < 1e-6);  // the reference keeps log-probabilities in fp32
+      CHECK(m.top1 == 1.0);
+      CHECK(std::fabs(m.ppl_ratio() - 1.0) < 1e-6);
+    } else {
+      CHECK(m.noise_to_signal < 1e-9);
+    }
     CHECK(r.steps[1].kept);
     CHECK(!r.smoothing.empty());
   }
