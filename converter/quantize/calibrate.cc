@@ -219,7 +219,7 @@ OutputReference::OutputReference(const Model& fp32, std::vector<std::vector<int3
       outputs_.push_back(std::move(seq));
       continue;
     }
-    const size_t top = std::min(kTopTokens, dim_);
+    const size_t most = std::min(kMaxTopTokens, dim_);
     for (size_t i = 0; i < out.seq; ++i) {
       // Decoder-only: row i predicts ids[i + 1]; encoder-decoder (teacher
       // forced on the ids shifted right): row i predicts ids[i].
@@ -228,7 +228,7 @@ OutputReference::OutputReference(const Model& fp32, std::vector<std::vector<int3
       LogSoftmax(out.data + i * dim_, dim_, &p);
       order.resize(dim_);
       for (size_t d = 0; d < dim_; ++d) order[d] = static_cast<int32_t>(d);
-      std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top),
+      std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(most),
                         order.end(), [&](int32_t l, int32_t r) {
                           return p[l] > p[r] || (p[l] == p[r] && l < r);
                         });
@@ -236,7 +236,7 @@ OutputReference::OutputReference(const Model& fp32, std::vector<std::vector<int3
       pos.target_logp = static_cast<float>(p[static_cast<size_t>(ids[target])]);
       pos.argmax = order[0];
       double mass = 0;
-      for (size_t k = 0; k < top; ++k) {
+      for (size_t k = 0; k < most && (k < kMinTopTokens || mass < kTopMass); ++k) {
         pos.top_ids.push_back(order[k]);
         pos.top_logp.push_back(static_cast<float>(p[order[k]]));
         mass += std::exp(p[order[k]]);

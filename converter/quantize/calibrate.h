@@ -85,10 +85,12 @@ struct OutputMetrics {
 // stream: its sessions hold one layer's weights at a time, keeping keep_bytes
 // of them packed (SessionLimits::stream_weights, stream_keep_bytes).
 // Decoders keep, per scored position, not the logits but the distribution's
-// kTopTokens most likely tokens and the mass of the rest: the KL divergence is
-// then that of the distributions with the rest as one outcome (a lower bound
-// that the top tokens make all but exact), perplexity and top-1 exact; a
-// 150k-token vocabulary then costs 2 KiB a position instead of 600.
+// most likely tokens (until they hold 99.9% of it, at least kMinTopTokens and
+// at most kMaxTopTokens) and the mass of the rest: the KL divergence is then
+// that of the distributions with the rest as one outcome (a lower bound that
+// the top tokens make all but exact for a trained model), perplexity and top-1
+// exact; a 150k-token vocabulary then costs at most 32 KiB a position instead
+// of 600.
 class OutputReference {
  public:
   OutputReference(const Model& fp32, std::vector<std::vector<int32_t>> sequences,
@@ -96,7 +98,8 @@ class OutputReference {
   OutputMetrics Compare(const Model& int8) const;
   const std::vector<std::vector<int32_t>>& sequences() const { return sequences_; }
 
-  static constexpr size_t kTopTokens = 256;
+  static constexpr size_t kMinTopTokens = 256, kMaxTopTokens = 4096;
+  static constexpr double kTopMass = 0.999;
 
  private:
   // A decoder position's reference distribution.
