@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes austen_bpe_cases.json beside this file: test strings and the token ids that Hugging Face
 tokenizers would give for them with models/austen/tokenizer.json (encode without special tokens).
-tests/converter/bpe_tokenizer_test.cc checks the C++ encoder against them.
+tests/converter/calibration_text_test.cc checks the converter's calibration text encoder (the
+runtime's compiled tokenizer) against them.
 
     /usr/bin/python3 tests/converter/data/make_bpe_cases.py
 
@@ -14,18 +15,18 @@ Standard library only. The reference is models/austen/bpe.py, with two checks on
    - U+001C..U+001F, which Python's \\s counts as whitespace and Oniguruma (tokenizers' regex
      engine) does not.
    So the expected pre-tokens come from GPT-2's pattern itself, with \\p{L}, \\p{N} and \\s spelled
-   out as character sets from unicodedata (see gen_unicode_tables.py for the classes), run by `re`.
+   out as character sets from unicodedata, run by `re`.
    The cases where bpe.py splits differently are listed in BPE_PY_DIFFERS; the script checks that
    the list is exactly those, and a case's "note" says so.
 2. Its Tokenizer._bpe merges every occurrence of the lowest-ranked pair in one pass (GPT-2's
    encoder.py), where tokenizers merges one pair at a time by (rank, position). The two agree when
    every merge comes after the merges that make its two parts, which is checked below for the
-   Austen merges (the C++ test covers a merge list where they disagree).
+   Austen merges.
 
 The Austen vocabulary has no merge that involves a byte of a non-ASCII character, nor one between
 two whitespace bytes, so its ids cannot show how a non-ASCII character is classed: bpe.py's
 different pre-tokens give the same ids here (the expected ids are still made from the exact
-pattern). bpe_tokenizer_test.cc probes the classes directly with merge lists of its own.
+pattern). The runtime's tokenizer tests check the classes against Hugging Face's own goldens.
 
 When the Debian package python3-regex is installed, the expected pre-tokens are also compared with
 the `regex` module running the original pattern.
