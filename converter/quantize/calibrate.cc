@@ -346,8 +346,33 @@ Calibration GeneratedCalibration(const Model& fp32, size_t count, size_t length,
   std::vector<int32_t> ids(count, bos);
   const std::vector<uint32_t> lengths(count, 1);
   Status s = session.Run(ids.data(), lengths.data(), static_cast<uint32_t>(count), 1);
-  uint64_t rng = seed;
-  SamplingParams params;  // temperature 1: the model's own distribution
+  // Each sequence draws from a random stream of its own, so the first k of a
+  // batch are the same k sequences whatever the batch size (a conversion with
+  // and without held-out sequences calibrates on the same text). The hook
+  // draws the token (temperature 1: the model's own distribution) and leaves
+  // it the only candidate for Session::Sample.
+  struct OwnStreams {
+    std::vector<uint64_t> rng;
+    std::vector<float> scratch;
+    SamplingParams plain;
+  } own;
+  own.rng.resize(count);
+  for (size_t b = 0; b < count; ++b) {
+    uint64_t mix = seed + 0x9E3779B97F4A7C15ull * (b + 1);
+    own.rng[b] = NextRandom(&mix);
+  }
+  own.scratch.resize((SamplingScratchBytes(a.vocab_size()) + sizeof(float) - 1) / sizeof(float));
+  SamplingParams params;
+  params.logits_hook_user = &own;
+  params.logits_hook = [](void* user, uint32_t b, float* logits, uint32_t vocab) {
+    OwnStreams& o = *static_cast<OwnStreams*>(user);
+    const int32_t token = SampleToken(logits, vocab, o.plain, &o.rng[b], o.scratch.data());
+    for (uint32_t i = 0; i < vocab; ++i) {
+      logits[i] = i == static_cast<uint32_t>(token) ? 0.0f : -INFINITY;
+    }
+    return 0;
+  };
+  uint64_t rng = seed;  // Session::Sample's draw: the choice is already made
   for (size_t t = 1; s.ok() && t < length; ++t) {
     s = session.Sample(params, &rng, ids.data());
     if (!s.ok()) break;

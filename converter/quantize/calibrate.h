@@ -123,8 +123,9 @@ class OutputReference {
 
 // A sample of text the fp32 model writes itself, for decoders given no
 // calibration: `count` sequences of `length` ids, each started at the BOS
-// token (or id 0) and sampled at temperature 1 (seeded: the same every run).
-// stream: SessionLimits::stream_weights (the same sequences; one layer's
+// token (or id 0) and sampled at temperature 1 (seeded: the same every run;
+// each sequence draws from a stream of its own, so the first k sequences are
+// the same whatever the count). stream: SessionLimits::stream_weights (the same sequences; one layer's
 // weights in memory at a time), keeping keep_bytes of them packed.
 Calibration GeneratedCalibration(const Model& fp32, size_t count, size_t length, uint64_t seed,
                                  bool stream = false, uint64_t keep_bytes = 0);

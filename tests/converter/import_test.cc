@@ -1036,7 +1036,7 @@ TEST_CASE("convert: int8 quantizes every matrix per output channel and stores th
     int8.weights = convert::WeightType::kInt8;
     // Round to nearest alone (the tuner's steps off): the per-channel contract.
     int8.tune.smoothing = int8.tune.clipping = int8.tune.compensation = false;
-    int8.tune.fp32_fallback = false;
+    int8.tune.fp32_fallback = int8.tune.wide_inputs = false;
     const convert::ConvertResult r =
         convert::ConvertCheckpoint(dir.path(), dir.path() / "int8.octet", int8);
     REQUIRE(r.tuning.steps.size() == 1);

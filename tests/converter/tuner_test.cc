@@ -125,6 +125,32 @@ TEST_CASE("tuner: smoothing's folds leave the fp32 model as it was") {
 // layer's stream exactly as the whole model does, whatever the layer's own
 // settings (sliding and global layers alternating, sandwich norms, learned
 // positions and token types, post-norm).
+TEST_CASE("calibration: each generated sequence has its own random stream") {
+  // A conversion generates 16 calibration sequences, or 24 when 8 more are held
+  // out to measure on: the 16 must be the same either way, so the report of a
+  // --no-tune file and of a tuned one run on the same text.
+  HfOptions o;
+  o.layers = 2;
+  HfCheckpoint c = MakeHfCheckpoint("llama", o);
+  TempDir dir;
+  c.Write(dir.path(), "F32");
+  const Converted conv = Import(dir.path());
+  const auto fp32 = Fp32(conv, nullptr);
+  const convert::Calibration few = convert::GeneratedCalibration(fp32->model, 3, 12, 1);
+  const convert::Calibration more = convert::GeneratedCalibration(fp32->model, 5, 12, 1);
+  const convert::Calibration other = convert::GeneratedCalibration(fp32->model, 3, 12, 2);
+  REQUIRE(few.sequences.size() == 3);
+  REQUIRE(more.sequences.size() == 5);
+  for (size_t b = 0; b < 3; ++b) {
+    CAPTURE(b);
+    CHECK(few.sequences[b].size() == 12);
+    CHECK(few.sequences[b] == more.sequences[b]);
+  }
+  // Not one sequence repeated, and another seed gives other text.
+  CHECK(few.sequences[0] != few.sequences[1]);
+  CHECK(few.sequences != other.sequences);
+}
+
 TEST_CASE("tuner: layer blocks chained give the whole model's streams bit for bit") {
   for (const char* family :
        {"llama", "gpt2", "bert", "gemma2", "gemma3_text", "mistral", "t5", "marian"}) {
