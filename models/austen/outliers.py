@@ -75,8 +75,10 @@ def heldout_ppl(config, state, path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--src", default=os.path.join(REPO, "models", "austen-tiny"))
-    ap.add_argument("--out", default=os.path.join(REPO, "models", "austen-tiny-outliers"))
+    default_src = os.path.join(REPO, "models", "austen-tiny")
+    default_out = os.path.join(REPO, "models", "austen-tiny-outliers")
+    ap.add_argument("--src", default=default_src)
+    ap.add_argument("--out", default=default_out)
     ap.add_argument("--factor", type=float, default=40.0)
     ap.add_argument("--seed", type=int, default=5)
     a = ap.parse_args()
@@ -122,6 +124,8 @@ def main():
     metrics = {
         "script": SCRIPT,
         "command": f"/usr/bin/python3 {SCRIPT}"
+                   + ("" if a.src == default_src else f" --src {os.path.relpath(a.src, REPO)}")
+                   + ("" if a.out == default_out else f" --out {os.path.relpath(a.out, REPO)}")
                    + ("" if c == 40.0 else f" --factor {c:g}") + ("" if a.seed == 5 else f" --seed {a.seed}"),
         "source": {"dir": os.path.relpath(a.src, REPO), "model.safetensors sha256": sha256(src_file)},
         "factor": c, "seed": a.seed, "channels": changed,

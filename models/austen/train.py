@@ -4,12 +4,14 @@
 Face layout (config.json, model.safetensors in F16, tokenizer.json, tokenizer_config.json), with
 the held-out token ids and metrics.json.
 
-    apt-get install -y r-cran-janeaustenr python3-torch python3-numpy libopenblas0-openmp
+    apt-get install -y r-cran-janeaustenr sword-text-kjv python3-torch python3-numpy libopenblas0-openmp
     OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 models/austen/train.py
 
     --preset NAME    austen (default: models/austen) or tiny (models/austen-tiny: hidden 64, 5 layers,
                      8 heads of 8, GQA 8/4, a 512-token BPE; 0.26 M parameters, small and sensitive
-                     to int8 like the public TinyStories-260K Llama)
+                     to int8 like the public TinyStories-260K Llama) or kjv-tiny (models/kjv-tiny:
+                     the King James Version from sword-text-kjv, hidden 80, 4 layers, 5 heads of
+                     16 sharing one KV head, an untied LM head, a 768-token BPE; 0.39 M parameters)
     --out DIR        where the model goes (default models/<preset dir>)
     --work DIR       scratch: novel texts, fp32 weights, losses (default build/<preset dir>-work)
     --skip-train     export and evaluate the fp32 weights a previous run left in --work
@@ -59,6 +61,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 
 import bpe  # noqa: E402
 import data  # noqa: E402
+import kjv  # noqa: E402
 from ref_models import safetensors_io  # noqa: E402
 from ref_models.llama import LlamaForCausalLM  # noqa: E402
 
@@ -80,26 +83,38 @@ CONFIG = {
 TRAIN = dict(steps=1100, batch=16, lr=2e-3, min_lr=2e-4, warmup=100, weight_decay=0.1,
              betas=(0.9, 0.95), grad_clip=1.0, eval_every=200)
 
-# Each preset: its directory under models/, what changes in CONFIG and TRAIN. TRAIN's "passage"
+# Each preset: its directory under models/, what changes in CONFIG and TRAIN, and its text
+# ("austen": the novels, data.py; "kjv": the King James Version, kjv.py). TRAIN's "passage"
 # (characters, 0 = whole novels): documents are runs of whole paragraphs of at least that many
 # characters, each <s> text </s>, so a training window holds several starts of a document.
 TRAIN["passage"] = 0
 PRESETS = {
-    "austen": ("austen", {}, {}),
+    "austen": ("austen", {}, {}, "austen"),
     # The shape of llama2.c's stories260K (hidden 64, 5 layers, 8 query heads of 8, 4 KV heads,
     # FFN 172, vocab 512, tied): a model whose every layer is narrow enough for int8 to hurt.
     "tiny": ("austen-tiny",
              {"vocab_size": 512, "hidden_size": 64, "intermediate_size": 172,
               "num_hidden_layers": 5, "num_attention_heads": 8, "num_key_value_heads": 4,
               "head_dim": 8, "max_position_embeddings": 512},
-             {"steps": 3000, "lr": 4e-3, "min_lr": 4e-4, "eval_every": 500, "passage": 500}),
+             {"steps": 3000, "lr": 4e-3, "min_lr": 4e-4, "eval_every": 500, "passage": 500},
+             "austen"),
+    # A small sensitive model the converter was not tuned against: other text (the KJV), another
+    # shape (hidden 80, 4 layers, 5 query heads of 16 sharing one KV head, FFN 216, a 768-token
+    # BPE, an LM head of its own).
+    "kjv-tiny": ("kjv-tiny",
+                 {"vocab_size": 768, "hidden_size": 80, "intermediate_size": 216,
+                  "num_hidden_layers": 4, "num_attention_heads": 5, "num_key_value_heads": 1,
+                  "head_dim": 16, "max_position_embeddings": 512, "tie_word_embeddings": False},
+                 {"steps": 3000, "lr": 4e-3, "min_lr": 4e-4, "eval_every": 500, "passage": 500},
+                 "kjv"),
 }
+CORPUS = "austen"
 VOCAB = CONFIG["vocab_size"]
 
 
 def apply_preset(name):
-    global VOCAB
-    _, config, train = PRESETS[name]
+    global VOCAB, CORPUS
+    _, config, train, CORPUS = PRESETS[name]
     CONFIG.update(config)
     TRAIN.update(train)
     VOCAB = CONFIG["vocab_size"]
@@ -118,10 +133,16 @@ def write_json(path, obj):
 # --- text and tokens -----------------------------------------------------------------------------
 
 def prepare(work, out):
-    """Novels -> tokenizer files in `out`, train ids (a tensor) and held-out ids (a list)."""
-    raw = os.path.join(work, "raw")
-    version = data.export_novels(raw)
-    novels = data.load(raw)
+    """Text -> tokenizer files in `out`, train ids (a tensor) and held-out ids (a list)."""
+    if CORPUS == "kjv":
+        source = {"sword-text-kjv": kjv.version(), "parts": kjv.PARTS}
+        fraction = kjv.HELDOUT_FRACTION
+        novels = kjv.load()
+    else:
+        raw = os.path.join(work, "raw")
+        source = {"janeaustenr": data.export_novels(raw), "novels": data.NOVELS}
+        fraction = data.HELDOUT_FRACTION
+        novels = data.load(raw)
     train_text = "\n\n".join(t for t, _ in novels.values())
     merges = bpe.train(train_text, VOCAB - 2 - 256, log=log)
     tok = bpe.Tokenizer(merges, [BOS, EOS])
@@ -135,7 +156,8 @@ def prepare(work, out):
     if bpe.Tokenizer.load(os.path.join(out, "tokenizer.json")).vocab != tok.vocab:
         raise AssertionError("tokenizer.json does not read back")
 
-    # Each novel (its train or its held-out part) is one document: <s> text </s>; or, with a
+    # Each novel or testament (its train or its held-out part) is one document: <s> text </s>;
+    # or, with a
     # passage length, each run of paragraphs of at least that many characters.
     bos, eos = tok.vocab[BOS], tok.vocab[EOS]
     train_ids, held_ids, split = [], [], {}
@@ -157,8 +179,8 @@ def prepare(work, out):
     with open(os.path.join(out, "heldout_ids.txt"), "w") as f:
         for i in range(0, len(held_ids), SEQ):
             f.write(" ".join(map(str, held_ids[i:i + SEQ])) + "\n")
-    info = {"janeaustenr": version, "novels": data.NOVELS, "split": split,
-            "heldout_fraction": data.HELDOUT_FRACTION, "train_tokens": len(train_ids),
+    info = {**source, "split": split,
+            "heldout_fraction": fraction, "train_tokens": len(train_ids),
             "heldout_tokens": len(held_ids),
             "chars_per_token": round(len(train_text) / len(train_ids), 3)}
     log(f"tokens: train {len(train_ids)}, held-out {len(held_ids)}, "
