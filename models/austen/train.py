@@ -157,8 +157,7 @@ def prepare(work, out):
         raise AssertionError("tokenizer.json does not read back")
 
     # Each novel or testament (its train or its held-out part) is one document: <s> text </s>;
-    # or, with a
-    # passage length, each run of paragraphs of at least that many characters.
+    # or, with a passage length, each run of paragraphs of at least that many characters.
     bos, eos = tok.vocab[BOS], tok.vocab[EOS]
     train_ids, held_ids, split = [], [], {}
     for name, (train, held) in novels.items():
