@@ -143,9 +143,18 @@ class Workbench {
   }
 
   // An in-memory int8 model with `overrides` and the smoothed values, loaded
-  // by the runtime (the values lent to the writer, not copied).
-  std::unique_ptr<InMemoryModel> Build(QuantOverrides overrides) {
-    for (const std::string& name : smoothed_) overrides.values[name].swap(Values(name));
+  // by the runtime (the values lent to the writer, not copied). Borrows `overrides` (no copy of its int8 matrices: a head's can be tens of
+  // MiB) and gives it back as it was. Every tensor the bench holds is lent,
+  // smoothed or not, so the writer reads none of them again.
+  std::unique_ptr<InMemoryModel> Build(QuantOverrides& overrides) {
+    std::vector<std::string> lent, added;  // added: those the overrides did not name
+    for (auto& [name, v] : values_) {
+      const bool named = overrides.values.count(name) > 0;
+      if (!smoothed_.count(name) && (named || overrides.int8.count(name))) continue;
+      lent.push_back(name);
+      if (!named) added.push_back(name);
+      overrides.values[name].swap(v);
+    }
     std::unique_ptr<InMemoryModel> model;
     {
       ModelWriter writer;
@@ -153,7 +162,8 @@ class Workbench {
       spec_.Emit(checkpoint_, writer, true, &overrides, /*hold_int8=*/false);
       model = LoadInMemory(writer);
     }
-    for (const std::string& name : smoothed_) overrides.values[name].swap(values_.at(name));
+    for (const std::string& name : lent) overrides.values.at(name).swap(values_.at(name));
+    for (const std::string& name : added) overrides.values.erase(name);
     return model;
   }
 
@@ -382,15 +392,17 @@ class StepTuner {
   }
 
   // Before steps 2 and 3: each tunable matrix rounded to nearest (with the
-  // smoothing kept) and its product error.
+  // smoothing kept: what the file would hold anyway) into the overrides, and
+  // its product error.
   void StartPerMatrixRounding() {
     for (const std::string& m : matrices_) {
       if (group_of_.count(m) && result_.overrides.keep_f32.count(m) == 0) tunable_.push_back(m);
     }
     for (const std::string& m : tunable_) {
       const std::vector<float>& w = bench_.Values(m);
-      current_[m] = QuantizeRows(w.data(), bench_.Rows(m), bench_.Cols(m));
-      current_err_[m] = MatrixProductError(m, current_[m], nullptr, w);
+      QuantizedMatrix& q = result_.overrides.int8[m];
+      q = QuantizeRows(w.data(), bench_.Rows(m), bench_.Cols(m));
+      current_err_[m] = MatrixProductError(m, q, nullptr, w);
     }
   }
 
@@ -432,11 +444,11 @@ class StepTuner {
         continue;
       }
       const std::vector<float>& w = bench_.Values(m);
-      const auto q = current_.find(m);
+      const auto q = result_.overrides.int8.find(m);
+      const bool held = q != result_.overrides.int8.end();
       const QuantizedMatrix rounded =
-          q == current_.end() ? QuantizeRows(w.data(), bench_.Rows(m), bench_.Cols(m))
-                              : QuantizedMatrix();
-      const QuantizedMatrix& now = q != current_.end() ? q->second : rounded;
+          held ? QuantizedMatrix() : QuantizeRows(w.data(), bench_.Rows(m), bench_.Cols(m));
+      const QuantizedMatrix& now = held ? q->second : rounded;
       const ProductInputs& x = samples_.at(group_of_.at(m)->site);
       const double with8 = ProductError(x, w.data(), bench_.Rows(m), now, nullptr, true);
       const double weights_only = ProductError(x, w.data(), bench_.Rows(m), now, nullptr, false);
@@ -479,7 +491,7 @@ class StepTuner {
   }
 
  private:
-  OutputMetrics Measure(const QuantOverrides& o) { return measure_(bench_.Build(o)->model); }
+  OutputMetrics Measure(QuantOverrides& o) { return measure_(bench_.Build(o)->model); }
 
   double MatrixProductError(const std::string& name, const QuantizedMatrix& q,
                             const std::vector<float>* inv_smooth, const std::vector<float>& w) {
@@ -619,32 +631,36 @@ class StepTuner {
   // where it lowers the product's error on the calibration, and as a whole
   // where it lowers the loss. The product error is against the (smoothed)
   // weights with the (smoothed) inputs: the same product as the original.
+  // The matrices it improves are swapped into the overrides in place, and
+  // swapped back when the block's output says no: no int8 matrix is copied.
   template <typename Make>
   void TryPerMatrixStep(const char* name, Make make) {
-    std::map<std::string, QuantizedMatrix> next = current_;
-    std::map<std::string, double> next_err = current_err_;
-    size_t changed = 0;
+    std::map<std::string, QuantizedMatrix> changed;  // then: what they replaced
+    std::map<std::string, double> changed_err;
     for (const std::string& m : tunable_) {
       const std::vector<float>& w = bench_.Values(m);
-      QuantizedMatrix q = make(m, w, next.at(m));
+      QuantizedMatrix q = make(m, w, result_.overrides.int8.at(m));
       const double err = MatrixProductError(m, q, nullptr, w);
-      if (err < next_err.at(m)) {
-        next[m] = std::move(q);
-        next_err[m] = err;
-        ++changed;
+      if (err < current_err_.at(m)) {
+        changed[m] = std::move(q);
+        changed_err[m] = err;
       }
     }
-    QuantOverrides o = result_.overrides;
-    for (const auto& [m, q] : next) o.int8[m] = q;
-    const OutputMetrics metrics = changed > 0 ? Measure(o) : best_;
-    const bool kept = changed > 0 && (Loss(metrics) < Loss(best_) || options_.keep_all);
-    result_.steps.push_back({name, Count(changed, tunable_.size(), "matrices changed"), metrics,
-                             kept});
+    auto swap_in = [&] {
+      for (auto& [m, q] : changed) {
+        std::swap(result_.overrides.int8.at(m), q);
+        std::swap(current_err_.at(m), changed_err.at(m));
+      }
+    };
+    swap_in();
+    const OutputMetrics metrics = !changed.empty() ? Measure(result_.overrides) : best_;
+    const bool kept = !changed.empty() && (Loss(metrics) < Loss(best_) || options_.keep_all);
+    result_.steps.push_back({name, Count(changed.size(), tunable_.size(), "matrices changed"),
+                             metrics, kept});
     if (kept) {
-      current_ = std::move(next);
-      current_err_ = std::move(next_err);
-      result_.overrides.int8 = o.int8;
       best_ = metrics;
+    } else {
+      swap_in();  // the replaced matrices back
     }
   }
 
@@ -680,7 +696,6 @@ class StepTuner {
   OutputMetrics best_;  // the last kept measurement
   // Steps 2 and 3: the matrices they round, what the file holds for each and its error.
   std::vector<std::string> tunable_;
-  std::map<std::string, QuantizedMatrix> current_;
   std::map<std::string, double> current_err_;
   std::map<ProductSite, std::vector<float>> hessians_;  // per product input
   std::map<std::string, double> signal_;                 // Scores
