@@ -1,9 +1,6 @@
 #include "convert.h"
 
 #include <unistd.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include <algorithm>
 #include <chrono>
@@ -22,6 +19,7 @@
 #include "import/error.h"
 #include "import/importer.h"
 #include "import/json_util.h"
+#include "memory.h"
 #include "quantize/calibrate.h"
 #include "quantize/calibration_text.h"
 #include "quantize/report.h"
@@ -280,35 +278,6 @@ class Phases {
   bool stop_ = false;
   std::thread sampler_;
 };
-
-// Gives the heap's free pages back to the system between phases: glibc keeps
-// freed blocks below its mmap threshold (which grows to 32 MiB as large blocks
-// are freed) for reuse, and a phase that allocates differently from the last
-// one would add to them instead (the report's rows after the generation's
-// packed weights, the final check's mapping after the int8 matrices).
-void ReturnFreedMemory() {
-#if defined(__GLIBC__)
-  malloc_trim(0);
-#endif
-}
-
-// Within a phase, freed blocks stay with the heap for the next pass to reuse:
-// a streamed session packs each layer anew at every decode step, and handing
-// those pages back to the system after each one (glibc's default trim) costs
-// a page fault per page on the next. ReturnFreedMemory gives them back between
-// phases.
-// (Setting the trim threshold stops glibc's dynamic mmap threshold, so that
-// one is set too: blocks up to 64 MiB come from the heap and are reused.) The
-// heap keeps up to `bytes` free at its top (a layer's packed fp32 weights).
-void KeepFreedMemoryWithinPhases(uint64_t bytes) {
-#if defined(__GLIBC__)
-  const uint64_t keep = std::max<uint64_t>(bytes, uint64_t{32} << 20);
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, static_cast<int>(std::min<uint64_t>(keep, uint64_t{1} << 30)));
-#else
-  (void)bytes;
-#endif
-}
 
 // The fp32 bytes of the model's largest layer.
 uint64_t LargestLayerBytes(const ModelSpec& spec) {

@@ -185,6 +185,25 @@ std::vector<float> ModelSpec::ReadValues(const TensorMapping& m, const Checkpoin
   const Tensor& t = *checkpoint.Find(m.source);
   const uint64_t numel = Numel(m.shape);
   std::vector<float> out(numel);
+  if (!m.rows.empty()) {  // a gather of whole rows
+    const uint64_t cols = numel / m.rows.size();
+    uint64_t source_cols = 1;
+    for (size_t d = 1; d < m.source_shape.size(); ++d) source_cols *= m.source_shape[d];
+    if (m.transpose || m.parts != 1 || m.first_row != 0 || m.shape.empty() ||
+        m.shape[0] != m.rows.size() || m.source_shape.empty() || source_cols != cols) {
+      Fail("internal: ", m.name, " is not a gather of rows of ", ShapeString(m.source_shape));
+    }
+    for (size_t i = 0; i < m.rows.size(); ++i) {
+      if (m.rows[i] >= m.source_shape[0]) {
+        Fail("internal: ", m.name, ": row ", m.rows[i], " of ", ShapeString(m.source_shape));
+      }
+      Checkpoint::ReadF32(t, uint64_t{m.rows[i]} * cols, cols, out.data() + i * cols);
+    }
+    if (m.add != 0.0f) {
+      for (float& v : out) v += m.add;
+    }
+    return out;
+  }
   if (!m.transpose) {
     Checkpoint::ReadF32(t, FirstValue(m), numel, out.data());  // a contiguous row block
     if (m.add != 0.0f) {

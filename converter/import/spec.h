@@ -48,6 +48,10 @@ struct TensorMapping {
   // source. Not with transpose or parts.
   uint32_t first_row = 0;
   std::vector<uint64_t> source_shape;  // expected source shape; empty = implied by the above
+  // Only these rows of the source, in this order (shape[0] of them; source_shape gives the
+  // whole source): a layer block's vocabulary cut to the ids it is fed
+  // (quantize/block_model.h). Not with transpose, parts or first_row.
+  std::vector<uint32_t> rows;
   std::vector<float> values;           // a computed tensor (no source), product(shape) floats
   float add = 0.0f;                    // added to every value read from the source: Gemma's
                                        // norms scale by (1 + w), folded into the stored weight

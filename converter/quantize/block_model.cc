@@ -1,5 +1,7 @@
 #include "quantize/block_model.h"
 
+#include <algorithm>
+
 #include "format/tensor_roles.h"
 #include "import/error.h"
 #include "quantize/quantize.h"
@@ -7,7 +9,44 @@
 namespace octet {
 namespace convert {
 
-BlockCut CutBlock(const ModelSpec& spec, LayerStack stack, uint32_t layer) {
+namespace {
+
+// The sorted ids `ids` use, with the decoder's start token (encoder-decoders).
+std::vector<int32_t> UsedIds(const fb::ArchitectureT& a,
+                             const std::vector<std::vector<int32_t>>& ids) {
+  std::vector<int32_t> used;
+  for (const std::vector<int32_t>& s : ids) used.insert(used.end(), s.begin(), s.end());
+  if (a.structure == fb::Structure::EncoderDecoder && a.decoder_start_token_id >= 0) {
+    used.push_back(a.decoder_start_token_id);
+  }
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  return used;
+}
+
+// id's index in the sorted `vocabulary`, or -1.
+int32_t BlockId(const std::vector<int32_t>& vocabulary, int32_t id) {
+  const auto it = std::lower_bound(vocabulary.begin(), vocabulary.end(), id);
+  return it != vocabulary.end() && *it == id ? static_cast<int32_t>(it - vocabulary.begin()) : -1;
+}
+
+}  // namespace
+
+std::vector<std::vector<int32_t>> BlockIds(const BlockCut& cut,
+                                           const std::vector<std::vector<int32_t>>& ids) {
+  if (cut.vocabulary.empty()) return ids;
+  std::vector<std::vector<int32_t>> out = ids;
+  for (std::vector<int32_t>& s : out) {
+    for (int32_t& id : s) {
+      id = BlockId(cut.vocabulary, id);
+      if (id < 0) Fail("internal: an id the block was not cut for");
+    }
+  }
+  return out;
+}
+
+BlockCut CutBlock(const ModelSpec& spec, LayerStack stack, uint32_t layer,
+                  const std::vector<std::vector<int32_t>>* ids) {
   const fb::ArchitectureT& a = spec.architecture;
   const bool enc_dec = a.structure == fb::Structure::EncoderDecoder;
   if (enc_dec == (stack == LayerStack::kSingle)) {
@@ -46,6 +85,25 @@ BlockCut CutBlock(const ModelSpec& spec, LayerStack stack, uint32_t layer) {
     }
   }
 
+  // A first block that does not compute logits: its vocabulary cut to the ids
+  // it is fed, when its token table is read whole rows at a time.
+  const TensorMapping* table = nullptr;
+  for (const TensorMapping& m : spec.tensors) {
+    if (RoleOf(m.name).role == Role::kTokenEmbedding) table = &m;
+  }
+  if (cut.first && !cut.last && ids != nullptr && table != nullptr && !table->source.empty() &&
+      !table->transpose && table->parts == 1 && table->first_row == 0 && table->rows.empty()) {
+    cut.vocabulary = UsedIds(a, *ids);
+    if (cut.vocabulary.empty() || cut.vocabulary.size() >= a.vocab_size) cut.vocabulary.clear();
+  }
+  if (!cut.vocabulary.empty()) {
+    b.vocab_size = static_cast<uint32_t>(cut.vocabulary.size());
+    for (int32_t* id : {&b.pad_token_id, &b.bos_token_id, &b.eos_token_id,
+                        &b.decoder_start_token_id}) {
+      if (*id >= 0) *id = BlockId(cut.vocabulary, *id);
+    }
+  }
+
   std::map<std::string, const TensorMapping*> source;
   for (const TensorMapping& m : spec.tensors) source[m.name] = &m;
   for (const auto& [name, shape] : RequiredTensors(b)) {
@@ -67,6 +125,16 @@ BlockCut CutBlock(const ModelSpec& spec, LayerStack stack, uint32_t layer) {
       from = name;
     }
     const auto it = from.empty() ? source.end() : source.find(from);
+    if (it != source.end() && it->second == table && !cut.vocabulary.empty()) {
+      TensorMapping m = *it->second;  // the rows of the block's ids
+      m.name = name;
+      m.source_shape = m.ExpectedSourceShape();
+      m.shape = shape;
+      m.rows.assign(cut.vocabulary.begin(), cut.vocabulary.end());
+      cut.spec.tensors.push_back(std::move(m));
+      cut.to_block[from] = name;
+      continue;
+    }
     if (it != source.end() && it->second->shape == shape) {
       TensorMapping m = *it->second;
       m.name = name;

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "format/tensor_names.h"
 #include "import/spec.h"
@@ -36,10 +37,22 @@ struct BlockCut {
   LayerStack stack = LayerStack::kSingle;  // the layer's stack (the block's is the same)
   bool first = false;  // the stack's first layer: the block's input comes from token ids
   bool last = false;   // the model's last layer: the block computes the logits
+  // A first block that does not compute logits, cut for the ids it will be fed:
+  // its vocabulary is just those ids (block id i is model id vocabulary[i]), so
+  // it carries their rows of the token table and a head of as many rows, not
+  // two tables of the model's vocabulary. Empty: the model's vocabulary.
+  std::vector<int32_t> vocabulary;
 };
 
 // The block of layer `layer` of `stack` (kSingle for single-stack models).
-BlockCut CutBlock(const ModelSpec& spec, LayerStack stack, uint32_t layer);
+// ids: the sequences the block will be fed (its vocabulary is cut to them when
+// it can be; feed it BlockIds(cut, *ids)), or null.
+BlockCut CutBlock(const ModelSpec& spec, LayerStack stack, uint32_t layer,
+                  const std::vector<std::vector<int32_t>>* ids = nullptr);
+
+// `ids` in the block's numbering (unchanged when its vocabulary is the model's).
+std::vector<std::vector<int32_t>> BlockIds(const BlockCut& cut,
+                                           const std::vector<std::vector<int32_t>>& ids);
 
 }  // namespace convert
 }  // namespace octet

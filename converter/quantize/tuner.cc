@@ -10,6 +10,7 @@
 #include "format/model.h"
 #include "format/tensor_roles.h"
 #include "import/error.h"
+#include "memory.h"
 #include "quantize/block_model.h"
 #include "quantize/linalg.h"
 #include "quantize/rounding.h"
@@ -146,6 +147,9 @@ class Workbench {
   // by the runtime (the values lent to the writer, not copied). Borrows `overrides` (no copy of its int8 matrices: a head's can be tens of
   // MiB) and gives it back as it was. Every tensor the bench holds is lent,
   // smoothed or not, so the writer reads none of them again.
+  // Looked-up tables no step changes (a block's token table, which in the last
+  // block of an untied model is the size of the head) are rounded once and
+  // lent as int8 too: a build reads no F32 table again.
   std::unique_ptr<InMemoryModel> Build(QuantOverrides& overrides) {
     std::vector<std::string> lent, added;  // added: those the overrides did not name
     for (auto& [name, v] : values_) {
@@ -154,6 +158,22 @@ class Workbench {
       lent.push_back(name);
       if (!named) added.push_back(name);
       overrides.values[name].swap(v);
+    }
+    std::vector<std::string> lent_int8;
+    for (const auto& [name, m] : mappings_) {
+      if (RoleOf(name).storage != RoleStorage::kLookup || m->shape.size() != 2 ||
+          uint64_t{m->shape[0]} * m->shape[1] < kRoundOnceElements || values_.count(name) ||
+          overrides.int8.count(name) || overrides.values.count(name) ||
+          overrides.keep_f32.count(name)) {
+        continue;
+      }
+      auto it = tables_.find(name);
+      if (it == tables_.end()) {
+        const std::vector<float> v = ModelSpec::ReadValues(*m, checkpoint_);
+        it = tables_.emplace(name, QuantizeRows(v.data(), m->shape[0], m->shape[1], false)).first;
+      }
+      lent_int8.push_back(name);
+      std::swap(overrides.int8[name], it->second);
     }
     std::unique_ptr<InMemoryModel> model;
     {
@@ -164,6 +184,10 @@ class Workbench {
     }
     for (const std::string& name : lent) overrides.values.at(name).swap(values_.at(name));
     for (const std::string& name : added) overrides.values.erase(name);
+    for (const std::string& name : lent_int8) {
+      std::swap(overrides.int8.at(name), tables_.at(name));
+      overrides.int8.erase(name);
+    }
     return model;
   }
 
@@ -200,6 +224,9 @@ class Workbench {
   std::map<std::string, std::vector<uint32_t>> shapes_;
   std::map<std::string, const TensorMapping*> mappings_;
   std::map<std::string, std::vector<float>> values_;  // those read so far
+  // Build's int8 tables; smaller ones are read as the writer reaches them.
+  static constexpr uint64_t kRoundOnceElements = uint64_t{1} << 20;
+  std::map<std::string, QuantizedMatrix> tables_;
   std::set<std::string> smoothed_;
   std::map<std::string, MatrixSmoothing> factors_;
 };
@@ -715,6 +742,8 @@ class ModelMeasure {
         fp32_twin != nullptr ? *fp32_twin : twin->model, evaluation, fp32_twin != nullptr,
         options.twin_keep_bytes);
   }
+  // The model's pages go back to the system after (memory.h): its blocks of
+  // every size would otherwise stay with the heap beside the next one's.
   OutputMetrics operator()(const QuantOverrides& o) const {
     std::unique_ptr<InMemoryModel> model;
     {
@@ -723,7 +752,10 @@ class ModelMeasure {
       spec_.Emit(checkpoint_, writer, true, &o, /*hold_int8=*/false);
       model = LoadInMemory(writer);
     }
-    return reference_->Compare(model->model);
+    const OutputMetrics m = reference_->Compare(model->model);
+    model.reset();
+    ReturnFreedMemory();
+    return m;
   }
 
  private:
@@ -918,6 +950,7 @@ class LayerwiseTuner {
     for (size_t i = 0; i < layers; ++i) {
       if (options_.progress) options_.progress("tuning layer", i, layers);
       TuneLayer(order[i].first, order[i].second);
+      ReturnFreedMemory();  // this layer's inputs, Hessians and blocks
     }
     if (options_.progress) options_.progress("tuning layer", layers, layers);
     if (kept_.empty()) {  // no technique on: the layers gave the escalation its scores
@@ -971,7 +1004,8 @@ class LayerwiseTuner {
   }
 
   void TuneLayer(LayerStack stack, uint32_t l) {
-    const BlockCut cut = CutBlock(spec_, stack, l);
+    const BlockCut cut = CutBlock(spec_, stack, l, &calibration_.sequences);
+    const std::vector<std::vector<int32_t>> ids = BlockIds(cut, calibration_.sequences);
     if (stack == LayerStack::kDecoder && cut.first) {
       encoder_out_ = std::move(stream_);  // the encoder's output, before its final norm
       stream_.clear();
@@ -987,7 +1021,7 @@ class LayerwiseTuner {
       if (result_.overrides.keep_f32.count(it->second)) keep.insert(m);
     }
     BlockFeed feed;
-    feed.ids = &calibration_.sequences;
+    feed.ids = &ids;
     feed.stack = stack;
     feed.in = cut.first ? nullptr : &stream_;
     feed.encoder_out = stack == LayerStack::kDecoder ? &encoder_out_ : nullptr;
@@ -1035,8 +1069,9 @@ class LayerwiseTuner {
       if (it == kept_.end()) it = kept_.insert(kept_.end(), {step.name, 0});
       if (step.kept) ++it->second;
     }
-    // The int8 block as kept: its output is the next layer's input.
-    {
+    // The int8 block as kept: its output is the next layer's input (the
+    // model's last layer has none to feed).
+    if (!cut.last) {
       ModelWriter writer;
       writer.SetArchitecture(cut.spec.architecture);
       cut.spec.Emit(checkpoint_, writer, true, &block.overrides);

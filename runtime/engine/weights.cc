@@ -487,9 +487,11 @@ void WeightStream::BeginHead() {
 
 void WeightStream::EndHead() {
   Drop();
-  if (head_state_.keep) return;
-  Release(head_state_.range);
+  // The token embedding's rows this pass gathered go whether or not the head
+  // stays packed: fault-around maps their neighbours too, so a few thousand
+  // lookups would otherwise leave most of the table resident.
   Release(embedding_range_);
+  if (!head_state_.keep) Release(head_state_.range);
 }
 
 }  // namespace octet

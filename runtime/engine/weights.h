@@ -147,7 +147,8 @@ Status PrepareF32Products(const Model& model, size_t threads, LayerWeights* laye
 //     page of the file mapping that holds the layer's tensors is released
 //     (Model::ReleasePages), F32 or int8;
 //   - BeginHead / EndHead: the same for the LM head, and EndHead releases the
-//     token embedding's pages too.
+//     token embedding's pages too (a kept head's pass included: the rows the
+//     lookups faulted in, and their neighbours, go).
 // The operators are the ones PrepareF32Products makes (same pieces for the same
 // threads), so results are bit-identical with an unstreamed session. Packing
 // allocates: a streamed session's runs allocate and read the weights from the
