@@ -18,6 +18,9 @@
 //                                        convention of transformers' current
 //                                        sliding-window mask (kv_idx > q_idx - W);
 //                                        without causal, later keys stay visible
+//   j <= p + window_ahead                when window_ahead > 0 and not causal: a
+//                                        band around p (ModernBERT's local layers,
+//                                        |p - j| <= 64: window 65, window_ahead 64)
 //   key_mask == nullptr or key_mask[j] != 0   (e.g. left padding)
 // Without the key mask this is one contiguous range [lo, hi) per query row
 // (AttentionKeyRange): kernels never compute a logit outside it, so the key
@@ -62,6 +65,7 @@ struct AttentionParams {
   float softcap = 0.0f;     // > 0: scaled logits become softcap * tanh(logit / softcap)
   bool causal = false;      // keys after the query are masked
   size_t window = 0;        // sliding window in positions; 0 = none
+  size_t window_ahead = 0;  // without causal: later keys seen; 0 = all of them
   size_t kv_valid = static_cast<size_t>(-1);  // keys j >= kv_valid are padding
   const uint8_t* key_mask = nullptr;          // null or [kv_len]: 0 masks the key
   const float* alibi_slopes = nullptr;        // null or [num_heads] (alibi_slopes())
@@ -115,6 +119,9 @@ inline void AttentionKeyRange(const AttentionParams& p, size_t i, size_t* lo, si
   const size_t pos = p.q_pos0 + i;
   size_t end = p.kv_len < p.kv_valid ? p.kv_len : p.kv_valid;
   if (p.causal && pos + 1 < end) end = pos + 1;
+  if (!p.causal && p.window_ahead != 0 && pos + 1 + p.window_ahead < end) {
+    end = pos + 1 + p.window_ahead;
+  }
   size_t begin = 0;
   if (p.window != 0 && pos + 1 > p.window) begin = pos + 1 - p.window;
   *lo = begin;

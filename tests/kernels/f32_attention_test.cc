@@ -88,6 +88,7 @@ bool ReferenceVisible(const AttentionParams& p, size_t i, size_t j) {
   if (j >= p.kv_len || j >= p.kv_valid) return false;
   if (p.causal && j > pos) return false;
   if (p.window != 0 && j + p.window <= pos) return false;  // j <= pos - window
+  if (!p.causal && p.window_ahead != 0 && j > pos + p.window_ahead) return false;
   if (p.key_mask != nullptr && p.key_mask[j] == 0) return false;
   return true;
 }
@@ -443,6 +444,35 @@ TEST_CASE("f32_attention sliding windows, and hidden keys are never read") {
     p.window = 7;
     p.q_pos0 = 20;
     RunAndCompare(p, MakeData(p, rng, 1.5f, false));
+    // A band around each query (an encoder's local layer): keys more than
+    // window - 1 before or window_ahead after the query are never read.
+    for (const auto& [window, ahead] : std::vector<std::pair<size_t, size_t>>{
+             {65, 64}, {3, 2}, {1, 5}, {200, 1}}) {
+      for (size_t tile : {16, 64}) {
+        AttentionParams band = Shape(4, 2, 8, 300, 300);
+        band.window = window;
+        band.window_ahead = ahead;
+        band.tile = tile;
+        RunAndCompare(band, MakeData(band, rng, 1.5f, false));
+        // One query row (at 150) reading 300 keys: the others are NaN.
+        AttentionParams one = Shape(4, 2, 8, 1, 300);
+        one.window = window;
+        one.window_ahead = ahead;
+        one.tile = tile;
+        one.q_pos0 = 150;
+        Data data = MakeData(one, rng, 1.5f, true);
+        for (size_t j = 0; j < one.kv_len; ++j) {
+          if (j + window <= 150 || j > 150 + ahead) PoisonKey(&data, one, j);
+        }
+        RunAndCompare(one, data);
+      }
+    }
+    // window_ahead is for encoders: a causal mask already hides every later key.
+    AttentionParams causal_band = Shape(2, 2, 8, 40, 40);
+    causal_band.causal = true;
+    causal_band.window = 5;
+    causal_band.window_ahead = 3;
+    RunAndCompare(causal_band, MakeData(causal_band, rng, 1.5f, false));
     // A causal prefill never reads keys after its last query.
     AttentionParams prefill = Shape(4, 1, 8, 60, 130);
     prefill.causal = true;

@@ -46,6 +46,7 @@ struct Case {
   size_t q_len = 5, kv_len = 5, q_pos0 = 0;
   bool causal = false;
   size_t window = 0;
+  size_t window_ahead = 0;  // an encoder's band: later keys seen
   size_t kv_valid = static_cast<size_t>(-1);
   bool key_mask = false, alibi = false, t5 = false;
   size_t tile = 0;
@@ -57,7 +58,7 @@ std::string Describe(const Case& c) {
   std::ostringstream s;
   s << "heads=" << c.heads << "/" << c.kv_heads << " hd=" << c.head_dim << " q_len=" << c.q_len
     << " kv_len=" << c.kv_len << " pos0=" << c.q_pos0 << " causal=" << c.causal
-    << " window=" << c.window << " kv_valid=" << static_cast<long long>(c.kv_valid)
+    << " window=" << c.window << "+" << c.window_ahead << " kv_valid=" << static_cast<long long>(c.kv_valid)
     << " mask=" << c.key_mask << " alibi=" << c.alibi << " t5=" << c.t5 << " tile=" << c.tile << " softcap=" << c.softcap;
   return s.str();
 }
@@ -98,6 +99,7 @@ Data Make(const Case& c) {
   p.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)));
   p.causal = c.causal;
   p.window = c.window;
+  p.window_ahead = c.window_ahead;
   p.kv_valid = c.kv_valid;
   p.tile = c.tile;
   p.softcap = c.softcap;
@@ -294,6 +296,20 @@ std::vector<Case> Cases() {
     c.kv_valid = 3;
     add(c);
   }
+  for (size_t tile : {16, 64}) {
+    Case c;  // an encoder's band around each query (12 keys before, 9 after), then only later keys bounded
+    c.heads = 4;
+    c.kv_heads = 2;
+    c.head_dim = 32;
+    c.q_len = 70;
+    c.kv_len = 70;
+    c.tile = tile;
+    c.window = 13;
+    c.window_ahead = 9;
+    add(c);
+    c.window = 0;
+    add(c);
+  }
   return cases;
 }
 
@@ -463,6 +479,7 @@ std::vector<double> NaiveQs8Probs(const Data& d) {
       for (size_t j = 0; j < p.kv_len; ++j) {
         const bool visible = j < p.kv_valid && (!p.causal || j <= pos) &&
                              (p.window == 0 || j + p.window > pos) &&
+                             (p.causal || p.window_ahead == 0 || j <= pos + p.window_ahead) &&
                              (p.key_mask == nullptr || p.key_mask[j] != 0);
         if (!visible) continue;
         int64_t dot = 0;
