@@ -45,6 +45,7 @@ const char* FamilyName(fb::Family family) {
     case fb::Family::DistilBert: return "distilbert";
     case fb::Family::Roberta: return "roberta";
     case fb::Family::XlmRoberta: return "xlm-roberta";
+    case fb::Family::ModernBert: return "modernbert";
     default: return "unknown";
   }
 }

@@ -338,8 +338,13 @@ void Residual(const Forward& f, const NormWeights& norm, size_t rows, float* x, 
               const NormWeights& post = NormWeights()) {
   const size_t h = f.arch->hidden_size();
   if (f.arch->norm_placement() == fb::NormPlacement::Pre) {
-    Normalize(f, norm, x, rows, f.buffer<FB::kNormed>());
-    block(f.buffer<FB::kNormed>());
+    // No norm (Architecture.first_attn_norm): the block reads the rows as they are.
+    if (norm.weight == nullptr) {
+      block(x);
+    } else {
+      Normalize(f, norm, x, rows, f.buffer<FB::kNormed>());
+      block(f.buffer<FB::kNormed>());
+    }
     if (post.weight != nullptr) Normalize(f, post, f.buffer<FB::kDelta>(), rows, f.buffer<FB::kDelta>());
     AddResidualRows(f, x, f.buffer<FB::kDelta>(), rows, h);
   } else {

@@ -275,6 +275,8 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
     p.kv_valid = valid[b];
     p.causal = causal;
     p.window = window;
+    // An encoder's sliding layers see a band (Attention.sliding_window_ahead).
+    p.window_ahead = window != 0 && !causal ? a.attention()->sliding_window_ahead() : 0;
     p.alibi_slopes = f.alibi_slopes;
     if (relative_bias != nullptr) {
       p.t5_bias = relative_bias;

@@ -158,8 +158,13 @@ Slot ModelSlot(ModelWeights& w, Role role, const RoleArch& a) {
     case Role::kEmbeddingNormBias: return F32Slot(&w.embedding_norm.bias);
     case Role::kEncoderRelativeBias: return F32Slot(&w.encoder.relative_bias);
     case Role::kDecoderRelativeBias: return F32Slot(&w.decoder.relative_bias);
-    case Role::kFinalNorm: return F32Slot(&w.decoder.final_norm.weight);
-    case Role::kFinalNormBias: return F32Slot(&w.decoder.final_norm.bias);
+    // final_norm: the only stack's (a pre-norm encoder's, or a decoder's).
+    case Role::kFinalNorm:
+      return F32Slot(a.structure == fb::Structure::EncoderOnly ? &w.encoder.final_norm.weight
+                                                               : &w.decoder.final_norm.weight);
+    case Role::kFinalNormBias:
+      return F32Slot(a.structure == fb::Structure::EncoderOnly ? &w.encoder.final_norm.bias
+                                                               : &w.decoder.final_norm.bias);
     case Role::kEncoderFinalNorm: return F32Slot(&w.encoder.final_norm.weight);
     case Role::kEncoderFinalNormBias: return F32Slot(&w.encoder.final_norm.bias);
     case Role::kDecoderFinalNorm: return F32Slot(&w.decoder.final_norm.weight);

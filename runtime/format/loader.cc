@@ -101,7 +101,7 @@ Status CheckArchitecture(const fb::Architecture& a) {
   }
   Structure expected = Structure::DecoderOnly;
   if (family == Family::Bert || family == Family::DistilBert || family == Family::Roberta ||
-      family == Family::XlmRoberta) {
+      family == Family::XlmRoberta || family == Family::ModernBert) {
     expected = Structure::EncoderOnly;
   }
   if (family == Family::Marian || family == Family::T5) expected = Structure::EncoderDecoder;
@@ -177,6 +177,18 @@ Status CheckArchitecture(const fb::Architecture& a) {
                                  "layers (sliding_window %u)", sliding->size(), layers,
                            att.sliding_window());
     }
+  }
+  // (format 1.6)
+  if (att.sliding_window_ahead() != 0 &&
+      (a.structure() != Structure::EncoderOnly || att.sliding_window() == 0)) {
+    return Status::Error(kBad, "architecture: attention.sliding_window_ahead %u is for encoders "
+                               "with a sliding_window (the file has %s, sliding_window %u)",
+                         att.sliding_window_ahead(), fb::EnumNameStructure(a.structure()),
+                         att.sliding_window());
+  }
+  if (!a.first_attn_norm() &&
+      (a.structure() != Structure::EncoderOnly || a.norm_placement() != fb::NormPlacement::Pre)) {
+    return Status(kBad, "architecture: first_attn_norm false is for pre-norm encoders");
   }
   OCTET_RETURN_IF_ERROR(CheckLayerMixers(a));
   if (a.position() == fb::PositionKind::Rope) {

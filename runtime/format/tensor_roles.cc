@@ -20,8 +20,10 @@ P LearnedPositions(const RoleArch& a) {
 }
 P TokenTypes(const RoleArch& a) { return a.type_vocab > 0 ? P::kRequired : P::kAbsent; }
 P EmbeddingNorm(const RoleArch& a) {  // layer-free BERT files may leave it out
-  return FamilyIsBertLike(a.family) && a.num_layers + a.num_decoder_layers > 0 ? P::kRequired
-                                                                               : P::kOptional;
+  return (FamilyIsBertLike(a.family) || a.family == fb::Family::ModernBert) &&
+                 a.num_layers + a.num_decoder_layers > 0
+             ? P::kRequired
+             : P::kOptional;
 }
 P RelativeBias(const RoleArch& a, fb::Structure without) {
   return a.position == fb::PositionKind::RelativeBias && a.structure != without ? P::kRequired
@@ -33,7 +35,12 @@ P FinalNormOf(const RoleArch& a, fb::Structure structure) {  // pre-norm stacks 
   if (a.structure != structure) return P::kAbsent;
   return a.placement == fb::NormPlacement::Pre ? P::kRequired : P::kOptional;
 }
-P FinalNorm(const RoleArch& a) { return FinalNormOf(a, fb::Structure::DecoderOnly); }
+P FinalNorm(const RoleArch& a) {  // a pre-norm encoder (ModernBERT) ends with one too
+  if (a.structure == fb::Structure::EncoderOnly) {
+    return a.placement == fb::NormPlacement::Pre ? P::kRequired : P::kAbsent;
+  }
+  return FinalNormOf(a, fb::Structure::DecoderOnly);
+}
 P StackFinalNorm(const RoleArch& a) { return FinalNormOf(a, fb::Structure::EncoderDecoder); }
 P LmHead(const RoleArch& a) {  // a tied head is the token embedding
   return a.structure != fb::Structure::EncoderOnly && !a.tied_embeddings ? P::kRequired
@@ -225,6 +232,7 @@ RoleArch RoleArchOf(const fb::Architecture& a) {
   r.qkv_bias = att.qkv_bias();
   r.out_bias = att.out_bias();
   r.qk_norm = att.qk_norm();
+  r.first_attn_norm = a.first_attn_norm();
   if (const auto* mixers = a.layer_mixers()) {
     r.layer_mixers = mixers->data();
     r.num_layer_mixers = mixers->size();
@@ -259,6 +267,7 @@ RoleArch RoleArchOf(const fb::ArchitectureT& a) {
   r.gated_ffn = a.gated_ffn;
   r.tied_embeddings = a.tied_embeddings;
   r.sandwich_norms = a.sandwich_norms;
+  r.first_attn_norm = a.first_attn_norm;
   r.layer_mixers = a.layer_mixers.data();
   r.num_layer_mixers = static_cast<uint32_t>(a.layer_mixers.size());
   return r;
@@ -296,6 +305,12 @@ Presence RolePresence(const RoleInfo& role, const RoleArch& a, LayerStack stack,
   if (!GetRoleGroup(role.group).applies(a, stack, layer)) return Presence::kAbsent;
   if (role.with != role.role && GetRole(role.with).presence(a) == Presence::kAbsent) {
     return Presence::kAbsent;  // a bias without its weight
+  }
+  // Architecture.first_attn_norm false (ModernBERT): layer 0 of the stack has
+  // no norm before its token mixer.
+  if (!a.first_attn_norm && layer == 0 && stack != LayerStack::kDecoder &&
+      (role.role == Role::kAttnNorm || role.with == Role::kAttnNorm)) {
+    return Presence::kAbsent;
   }
   return role.presence(a);
 }

@@ -159,6 +159,7 @@ struct RoleArch {
   uint32_t heads = 0, kv_heads = 0, head_dim = 0, relative_buckets = 0;
   bool gated_ffn = false, tied_embeddings = false, sandwich_norms = false;
   bool qkv_bias = false, out_bias = false, qk_norm = false;
+  bool first_attn_norm = true;  // Architecture.first_attn_norm: layer 0 has attn_norm
   // Architecture.layer_mixers: the token mixer of each layer (the encoder's or
   // the only stack's first, then the decoder's), or null: attention everywhere.
   // Points into the architecture it was made from.
