@@ -48,6 +48,7 @@ ModelSpec ImportLlama(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportMarian(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportT5(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportPhi3(const ConfigView& config, const Checkpoint& checkpoint);
+ModelSpec ImportModernBert(const ConfigView& config, const Checkpoint& checkpoint);
 
 // --- Helpers shared by the importers ------------------------------------------
 

@@ -117,7 +117,7 @@ TEST_CASE("config.json: bad JSON, missing or unknown model_type, missing and inv
   CHECK(error_with_config("{\"model_type\": \"bart\"}") ==
         "config.json: model_type 'bart' is not supported (supported: bert, distilbert, roberta, "
         "xlm-roberta, gpt2, llama, qwen2, qwen3, mistral, phi3, gemma, gemma2, gemma3_text, "
-        "marian, t5)");
+        "marian, t5, modernbert)");
   HfCheckpoint c = Llama();
   c.config.erase("hidden_size");
   CHECK(ConvertError(c) == "config.json: hidden_size is missing (a positive integer)");
@@ -252,6 +252,40 @@ TEST_CASE("gemma, gemma2, gemma3_text: unsupported config values name the field 
   g2 = MakeHfCheckpoint("gemma2", HfOptions());
   g2.Remove("model.layers.1.post_feedforward_layernorm.weight");
   CHECK(Has(ConvertError(g2), "missing tensor model.layers.1.post_feedforward_layernorm.weight"));
+}
+
+TEST_CASE("modernbert: unsupported config values name the field and the value") {
+  HfOptions o;
+  o.layers = 3;
+  HfCheckpoint m = MakeHfCheckpoint("modernbert", o);
+  m.config["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+  CHECK(Has(ConvertError(m), "config.json: rope_scaling = "));
+  m = MakeHfCheckpoint("modernbert", o);
+  m.config["mlp_bias"] = true;
+  CHECK(Has(ConvertError(m), "config.json: mlp_bias = true is not supported"));
+  m = MakeHfCheckpoint("modernbert", o);
+  m.config["is_causal"] = true;
+  CHECK(Has(ConvertError(m), "config.json: is_causal = true is not supported"));
+  m = MakeHfCheckpoint("modernbert", o);
+  m.config["local_attention"] = 1;
+  CHECK(Has(ConvertError(m), "config.json: local_attention = 1"));
+  // layer_types that disagree with global_attn_every_n_layers (3: layer 0 global, 1 and 2 local).
+  m = MakeHfCheckpoint("modernbert", o);
+  m.config["layer_types"] = {"full_attention", "full_attention", "sliding_attention"};
+  CHECK(Has(ConvertError(m), "layer 1 disagrees with global_attn_every_n_layers = 3"));
+  m.config["layer_types"] = {"full_attention", "sliding_attention", "chunked_attention"};
+  CHECK(Has(ConvertError(m), "(supported: full_attention, sliding_attention)"));
+  m = MakeHfCheckpoint("modernbert", o);
+  m.config["rope_parameters"] = {{"sliding_attention", {{"rope_type", "linear"}, {"factor", 2.0}}}};
+  CHECK(Has(ConvertError(m), "rope_type = \"linear\" is not supported (supported for modernbert: "
+                             "default)"));
+  // Layer 0 has no attn_norm; the others must.
+  m = MakeHfCheckpoint("modernbert", o);
+  m.Remove("model.layers.2.attn_norm.weight");
+  CHECK(Has(ConvertError(m), "missing tensor model.layers.2.attn_norm.weight"));
+  m = MakeHfCheckpoint("modernbert", o);
+  m.Add("model.layers.0.attn_norm.weight", {o.hidden});
+  CHECK(Has(ConvertError(m), "model.layers.0.attn_norm.weight"));
 }
 
 TEST_CASE("token ids outside the vocabulary are dropped with a warning") {

@@ -262,6 +262,45 @@ HfCheckpoint MakeHfCheckpoint(const std::string& type, const HfOptions& o) {
       }
       c.raw_extras.push_back(ids);
     }
+  } else if (type == "modernbert") {
+    // ModernBertForMaskedLM, the original config style: layers 0, 3, ... global, the others
+    // local with a band of |i - j| <= 2; LayerNorms without bias.
+    c.config = {{"model_type", "modernbert"},
+                {"architectures", {"ModernBertForMaskedLM"}},
+                {"vocab_size", V},
+                {"hidden_size", H},
+                {"num_hidden_layers", L},
+                {"num_attention_heads", o.heads},
+                {"intermediate_size", I},
+                {"max_position_embeddings", P},
+                {"norm_eps", 1e-5},
+                {"norm_bias", false},
+                {"attention_bias", false},
+                {"mlp_bias", false},
+                {"hidden_activation", "gelu"},
+                {"global_attn_every_n_layers", 3},
+                {"local_attention", 4},
+                {"global_rope_theta", 160000.0},
+                {"local_rope_theta", 10000.0},
+                {"pad_token_id", 0}};
+    const std::string p = o.prefix ? "model." : "";
+    c.Add(p + "embeddings.tok_embeddings.weight", {V, H});
+    c.Add(p + "embeddings.norm.weight", {H});
+    for (uint64_t i = 0; i < L; ++i) {
+      const std::string l = p + "layers." + std::to_string(i) + ".";
+      if (i > 0) c.Add(l + "attn_norm.weight", {H});
+      c.Add(l + "attn.Wqkv.weight", {3 * H, H});
+      c.Add(l + "attn.Wo.weight", {H, H});
+      c.Add(l + "mlp_norm.weight", {H});
+      c.Add(l + "mlp.Wi.weight", {2 * I, H});
+      c.Add(l + "mlp.Wo.weight", {H, I});
+    }
+    c.Add(p + "final_norm.weight", {H});
+    if (o.prefix) {
+      c.Add("head.dense.weight", {H, H});
+      c.Add("head.norm.weight", {H});
+      c.Add("decoder.bias", {V});
+    }
   } else if (type == "roberta" || type == "xlm-roberta") {
     // RobertaForMaskedLM: positions start at pad_token_id + 1 = 2, so the table has P + 2 rows.
     c.config = {{"model_type", type},

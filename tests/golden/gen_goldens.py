@@ -35,6 +35,7 @@ from ref_models.gemma import GemmaForCausalLM, GemmaRMSNorm  # noqa: E402
 from ref_models.gpt2 import GPT2LMHeadModel  # noqa: E402
 from ref_models.llama import LlamaForCausalLM  # noqa: E402
 from ref_models.marian import MarianMTModel, MarianSinusoidalPositionalEmbedding  # noqa: E402
+from ref_models.modernbert import ModernBertModel  # noqa: E402
 from ref_models.phi3 import Phi3ForCausalLM  # noqa: E402
 from ref_models.qwen3 import Qwen3ForCausalLM  # noqa: E402
 from ref_models.roberta import RobertaModel  # noqa: E402
@@ -59,6 +60,7 @@ MODELS = {
     "distilbert": DistilBertModel,
     "roberta": RobertaModel,
     "xlm-roberta": RobertaModel,
+    "modernbert": ModernBertModel,
 }
 
 # --- the cases -----------------------------------------------------------------------------------
@@ -473,12 +475,55 @@ CASES = [
             "layer_norm_eps": 1e-5, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2,
             "position_embedding_type": "absolute", "torch_dtype": "float32",
         }),
+    dict(
+        name="modernbert_mlm",
+        covers="ModernBertForMaskedLM layout (`model.` prefix; head.* and decoder.bias to "
+               "ignore, decoder.weight tied), the original config style: "
+               "global_attn_every_n_layers 3 over 4 layers (global, local, local, global), "
+               "local_attention 8 (|i - j| <= 4) on 20 and 13 tokens, global_rope_theta 160000 "
+               "and local_rope_theta 10000, LayerNorms without bias, layer 0 without attn_norm, "
+               "GeGLU (exact GELU)",
+        layout="modernbert_mlm", dtype="F32", lengths=[20, 13],
+        config={
+            "architectures": ["ModernBertForMaskedLM"], "model_type": "modernbert",
+            "vocab_size": 96, "hidden_size": 32, "intermediate_size": 48,
+            "num_hidden_layers": 4, "num_attention_heads": 4, "hidden_activation": "gelu",
+            "max_position_embeddings": 64, "norm_eps": 1e-5, "layer_norm_eps": 1e-5,
+            "norm_bias": False, "attention_bias": False, "mlp_bias": False,
+            "global_attn_every_n_layers": 3, "local_attention": 8,
+            "global_rope_theta": 160000.0, "local_rope_theta": 10000.0,
+            "classifier_pooling": "mean", "classifier_activation": "gelu", "decoder_bias": True,
+            "tie_word_embeddings": True, "pad_token_id": 93, "bos_token_id": 94,
+            "eos_token_id": 95, "cls_token_id": 94, "sep_token_id": 95,
+            "initializer_range": 0.02, "torch_dtype": "float32",
+        }),
+    dict(
+        name="modernbert_types_bf16",
+        covers="ModernBertModel layout (no prefix), the newer config style: explicit layer_types "
+               "(local, global, local) and rope_parameters per kind (thetas 1000 and 50000), "
+               "local_attention 6 (|i - j| <= 3) on 16 and 9 tokens, norm_bias and "
+               "attention_bias (LayerNorm, Wqkv and Wo biases), BF16",
+        layout="as_is", dtype="BF16", lengths=[16, 9],
+        config={
+            "architectures": ["ModernBertModel"], "model_type": "modernbert",
+            "vocab_size": 80, "hidden_size": 48, "intermediate_size": 40,
+            "num_hidden_layers": 3, "num_attention_heads": 3, "hidden_activation": "gelu",
+            "max_position_embeddings": 32, "norm_eps": 1e-6, "norm_bias": True,
+            "attention_bias": True, "mlp_bias": False, "local_attention": 6,
+            "layer_types": ["sliding_attention", "full_attention", "sliding_attention"],
+            "rope_parameters": {
+                "full_attention": {"rope_type": "default", "rope_theta": 50000.0},
+                "sliding_attention": {"rope_type": "default", "rope_theta": 1000.0}},
+            "tie_word_embeddings": True, "pad_token_id": 0, "initializer_range": 0.02,
+            "torch_dtype": "bfloat16",
+        }),
 ]
 
 # Standard deviation of the random embeddings per family (other weights: see init_weights).
 EMBED_STD = {"bert": 1.0, "gpt2": 0.5, "llama": 1.0, "qwen2": 1.0, "mistral": 1.0,
              "qwen3": 1.0, "phi3": 1.0, "marian": 32 ** -0.5, "t5": 1.0, "distilbert": 1.0,
-             "roberta": 1.0, "xlm-roberta": 1.0, "gemma": 1.0, "gemma2": 1.0, "gemma3_text": 1.0}
+             "roberta": 1.0, "xlm-roberta": 1.0, "gemma": 1.0, "gemma2": 1.0, "gemma3_text": 1.0,
+             "modernbert": 1.0}
 
 
 def family(case):
@@ -588,6 +633,13 @@ def export(model, case, gen):
         out = dict(sd)
         out["pooler.dense.weight"] = randn(h, h, std=h ** -0.5)
         out["pooler.dense.bias"] = randn(h, std=0.1)
+    elif layout == "modernbert_mlm":
+        # ModernBertForMaskedLM: decoder.weight is tied to the token embeddings and not saved.
+        h, v = c["hidden_size"], c["vocab_size"]
+        out = {"model." + k: t for k, t in sd.items()}
+        out["head.dense.weight"] = randn(h, h, std=h ** -0.5)
+        out["head.norm.weight"] = 1 + randn(h, std=0.1)
+        out["decoder.bias"] = randn(v, std=0.1)
     elif layout == "gpt2_model":
         out = {k[len("transformer."):]: t for k, t in sd.items()}
     elif layout == "marian_full":
@@ -627,6 +679,11 @@ def import_(model, tensors, case):
         elif fam in ("roberta", "xlm-roberta"):
             key = name[len("roberta."):] if name.startswith("roberta.") else name
             if key.startswith(("lm_head.", "pooler.")) or key == "embeddings.position_ids":
+                ignored.append(name)
+                continue
+        elif fam == "modernbert":
+            key = name[len("model."):] if name.startswith("model.") else name
+            if key.startswith(("head.", "decoder.", "classifier.")):
                 ignored.append(name)
                 continue
         elif fam == "gpt2":
