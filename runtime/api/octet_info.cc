@@ -616,6 +616,10 @@ OCTET_API octet_status octet_session_profile(const octet_session* session, octet
   }
   o.linear_ops = p.linear_ops;
   o.head_ops = p.head_ops;
+  o.attention_tiles_visited = p.attention_tiles.visited;
+  o.attention_tiles_full = p.attention_tiles.full;
+  o.local_attention_tiles_visited = p.local_attention_tiles.visited;
+  o.local_attention_tiles_full = p.local_attention_tiles.full;
   octet::api::CopyOut(o, out);
   return OCTET_OK;
 }

@@ -493,6 +493,7 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kNorm: return "norm";
     case OpKind::kLinear: return "linear";
     case OpKind::kAttention: return "attention";
+    case OpKind::kLocalAttention: return "local_attention";
     case OpKind::kRope: return "rope";
     case OpKind::kActivation: return "activation";
     case OpKind::kResidual: return "residual";

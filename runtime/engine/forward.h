@@ -96,6 +96,7 @@ enum class OpKind : uint32_t {
   kNorm,        // LayerNorm / RMSNorm
   kLinear,      // the layers' matrix products (quantize, GEMM, dequantize + bias)
   kAttention,   // attention proper: Q·Kᵀ, softmax, P·V (and K/V into the cache)
+  kLocalAttention,  // the same in layers with a sliding window (their cost grows as n·w)
   kRope,        // rotary position embeddings
   kActivation,  // GELU, SiLU, ... (gated: act(gate) * up)
   kResidual,    // residual adds
@@ -104,11 +105,24 @@ enum class OpKind : uint32_t {
 };
 const char* OpKindName(OpKind kind);
 
+// Attention work is counted in tiles: a block of kProfileQueryRows queries
+// against one tile of keys (AttentionParams::tile), per head; a block visits
+// the tiles meeting the union of its rows' key ranges, as the int8 kernel's
+// loop does (ops/qs8_attention.cc).
+constexpr size_t kProfileQueryRows = 16;
+
+struct AttentionTiles {
+  double visited = 0;  // tiles the calls visited
+  double full = 0;     // tiles a pass with every key visible would visit
+};
+
 struct ForwardProfile {
   int64_t nanos[static_cast<size_t>(OpKind::kCount)] = {};
   uint64_t calls[static_cast<size_t>(OpKind::kCount)] = {};
   double linear_ops = 0;  // 2 x multiply-adds of kLinear products
   double head_ops = 0;    // same for kHead
+  AttentionTiles attention_tiles;        // layers without a window (and cross-attention)
+  AttentionTiles local_attention_tiles;  // layers with a sliding window
   void Clear() { *this = ForwardProfile(); }
 };
 

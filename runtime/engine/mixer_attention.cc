@@ -66,7 +66,6 @@ void CaptureHeads(const Forward& f, const AttentionParams& p, const CaptureTarge
 
 void F32Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uint32_t b,
                float* qb, const CaptureTarget* capture) {
-  ProfileScope scope(f, OpKind::kAttention);
   const fb::Attention& att = *f.arch->attention();
   const size_t heads = att.num_heads(), hd = att.head_dim();
   const size_t qd = heads * hd, kvd = att.num_kv_heads() * hd;
@@ -102,7 +101,6 @@ Status Qs8ScratchBytes(const AttentionParams& p, size_t* bytes) {
 
 void Qs8Store(const Forward& f, const KvRows& kv, uint32_t b, size_t p0, size_t n,
               const float* k, const float* v) {
-  ProfileScope scope(f, OpKind::kAttention);
   const fb::Attention& att = *f.arch->attention();
   const size_t kvh = att.num_kv_heads(), hd = att.head_dim(), kvd = kvh * hd;
   const size_t row = static_cast<size_t>(b) * kv.stride + p0;
@@ -114,7 +112,6 @@ void Qs8Store(const Forward& f, const KvRows& kv, uint32_t b, size_t p0, size_t 
 
 void Qs8Attend(const Forward& f, const AttentionParams& p, const KvRows& kv, uint32_t b,
                float* qb, const CaptureTarget* capture) {
-  ProfileScope scope(f, OpKind::kAttention);
   const fb::Attention& att = *f.arch->attention();
   const size_t heads = att.num_heads(), kvh = att.num_kv_heads(), hd = att.head_dim();
   const size_t qd = heads * hd, kvd = kvh * hd;
@@ -212,6 +209,36 @@ uint32_t LayerWindow(const fb::Architecture& a, uint32_t l) {
   return l < sliding->size() && sliding->Get(l) ? att.sliding_window() : 0;
 }
 
+// The profile's kind of an attention call, whose tiles it counts when the pass
+// is profiled (ForwardProfile::attention_tiles).
+OpKind ProfileAttention(const Forward& f, const AttentionParams& p) {
+  const OpKind kind = p.window != 0 ? OpKind::kLocalAttention : OpKind::kAttention;
+  if (f.profile == nullptr) return kind;
+  const size_t tile = AttentionTile(p);
+  double visited = 0, blocks = 0;
+  for (size_t i0 = 0; i0 < p.q_len; i0 += kProfileQueryRows) {
+    const size_t rows = p.q_len - i0 < kProfileQueryRows ? p.q_len - i0 : kProfileQueryRows;
+    size_t lo = static_cast<size_t>(-1), hi = 0;
+    for (size_t r = 0; r < rows; ++r) {
+      size_t a = 0, b = 0;
+      AttentionKeyRange(p, i0 + r, &a, &b);
+      if (a >= b) continue;
+      lo = a < lo ? a : lo;
+      hi = b > hi ? b : hi;
+    }
+    if (lo < hi) visited += static_cast<double>((hi - 1) / tile - lo / tile + 1);
+    blocks += 1;
+  }
+  size_t h0 = 0, h1 = 0;
+  AttentionHeads(p, &h0, &h1);
+  const double heads = static_cast<double>(h1 - h0);
+  AttentionTiles& t = kind == OpKind::kLocalAttention ? f.profile->local_attention_tiles
+                                                      : f.profile->attention_tiles;
+  t.visited += visited * heads;
+  t.full += blocks * static_cast<double>((p.kv_len + tile - 1) / tile) * heads;
+  return kind;
+}
+
 // Self-attention of `batch` sequences of `seq` rows: in, out [batch * seq, hidden],
 // with a sliding `window` (0: none) and RoPE from inv_freq (null: no RoPE).
 // Row s of sequence b sits at position pos0[b] + s (pos0 null: 0); its keys and
@@ -267,7 +294,6 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
         f.kernels->f32_rope(part, kb + s0 * kvd, kvd);
       });
     }
-    f.attention_backend->store(f, kv, b, p0, seq, kb, vb);
     AttentionParams p = BaseParams(a, f.attention_tile);
     p.q_len = seq;
     p.kv_len = p0 + seq;
@@ -285,6 +311,8 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
       p.t5_bidirectional = !causal;
     }
     const CaptureTarget target = Target(capture, b, p0, valid[b]);
+    ProfileScope scope(f, ProfileAttention(f, p));
+    f.attention_backend->store(f, kv, b, p0, seq, kb, vb);
     f.attention_backend->attend(f, p, kv, b, qb, capture != nullptr ? &target : nullptr);
   }
   ObserveInput(f, ProductInput::kAttentionOutput, q, rows, qd, qd);
@@ -310,6 +338,7 @@ void CrossAttention(const Forward& f, const AttentionWeights& w, KvRows kv, cons
     p.kv_len = enc_seq;
     p.kv_valid = enc_lengths[b];
     const CaptureTarget target = Target(capture, b, 0, q_valid[b]);
+    ProfileScope scope(f, ProfileAttention(f, p));
     f.attention_backend->attend(f, p, kv, b, qb, capture != nullptr ? &target : nullptr);
   }
   ObserveInput(f, ProductInput::kCrossOutput, q, rows, qd, qd);
@@ -431,6 +460,7 @@ void ProjectCrossKv(const Forward& f, const float* encoder_out, uint32_t enc_seq
       KvTargets(f, kv, b, 0, f.buffer<FB::kK>(), f.buffer<FB::kV>(), &kb, &vb);
       Linear(f, w.k, eb, h, enc_seq, kb, kvd);
       Linear(f, w.v, eb, h, enc_seq, vb, kvd);
+      ProfileScope scope(f, OpKind::kAttention);
       f.attention_backend->store(f, kv, b, 0, enc_seq, kb, vb);
     }
     EndLayer(f, LayerStack::kDecoder, l, stack.layers[l], nullptr, 0);

@@ -7,6 +7,12 @@ W1  BERT-base shape: 12 layers, d 768, 12 heads of 64, FFN 3072, GELU (erf), pos
 W2  Llama shape: 12 layers, d 768, 12 heads (MHA, head 64), FFN 2048 SwiGLU, RMSNorm (eps 1e-5),
     RoPE base 10000 (Hugging Face rotate-half layout; the GGUF gets the Q/K row permutation that
     llama.cpp's converter applies), vocab 32000, untied head.
+W4  ModernBERT-base shape (answerdotai/ModernBERT-base): 22 pre-norm layers, d 768, 12 heads of
+    64, fused Wqkv [2304, 768], GeGLU FFN (Wi [2 x 1152, 768]: exact-erf gelu(first half) x second
+    half), LayerNorms without bias (eps 1e-5), no biases anywhere; layer i global when i % 3 == 0
+    (RoPE theta 160000), else local (keys with |i - j| <= 64, theta 10000); embeddings =
+    LayerNorm(token table), no norm before layer 0's attention, final_norm; vocab 50368. Every
+    engine runs the whole model, ids -> last hidden state, batch 1, at 512 and 8192 tokens.
 
 The weights are made once (numpy, fixed seeds) by make_workloads.py and stored as Hugging Face
 checkpoints (config.json + model.safetensors, float32); every other format and every benchmark
@@ -23,15 +29,39 @@ W1 = dict(layers=12, d=768, heads=12, ff=3072, eps=1e-12, vocab=30522, max_pos=5
           seq=128, seed=4321)
 W2 = dict(layers=12, d=768, heads=12, ff=2048, eps=1e-5, vocab=32000, rope_base=10000.0,
           max_pos=4096, seed=1234, n_prompt=128, n_gen=128)
+W4 = dict(layers=22, d=768, heads=12, ff=1152, eps=1e-5, vocab=50368, max_pos=8192,
+          global_every=3, window=128, global_theta=160000.0, local_theta=10000.0,
+          unk=50280, cls=50281, sep=50282, pad=50283, mask=50284, seqs=(512, 8192), check_seq=512,
+          seed=2468)
 
 # Multiply-adds of the weight GEMMs per token: 4 d^2 (Q, K, V, O) + the FFN, per layer.
 W1_MACS_PER_TOKEN = W1["layers"] * (4 * W1["d"] ** 2 + 2 * W1["d"] * W1["ff"])  # 7.08 M x 12
 W2_MACS_PER_TOKEN = W2["layers"] * (4 * W2["d"] ** 2 + 3 * W2["d"] * W2["ff"])  # same, + head
+W4_MACS_PER_TOKEN = W4["layers"] * (4 * W4["d"] ** 2 + 3 * W4["d"] * W4["ff"])  # 110.3 M
+
+
+def w4_is_global(i):
+    return i % W4["global_every"] == 0
+
+
+def w4_attention_macs(seq):
+    """Multiply-adds of Q.K^T and P.V over a forward, counting only the keys each query may see
+    (the band of the local layers: up to 2 x 64 + 1 keys)."""
+    half, total = W4["window"] // 2, 0
+    seen_local = sum(min(seq - 1, i + half) - max(0, i - half) + 1 for i in range(seq))
+    for i in range(W4["layers"]):
+        total += 2 * W4["d"] * (seq * seq if w4_is_global(i) else seen_local)
+    return total
 
 
 def w1_ids():
     """The 128 token ids of W1 (CLS first, then fixed pseudo-random ids)."""
     return [101] + [1000 + (i * 7919 + 1237) % 29000 for i in range(1, W1["seq"])]
+
+
+def w4_ids(seq):
+    """W4's token ids: [CLS], fixed pseudo-random ids below the special tokens, [SEP]."""
+    return [W4["cls"]] + [(i * 7919 + 1237) % W4["unk"] for i in range(1, seq - 1)] + [W4["sep"]]
 
 
 def w2_prompt():
@@ -110,6 +140,38 @@ def w2_config():
             "torch_dtype": "float32"}
 
 
+def make_w4_weights():
+    """Hugging Face ModernBertModel names -> float32 arrays (no biases; layer 0 has no attn_norm)."""
+    c, rng = W4, np.random.default_rng(W4["seed"])
+    d, ff = c["d"], c["ff"]
+    w = {"model.embeddings.tok_embeddings.weight": _normal(rng, (c["vocab"], d), 0.02),
+         "model.embeddings.norm.weight": 1.0 + _normal(rng, (d,), 0.1)}
+    for i in range(c["layers"]):
+        p = f"model.layers.{i}."
+        if i > 0:
+            w[p + "attn_norm.weight"] = 1.0 + _normal(rng, (d,), 0.1)
+        w[p + "attn.Wqkv.weight"] = _normal(rng, (3 * d, d), 0.02)
+        w[p + "attn.Wo.weight"] = _normal(rng, (d, d), 0.02)
+        w[p + "mlp_norm.weight"] = 1.0 + _normal(rng, (d,), 0.1)
+        w[p + "mlp.Wi.weight"] = _normal(rng, (2 * ff, d), 0.02)
+        w[p + "mlp.Wo.weight"] = _normal(rng, (d, ff), 0.02)
+    w["model.final_norm.weight"] = 1.0 + _normal(rng, (d,), 0.1)
+    return w
+
+
+def w4_config():
+    c = W4
+    return {"architectures": ["ModernBertModel"], "model_type": "modernbert",
+            "vocab_size": c["vocab"], "hidden_size": c["d"], "num_hidden_layers": c["layers"],
+            "num_attention_heads": c["heads"], "intermediate_size": c["ff"],
+            "hidden_activation": "gelu", "max_position_embeddings": c["max_pos"],
+            "norm_eps": c["eps"], "norm_bias": False, "attention_bias": False, "mlp_bias": False,
+            "global_attn_every_n_layers": c["global_every"], "local_attention": c["window"],
+            "global_rope_theta": c["global_theta"], "local_rope_theta": c["local_theta"],
+            "pad_token_id": c["pad"], "cls_token_id": c["cls"], "sep_token_id": c["sep"],
+            "bos_token_id": c["cls"], "eos_token_id": c["sep"], "torch_dtype": "float32"}
+
+
 # ---- safetensors (float32 only) -------------------------------------------------------------
 
 def save_checkpoint(folder, config, tensors):
@@ -130,20 +192,24 @@ def save_checkpoint(folder, config, tensors):
         json.dump(config, f, indent=2)
 
 
-def load_checkpoint(folder):
-    """name -> float32 array (read-only views of a memory map)."""
+def load_checkpoint(folder, mapped=True):
+    """name -> float32 array: read-only views of a memory map, or (mapped=False) arrays read from
+    the file, so that a peak-RSS figure does not count the file's pages besides the model's copy."""
     path = os.path.join(folder, "model.safetensors")
     with open(path, "rb") as f:
         n = struct.unpack("<Q", f.read(8))[0]
         header = json.loads(f.read(n))
-    raw = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + n)
+    raw = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + n) if mapped else None
     out = {}
     for name, t in header.items():
         if name == "__metadata__":
             continue
         assert t["dtype"] == "F32", (name, t["dtype"])
         b, e = t["data_offsets"]
-        out[name] = raw[b:e].view("<f4").reshape(t["shape"])
+        if mapped:
+            out[name] = raw[b:e].view("<f4").reshape(t["shape"])
+        else:
+            out[name] = np.fromfile(path, "<f4", (e - b) // 4, offset=8 + n + b).reshape(t["shape"])
     return out
 
 
@@ -300,7 +366,84 @@ def torch_modules():
                     logits = model(torch.tensor([[out[-1]]]), pos, cache)
         return out, margins
 
-    return dict(BertEncoder=BertEncoder, bert_embed=bert_embed, Llama=Llama, greedy=greedy)
+    class ModernBert(nn.Module):
+        """W4, ids -> last hidden state [1, T, d], as transformers' ModernBertModel computes it
+        without flash-attn: the local layers' band is a mask on dense [T, T] scores (torch 1.13
+        has no sliding-window or fused attention). The scores are made for as many heads at once
+        as fit in 256 MiB (all 12 at 512 tokens, one at a time at 8192).
+
+        variant (for the checks only: how far a wrong model lands from the right one):
+          "all_global", "all_local", "thetas_swapped", "glu_halves_swapped", "tanh_gelu".
+        """
+
+        def __init__(self, w, variant=None):
+            super().__init__()
+            c, self.variant = W4, variant
+            self.h, self.hd = c["heads"], c["d"] // c["heads"]
+            t = lambda n: torch.from_numpy(np.array(w["model." + n + ".weight"]))  # noqa: E731
+            self.embed, self.embed_norm = t("embeddings.tok_embeddings"), t("embeddings.norm")
+            self.layers = []
+            for i in range(c["layers"]):
+                p = f"layers.{i}."
+                glob = w4_is_global(i)
+                if variant in ("all_global", "all_local"):
+                    glob = variant == "all_global"
+                self.layers.append(dict(
+                    attn_norm=t(p + "attn_norm") if i > 0 else None, glob=glob,
+                    qkv=linear(w[f"model.{p}attn.Wqkv.weight"]), o=linear(w[f"model.{p}attn.Wo.weight"]),
+                    mlp_norm=t(p + "mlp_norm"), wi=linear(w[f"model.{p}mlp.Wi.weight"]),
+                    wo=linear(w[f"model.{p}mlp.Wo.weight"])))
+            self.final_norm = t("final_norm")
+            thetas = (c["global_theta"], c["local_theta"])
+            if variant == "thetas_swapped":
+                thetas = thetas[::-1]
+            # HF's default RoPE: inv[i] = 1 / theta^(2i / hd) in float32, rotate-half pairs
+            self.inv = {g: 1.0 / (th ** (torch.arange(0, self.hd, 2).float() / self.hd))
+                        for g, th in zip((True, False), thetas)}
+
+        def norm(self, x, weight):
+            return F.layer_norm(x, (W4["d"],), weight, None, W4["eps"])
+
+        def attention(self, q, k, v, band):
+            """q, k, v [H, T, hd]; band: bool [T, T] (True = may attend) or None -> [H, T, hd]."""
+            T = q.shape[1]
+            group = max(1, min(self.h, (64 << 20) // (T * T)))  # heads whose scores fit 256 MiB
+            out = torch.empty_like(q)
+            for h0 in range(0, self.h, group):
+                s = torch.matmul(q[h0:h0 + group], k[h0:h0 + group].transpose(-1, -2))
+                s.mul_(self.hd ** -0.5)  # [g, T, T]
+                if band is not None:
+                    s.masked_fill_(~band, float("-inf"))
+                out[h0:h0 + group] = torch.matmul(torch.softmax(s, dim=-1), v[h0:h0 + group])
+            return out
+
+        def forward(self, ids):
+            T, half = ids.shape[1], W4["window"] // 2
+            x = self.norm(self.embed[ids], self.embed_norm)  # [1, T, d]
+            pos = torch.arange(T)
+            band = (pos[:, None] - pos[None, :]).abs() <= half  # [T, T]
+            rope = {}
+            for g, inv in self.inv.items():
+                ang = pos.float()[:, None] * inv[None, :]
+                ang = torch.cat((ang, ang), dim=-1)  # [T, hd]
+                rope[g] = (ang.cos(), ang.sin())
+            for L in self.layers:
+                a = x if L["attn_norm"] is None else self.norm(x, L["attn_norm"])
+                q, k, v = (u.view(T, self.h, self.hd).transpose(0, 1)  # [H, T, hd]
+                           for u in L["qkv"](a)[0].split(W4["d"], dim=-1))
+                cos, sin = rope[L["glob"]]
+                q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+                o = self.attention(q, k, v, None if L["glob"] else band)
+                x = x + L["o"](o.transpose(0, 1).reshape(1, T, W4["d"]))
+                inp, gate = L["wi"](self.norm(x, L["mlp_norm"])).chunk(2, dim=-1)
+                if self.variant == "glu_halves_swapped":
+                    inp, gate = gate, inp
+                act = F.gelu(inp, approximate="tanh" if self.variant == "tanh_gelu" else "none")
+                x = x + L["wo"](act * gate)
+            return self.norm(x, self.final_norm)
+
+    return dict(BertEncoder=BertEncoder, bert_embed=bert_embed, Llama=Llama, greedy=greedy,
+                ModernBert=ModernBert)
 
 
 def quantize_dynamic(model):

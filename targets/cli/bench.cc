@@ -46,9 +46,10 @@ Options:
   --runs R      timed runs, 1 to 100000 (default 10)
   --json        print one JSON object instead of a table
   --profile     then R more runs (and their decode steps) timed per operation kind
-                (embed, norm, linear, attention, rope, activation, residual, head),
-                the linear layers' int8 GOPS, and the machine's int8 peak measured
-                on the same number of threads (the GEMM's fraction of it)
+                (embed, norm, linear, attention, local_attention: the layers with a
+                sliding window, rope, activation, residual, head), the attention
+                tiles visited, the linear layers' int8 GOPS, and the machine's int8
+                peak measured on the same number of threads (the GEMM's fraction of it)
   -h, --help    show this help
 
 JSON fields: prefill_ms (median), prefill_ms_min, prefill_ms_max,
@@ -59,8 +60,10 @@ decode step reads, and at what rate), load_ms (octet_model_load: mapping and ver
 file, setting up its tokenizer), peak_rss_bytes, heap_allocs_during_run (heap allocations made
 during the timed runs; 0 is the contract), notes, and the settings used. With
 --profile, "profile": {"prefill_ms": {kind: ms per prefill}, "decode_ms": {kind:
-ms per decode step}, linear_gops, head_gops, int8_peak_gops, int8_peak_probe,
-linear_dtype, linear_fraction_of_peak (null for fp32 products)}.
+ms per decode step}, attention_tiles: {kind: {visited, full}} per prefill (a tile is
+16 queries against one tile of keys, per head; full: with every key visible),
+linear_gops, head_gops, int8_peak_gops, int8_peak_probe, linear_dtype,
+linear_fraction_of_peak (null for fp32 products)}.
 
 Exit status: 0 on success, 2 for a wrong command line, 1 for any other failure
 (one line on stderr).
@@ -87,6 +90,8 @@ struct ProfileTotals {
   std::vector<uint64_t> calls;
   double linear_ops = 0;
   double head_ops = 0;
+  double tiles_visited[2] = {0, 0};  // attention, local_attention
+  double tiles_full[2] = {0, 0};
 
   void Add(const octet_profile& p) {
     if (kinds.empty()) {
@@ -100,6 +105,10 @@ struct ProfileTotals {
     }
     linear_ops += p.linear_ops;
     head_ops += p.head_ops;
+    tiles_visited[0] += p.attention_tiles_visited;
+    tiles_full[0] += p.attention_tiles_full;
+    tiles_visited[1] += p.local_attention_tiles_visited;
+    tiles_full[1] += p.local_attention_tiles_full;
   }
   // Nanoseconds of one kind; 0 when absent.
   uint64_t Nanos(const char* kind) const {
@@ -375,6 +384,17 @@ JsonValue Report(const BenchSettings& s, const BenchFacts& facts, const BenchRes
     };
     const double linear_gops =
         gops(r.prefill_profile.linear_ops, r.prefill_profile.Nanos("linear"));
+    // Attention tiles per prefill, by kind (octet_profile's attention_tiles_*).
+    JsonValue tiles = JsonValue::Object();
+    const char* tile_kinds[2] = {"attention", "local_attention"};
+    for (int k = 0; k < 2; ++k) {
+      if (r.prefill_profile.tiles_full[k] == 0) continue;
+      JsonValue kind = JsonValue::Object();
+      kind.Set("visited", r.prefill_profile.tiles_visited[k] / runs);
+      kind.Set("full", r.prefill_profile.tiles_full[k] / runs);
+      tiles.Set(tile_kinds[k], std::move(kind));
+    }
+    profile.Set("attention_tiles", std::move(tiles));
     profile.Set("linear_gops", linear_gops);
     profile.Set("head_gops", gops(r.prefill_profile.head_ops, r.prefill_profile.Nanos("head")));
     profile.Set("int8_peak_gops", r.int8_peak_gops);
@@ -451,6 +471,14 @@ void PrintTable(const JsonValue& report) {
         std::printf("   %12.4f %5.1f", d, decode_total > 0 ? 100 * d / decode_total : 0);
       }
       std::printf("\n");
+    }
+    for (const auto& [kind, tiles] : profile->Find("attention_tiles")->members()) {
+      const double visited = tiles.Find("visited")->AsDouble();
+      const double full = tiles.Find("full")->AsDouble();
+      const std::string label = kind + " tiles";
+      std::printf("  %-24s %.0f of %.0f per prefill (%.1f %%; 16 queries x a tile of keys, "
+                  "per head)\n",
+                  label.c_str(), visited, full, full > 0 ? 100 * visited / full : 0.0);
     }
     const std::string linear_label = "linear layers, " + profile->Find("linear_dtype")->ToText();
     std::printf("  %-24s %.1f GOPS (head %.1f)\n", linear_label.c_str(),

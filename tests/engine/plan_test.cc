@@ -98,5 +98,43 @@ TEST_CASE("the feed-forward's buffers reuse the attention's memory") {
   CHECK(p.arenas[static_cast<size_t>(ForwardArena::kScratch)].size() < scratch_sum);
 }
 
+// Long input needs memory linear in its length: no buffer of the plan (and so
+// no arena) holds anything n x n. Attention runs in tiles whatever the length.
+TEST_CASE("every buffer grows at most linearly with the sequence length") {
+  constexpr uint32_t kShort = 1024, kLong = 8192;
+  for (fb::Family family : {fb::Family::Llama, fb::Family::Bert})
+  for (bool int8 : {false, true}) {
+    CAPTURE(static_cast<int>(family));
+    CAPTURE(int8);
+    TinyModelOptions o;
+    o.family = family;
+    o.int8 = int8;
+    o.layers = 2;
+    o.max_positions = kLong;
+    Loaded m(o);
+    Planned p[2];
+    for (int i = 0; i < 2; ++i) {
+      ForwardLimits limits;
+      limits.max_seq = i == 0 ? kShort : kLong;
+      limits.max_new_tokens = family == fb::Family::Llama ? 1 : 0;
+      Plan(m.model, limits, &p[i]);
+    }
+    size_t total[2] = {0, 0};
+    for (size_t b = 0; b < kNumForwardBuffers; ++b) {
+      const size_t small = p[0].plan.buffers[b].bytes, large = p[1].plan.buffers[b].bytes;
+      CAPTURE(std::string(p[0].plan.buffers[b].name));
+      CAPTURE(small);
+      CAPTURE(large);
+      // 8x the length: at most 8x the bytes, give or take a row's alignment.
+      CHECK(large <= (kLong / kShort) * small + 4096);
+      total[0] += small;
+      total[1] += large;
+    }
+    MESSAGE("planned bytes at " << kShort << " and " << kLong << " tokens: " << total[0]
+                                << ", " << total[1]);
+    CHECK(total[1] > 4 * total[0]);  // the rows do grow: the check above has teeth
+  }
+}
+
 }  // namespace
 }  // namespace octet

@@ -581,6 +581,15 @@ typedef struct octet_profile {
   uint64_t calls[OCTET_PROFILE_MAX_KINDS];
   double linear_ops;         /* 2 x multiply-adds of the layers' products */
   double head_ops;           /* same for the LM head */
+  /* Attention work in tiles: a block of 16 queries against one tile of keys (64 by
+   * default), per head. "visited" are the tiles the kernels computed, "full" what a
+   * pass with every key visible would compute: a sliding window or a causal mask
+   * skips the rest. Layers without a window (and cross-attention), then layers with
+   * one ("local_attention" in kind[]). */
+  double attention_tiles_visited;
+  double attention_tiles_full;
+  double local_attention_tiles_visited;
+  double local_attention_tiles_full;
 } octet_profile;
 
 /* Zeroes the counters and times the following runs and steps. */
