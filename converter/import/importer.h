@@ -49,6 +49,7 @@ ModelSpec ImportMarian(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportT5(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportPhi3(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportModernBert(const ConfigView& config, const Checkpoint& checkpoint);
+ModelSpec ImportLfm2(const ConfigView& config, const Checkpoint& checkpoint);
 
 // --- Helpers shared by the importers ------------------------------------------
 

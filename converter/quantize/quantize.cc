@@ -22,6 +22,11 @@ bool QuantizedAsInt8(const std::string& name) {
   return RoleOf(name).storage != RoleStorage::kF32;
 }
 
+bool WideInputByDefault(const std::string& name) {
+  const RoleInfo& role = RoleOf(name);
+  return role.role == Role::kConvIn || role.role == Role::kConvOut;
+}
+
 bool PackedForGemm(const std::string& name) {
   return RoleOf(name).storage == RoleStorage::kProduct;
 }

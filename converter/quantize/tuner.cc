@@ -67,6 +67,7 @@ InputWriter WriterOf(ProductInput which, const fb::ArchitectureT& a) {
     case ProductInput::kFfnHidden:  // act(gate) * up: linear in up's rows when gated
       return a.gated_ffn ? InputWriter{F::kRows, Role::kFfnUp} : InputWriter{};
     case ProductInput::kHead: return {F::kNorm, Role::kFinalNorm};
+    case ProductInput::kConvOutput: return {};  // c * conv(b * x): c is a third of in_proj's rows
   }
   return {};
 }
@@ -302,6 +303,14 @@ std::set<std::string> KeepFp32Matches(const ModelSpec& spec, const TuneOptions& 
   return keep;
 }
 
+// An int8 matrix that takes 16-bit inputs from the start (WideInputByDefault),
+// unless it is kept F32.
+void AddDefaultWideInput(const std::string& name, QuantOverrides& o) {
+  if (QuantizedAsInt8(name) && WideInputByDefault(name) && o.keep_f32.count(name) == 0) {
+    o.wide_input.insert(name);
+  }
+}
+
 // Why the tuner does not run, or an empty string when it does.
 // (Layer by layer, the tuner holds one layer at a time: it runs for every size.)
 std::string WhyUntuned(const TuneOptions& options) {
@@ -313,6 +322,7 @@ TuneResult UntunedResult(const ModelSpec& spec, std::set<std::string> keep_f32,
                          const std::string& detail) {
   TuneResult result;
   result.overrides.keep_f32 = std::move(keep_f32);
+  for (const TensorMapping& m : spec.tensors) AddDefaultWideInput(m.name, result.overrides);
   result.skipped = true;
   result.steps.push_back({"round to nearest", detail, OutputMetrics(), true});
   for (const TensorMapping& m : spec.tensors) {
@@ -369,6 +379,7 @@ class StepTuner {
         inputs_(std::move(inputs)),
         groups_(bench_.Groups(inputs_, matrices_)) {
     result_.overrides.keep_f32 = std::move(keep_f32);
+    for (const std::string& m : matrices_) AddDefaultWideInput(m, result_.overrides);
     result_.total_matrices = matrices_.size();
     for (const Group& g : groups_) {
       for (const std::string& m : g.matrices) group_of_[m] = &g;
@@ -862,9 +873,11 @@ void Escalate(const std::map<std::string, double>& wide, const std::map<std::str
     const auto it = sizes.find(m);
     return it == sizes.end() ? 0.0 : static_cast<double>(it->second.first * it->second.second);
   };
+  std::map<std::string, double> narrow = wide;  // those not wide already
+  for (const std::string& m : result.overrides.wide_input) narrow.erase(m);
   if (options.wide_inputs) {
     EscalationRung(
-        "16-bit inputs", wide, elements,
+        "16-bit inputs", narrow, elements,
         [](QuantOverrides& o, const std::string& m) { o.wide_input.insert(m); }, false, measure,
         options, nullptr, result, best);
   }
@@ -928,6 +941,7 @@ class LayerwiseTuner {
         matrices_(ProductMatrices(spec)),
         measure_(spec, checkpoint, evaluation, fp32_twin, options) {
     result_.overrides.keep_f32 = std::move(keep_f32);
+    for (const std::string& m : matrices_) AddDefaultWideInput(m, result_.overrides);
     result_.total_matrices = matrices_.size();
   }
 

@@ -46,6 +46,7 @@ const char* FamilyName(fb::Family family) {
     case fb::Family::Roberta: return "roberta";
     case fb::Family::XlmRoberta: return "xlm-roberta";
     case fb::Family::ModernBert: return "modernbert";
+    case fb::Family::Lfm2: return "lfm2";
     default: return "unknown";
   }
 }

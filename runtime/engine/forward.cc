@@ -494,6 +494,7 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kLinear: return "linear";
     case OpKind::kAttention: return "attention";
     case OpKind::kLocalAttention: return "local_attention";
+    case OpKind::kConvolution: return "convolution";
     case OpKind::kRope: return "rope";
     case OpKind::kActivation: return "activation";
     case OpKind::kResidual: return "residual";
@@ -536,6 +537,22 @@ void DecoderLayerStates(const fb::Architecture& a, const ForwardMode& mode, Laye
   }
 }
 
+// The largest scratch row and product width of the model's token mixers.
+void MixerScratch(const fb::Architecture& a, uint64_t* row_floats, uint64_t* widest) {
+  *row_floats = 0;
+  *widest = 0;
+  LayerStackCount stacks[2];
+  const int n = LayerStacksOf(RoleArchOf(a), stacks);
+  for (int i = 0; i < n; ++i) {
+    for (uint32_t l = 0; l < stacks[i].layers; ++l) {
+      const TokenMixer& m = LayerTokenMixer(a, stacks[i].stack, l);
+      const uint64_t r = m.row_floats(a), w = m.widest_product(a);
+      *row_floats = r > *row_floats ? r : *row_floats;
+      *widest = w > *widest ? w : *widest;
+    }
+  }
+}
+
 // What the buffers' sizes depend on: the model's shape, the limits and the
 // attention backend, resolved once by PlanForward.
 struct PlanShape {
@@ -551,6 +568,8 @@ struct PlanShape {
   uint64_t cross_rows = 0;  // cross-attention rows of every decoder layer (enc-dec)
   uint64_t decoder_layers = 0;
   uint64_t fixed_state_bytes = 0;  // per sequence: the decoder layers' fixed mixer states
+  uint64_t mixer_row_floats = 0;   // the token mixers' own scratch per row (TokenMixer)
+  uint64_t mixer_widest = 0;       // the widest input or output of their products
   uint64_t attention_bytes = 0;
   uint64_t widest_in = 0;   // int8 matrices: the widest product input
   uint64_t acc = 0;         // int8 matrices: int32 elements of acc
@@ -623,6 +642,7 @@ BufferExtent BufferSize(const PlanShape& s, ForwardBuffer buffer) {
     case FB::kCrossKScales:
     case FB::kCrossVScales: return {s.cross_rows * s.kv_heads, scale_bytes};
     case FB::kMixerState: return {s.max_batch * s.fixed_state_bytes, 1};
+    case FB::kMixer: return {lr * s.mixer_row_floats, f};
     case FB::kCount: break;
   }
   return {0, 0};
@@ -678,6 +698,7 @@ PlanShape GetPlanShape(const fb::Architecture& a, const ForwardMode& mode,
   DecoderLayerStates(a, mode, nullptr, &kv_layers, &s.fixed_state_bytes);
   s.self_rows = kv_layers * limits.max_batch * plan->kv_positions;
   s.cross_rows = s.enc_dec ? decoder_layers * s.full_rows : 0;
+  MixerScratch(a, &s.mixer_row_floats, &s.mixer_widest);
   if (mode.int8_matrices) {
     // MatMul's int8 rows and int32 block: [kLinearWideRows, widest layer
     // output] (fewer rows when fewer are run), and at least [kLinearRows,
@@ -687,6 +708,7 @@ PlanShape GetPlanShape(const fb::Architecture& a, const ForwardMode& mode,
     if (s.layers) {
       s.widest_in = s.h > s.inter ? s.h : s.inter;
       s.widest_in = s.qd > s.widest_in ? s.qd : s.widest_in;
+      s.widest_in = s.mixer_widest > s.widest_in ? s.mixer_widest : s.widest_in;
       widest_out = s.widest_in;
     }
     const uint64_t wide_rows = s.rows < kLinearWideRows

@@ -97,6 +97,7 @@ enum class OpKind : uint32_t {
   kLinear,      // the layers' matrix products (quantize, GEMM, dequantize + bias)
   kAttention,   // attention proper: Q·Kᵀ, softmax, P·V (and K/V into the cache)
   kLocalAttention,  // the same in layers with a sliding window (their cost grows as n·w)
+  kConvolution, // short convolutions' gates and taps (and their state)
   kRope,        // rotary position embeddings
   kActivation,  // GELU, SiLU, ... (gated: act(gate) * up)
   kResidual,    // residual adds

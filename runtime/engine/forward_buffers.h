@@ -77,6 +77,8 @@ enum class ForwardPhase : uint8_t {
   ROW(K8Scales, "k8_scales", float, kScratch, kAttention, kAttention) /* [rows, kv_heads] */    \
   ROW(V8, "v8", uint8_t, kScratch, kAttention, kAttention)                                      \
   ROW(V8Scales, "v8_scales", float, kScratch, kAttention, kAttention)                           \
+  /* [rows, the mixers' row_floats]: a token mixer's own rows (engine/mixer.h) */            \
+  ROW(Mixer, "mixer", float, kScratch, kAttention, kAttention)                                  \
   ROW(Up, "up", float, kScratch, kFeedForward, kFeedForward)     /* [rows, intermediate] */     \
   ROW(Gate, "gate", float, kScratch, kFeedForward, kFeedForward) /* [rows, intermediate] */     \
   /* int8 matrices: quantized input rows, int32 block; 16-bit inputs: the low digits */       \

@@ -7,6 +7,7 @@ namespace {
 const TokenMixer* const kTokenMixers[] = {
     &kAttentionMixer,   // fb::TokenMixer::Attention
     &kTokenShiftMixer,  // fb::TokenMixer::TokenShift
+    &kShortConvMixer,   // fb::TokenMixer::ShortConv
 };
 static_assert(sizeof(kTokenMixers) / sizeof(kTokenMixers[0]) ==
                   static_cast<size_t>(fb::TokenMixer::MAX) + 1,

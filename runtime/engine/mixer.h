@@ -13,6 +13,7 @@
 //   attention     mixer_attention.cc    state: the KV cache (grows with positions)
 //   token_shift   mixer_token_shift.cc  state: the last row (fixed); tests build models
 //                                       with it to prove the seam
+//   short_conv    mixer_short_conv.cc   state: the last kernel - 1 gated rows (fixed)
 //
 // A mixer owns its tensors (a group of the role table, format/tensor_roles.h),
 // its per-sequence state in decoder layers (sized here, placed by the plan in
@@ -65,6 +66,11 @@ struct TokenMixer {
   // out [batch * seq, hidden] from the normed rows in [batch * seq, hidden].
   void (*run)(const Forward& f, const LayerWeights& w, const MixerCall& call, const float* in,
               float* out);
+  // Its own scratch rows (the plan's buffer kMixer: [rows, row_floats]) and the
+  // widest input or output of its matrix products, beyond what attention's
+  // and the feed-forward's need (the int8 rows' plan); 0 for none.
+  size_t (*row_floats)(const fb::Architecture& a);
+  size_t (*widest_product)(const fb::Architecture& a);
   // Copies sequence b's state in decoder layer l after `positions` positions
   // to (save) or from (!save) *cursor and advances it by positions x
   // per_position + fixed bytes.
@@ -90,5 +96,9 @@ struct LayerState {
 // The rows of the registry (each defined in its mixer's file).
 extern const TokenMixer kAttentionMixer;
 extern const TokenMixer kTokenShiftMixer;
+extern const TokenMixer kShortConvMixer;
+
+// For mixers with no scratch of their own (TokenMixer::row_floats, widest_product).
+inline size_t NoMixerScratch(const fb::Architecture&) { return 0; }
 
 }  // namespace octet

@@ -437,7 +437,8 @@ void CopyAttentionState(const Forward& f, uint32_t l, uint32_t b, uint32_t posit
 }  // namespace
 
 const TokenMixer kAttentionMixer = {fb::TokenMixer::Attention, "attention", RoleGroup::kAttention,
-                                    true, AttentionStateSize, RunAttention, CopyAttentionState};
+                                    true, AttentionStateSize, RunAttention, NoMixerScratch,
+                                    NoMixerScratch, CopyAttentionState};
 
 namespace fwd {
 

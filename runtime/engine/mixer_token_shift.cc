@@ -75,6 +75,7 @@ void CopyTokenShiftState(const Forward& f, uint32_t l, uint32_t b, uint32_t, boo
 
 const TokenMixer kTokenShiftMixer = {fb::TokenMixer::TokenShift, "token_shift",
                                      RoleGroup::kTokenShift, false, TokenShiftStateSize,
-                                     RunTokenShift, CopyTokenShiftState};
+                                     RunTokenShift, NoMixerScratch, NoMixerScratch,
+                                     CopyTokenShiftState};
 
 }  // namespace octet

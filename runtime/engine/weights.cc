@@ -145,6 +145,11 @@ Slot LayerSlot(LayerWeights& w, Role role) {
   const size_t i = RoleIndexInGroup(role);
   if (!GetRoleGroup(info.group).indexed_slots || i >= kMaxMixerTensors) return {};
   if (info.storage == RoleStorage::kProduct) return LinearSlot(&w.mixer.linear[i]);
+  // A matrix's bias goes with it (the fp32 operators add it).
+  if (info.storage == RoleStorage::kF32 && info.with != role &&
+      GetRole(info.with).storage == RoleStorage::kProduct) {
+    return F32Slot(&w.mixer.linear[RoleIndexInGroup(info.with)].bias);
+  }
   if (info.storage == RoleStorage::kF32) return F32Slot(&w.mixer.f32[i]);
   return {};
 }

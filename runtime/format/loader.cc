@@ -83,6 +83,15 @@ Status CheckLayerMixers(const fb::Architecture& a) {
       return Status::Error(kBad, "architecture: layer_mixers[%u] is %u, not a token mixer this "
                                  "runtime knows (a newer file?)", i, kind);
     }
+    // (format 1.7) A short convolution's taps.
+    if (mixers->Get(i) == fb::TokenMixer::ShortConv) {
+      if (a.short_conv() == nullptr) {
+        return Status::Error(kBad, "architecture: layer %u is a short convolution but the "
+                                   "architecture has no short_conv table", i);
+      }
+      OCTET_RETURN_IF_ERROR(
+          CheckRange(a.short_conv()->kernel(), 2, kMaxShortConvKernel, "short_conv.kernel"));
+    }
   }
   return Status::Ok();
 }

@@ -55,6 +55,7 @@ P QkvBias(const RoleArch& a) { return a.qkv_bias ? P::kRequired : P::kAbsent; }
 P OutBias(const RoleArch& a) { return a.out_bias ? P::kRequired : P::kAbsent; }
 P QkNorm(const RoleArch& a) { return a.qk_norm ? P::kRequired : P::kAbsent; }
 P GatedFfn(const RoleArch& a) { return a.gated_ffn ? P::kRequired : P::kAbsent; }
+P ConvBias(const RoleArch& a) { return a.conv_bias ? P::kRequired : P::kAbsent; }
 P FfnBias(const RoleArch& a) { return FamilyHasFfnBias(a.family) ? P::kRequired : P::kAbsent; }
 
 constexpr Dim kN = Dim::kNone, kH = Dim::kHidden, kI = Dim::kIntermediate, kQ = Dim::kQRows,
@@ -125,6 +126,18 @@ constexpr RoleInfo kRoles[] = {
 
     ROW(kShift, kTokenShift, "shift.weight", kH, kN, Always, kShift, S::kF32, kAny),
 
+    ROW(kConvIn, kShortConv, "conv.in_proj.weight", Dim::kHidden3, kH, Always, kConvIn,
+        S::kProduct, In::kAttention),
+    ROW(kConvInBias, kShortConv, "conv.in_proj.bias", Dim::kHidden3, kN, ConvBias, kConvIn,
+        S::kF32, kAny),
+    ROW(kConvKernel, kShortConv, "conv.conv.weight", kH, Dim::kConvTaps, Always, kConvKernel,
+        S::kF32, kAny),
+    ROW(kConvBias, kShortConv, "conv.conv.bias", kH, kN, ConvBias, kConvKernel, S::kF32, kAny),
+    ROW(kConvOut, kShortConv, "conv.out_proj.weight", kH, kH, Always, kConvOut, S::kProduct,
+        In::kConvOutput),
+    ROW(kConvOutBias, kShortConv, "conv.out_proj.bias", kH, kN, ConvBias, kConvOut, S::kF32,
+        kAny),
+
     ROW(kCrossAttnNorm, kCrossAttention, "cross_attn_norm.weight", kH, kN, Always, kCrossAttnNorm,
         S::kF32, kAny),
     ROW(kCrossAttnNormBias, kCrossAttention, "cross_attn_norm.bias", kH, kN, NormBias,
@@ -174,6 +187,8 @@ constexpr RoleGroupInfo kGroups[] = {
      MixerLayers<fb::TokenMixer::Attention>, false},
     {RoleGroup::kTokenShift, "token shift", RoleScope::kLayer,
      MixerLayers<fb::TokenMixer::TokenShift>, true},
+    {RoleGroup::kShortConv, "short convolution", RoleScope::kLayer,
+     MixerLayers<fb::TokenMixer::ShortConv>, true},
     {RoleGroup::kCrossAttention, "cross-attention", RoleScope::kLayer, EncoderDecoderDecoder,
      false},
     {RoleGroup::kFeedForward, "feed-forward", RoleScope::kLayer, EveryLayer, false},
@@ -233,6 +248,10 @@ RoleArch RoleArchOf(const fb::Architecture& a) {
   r.out_bias = att.out_bias();
   r.qk_norm = att.qk_norm();
   r.first_attn_norm = a.first_attn_norm();
+  if (const fb::ShortConv* conv = a.short_conv()) {
+    r.conv_kernel = conv->kernel();
+    r.conv_bias = conv->bias();
+  }
   if (const auto* mixers = a.layer_mixers()) {
     r.layer_mixers = mixers->data();
     r.num_layer_mixers = mixers->size();
@@ -268,6 +287,10 @@ RoleArch RoleArchOf(const fb::ArchitectureT& a) {
   r.tied_embeddings = a.tied_embeddings;
   r.sandwich_norms = a.sandwich_norms;
   r.first_attn_norm = a.first_attn_norm;
+  if (const fb::ShortConvT* conv = a.short_conv.get()) {
+    r.conv_kernel = conv->kernel;
+    r.conv_bias = conv->bias;
+  }
   r.layer_mixers = a.layer_mixers.data();
   r.num_layer_mixers = static_cast<uint32_t>(a.layer_mixers.size());
   return r;
@@ -328,6 +351,8 @@ uint32_t DimValue(Dim dim, const RoleArch& a) {
     case Dim::kHeadDim: return a.head_dim;
     case Dim::kBuckets: return a.relative_buckets;
     case Dim::kHeads: return a.heads;
+    case Dim::kHidden3: return 3 * a.hidden;
+    case Dim::kConvTaps: return a.conv_kernel;
   }
   return 0;
 }

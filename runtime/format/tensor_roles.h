@@ -30,7 +30,8 @@ namespace octet {
 // The input of a layer's matrix products, as they read it (before an int8
 // product quantizes it): what the converter calibrates its quantization on.
 enum class ProductInput : uint8_t {
-  kAttention,        // Q, K, V projections: the (normed) input [rows, hidden]
+  kAttention,        // the token mixer's (normed) input [rows, hidden]: Q, K, V projections,
+                     // a short convolution's in_proj
   kAttentionOutput,  // O projection: the attention's output [rows, heads * head_dim]
   kCrossQuery,       // cross-attention Q projection [rows, hidden]
   kCrossOutput,      // cross-attention O projection [rows, heads * head_dim]
@@ -38,6 +39,7 @@ enum class ProductInput : uint8_t {
   kFfn,              // up (and gate) [rows, hidden]
   kFfnHidden,        // down: the activation's output [rows, intermediate]
   kHead,             // the LM head (layer 0 of its stack) [rows, hidden]
+  kConvOutput,       // a short convolution's out_proj: its gated output [rows, hidden]
 };
 
 enum class RoleGroup : uint8_t {
@@ -47,6 +49,7 @@ enum class RoleGroup : uint8_t {
   kLayerFrame,      // layer: the norms before and after the token and channel mixers
   kAttention,       // layer, token mixer: self-attention
   kTokenShift,      // layer, token mixer: the previous position's row, scaled (tests)
+  kShortConv,       // layer, token mixer: a gated short convolution (LFM2)
   kCrossAttention,  // layer: cross-attention (decoder layers of encoder-decoders)
   kFeedForward,     // layer, channel mixer: the (gated) feed-forward
   kCount,
@@ -95,6 +98,13 @@ enum class Role : uint8_t {
   kAttnKNorm,  // attn.k_norm.weight
   // kTokenShift
   kShift,  // shift.weight [hidden]: out[t] = shift * in[t - 1] (engine/mixer_token_shift.cc)
+  // kShortConv (engine/mixer_short_conv.cc)
+  kConvIn,        // conv.in_proj.weight  [3 * hidden, hidden]: b, c, x
+  kConvInBias,    // conv.in_proj.bias    [3 * hidden]
+  kConvKernel,    // conv.conv.weight     [hidden, kernel]: tap kernel - 1 is the current row
+  kConvBias,      // conv.conv.bias       [hidden]
+  kConvOut,       // conv.out_proj.weight [hidden, hidden]
+  kConvOutBias,   // conv.out_proj.bias   [hidden]
   // kCrossAttention (K and V read the encoder output)
   kCrossAttnNorm,  // cross_attn_norm.weight
   kCrossAttnNormBias,
@@ -144,6 +154,8 @@ enum class Dim : uint8_t {
   kHeadDim,       // head_dim
   kBuckets,       // attention.relative_buckets
   kHeads,         // num_heads
+  kHidden3,       // 3 x hidden_size
+  kConvTaps,      // short_conv.kernel
 };
 
 // What the table reads of an architecture, from the file (fb::Architecture)
@@ -160,6 +172,8 @@ struct RoleArch {
   bool gated_ffn = false, tied_embeddings = false, sandwich_norms = false;
   bool qkv_bias = false, out_bias = false, qk_norm = false;
   bool first_attn_norm = true;  // Architecture.first_attn_norm: layer 0 has attn_norm
+  uint32_t conv_kernel = 0;     // Architecture.short_conv: its taps (0: no table)
+  bool conv_bias = false;       // and its biases
   // Architecture.layer_mixers: the token mixer of each layer (the encoder's or
   // the only stack's first, then the decoder's), or null: attention everywhere.
   // Points into the architecture it was made from.

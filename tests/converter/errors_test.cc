@@ -117,7 +117,7 @@ TEST_CASE("config.json: bad JSON, missing or unknown model_type, missing and inv
   CHECK(error_with_config("{\"model_type\": \"bart\"}") ==
         "config.json: model_type 'bart' is not supported (supported: bert, distilbert, roberta, "
         "xlm-roberta, gpt2, llama, qwen2, qwen3, mistral, phi3, gemma, gemma2, gemma3_text, "
-        "marian, t5, modernbert)");
+        "marian, t5, modernbert, lfm2)");
   HfCheckpoint c = Llama();
   c.config.erase("hidden_size");
   CHECK(ConvertError(c) == "config.json: hidden_size is missing (a positive integer)");
@@ -286,6 +286,40 @@ TEST_CASE("modernbert: unsupported config values name the field and the value") 
   m = MakeHfCheckpoint("modernbert", o);
   m.Add("model.layers.0.attn_norm.weight", {o.hidden});
   CHECK(Has(ConvertError(m), "model.layers.0.attn_norm.weight"));
+}
+
+TEST_CASE("lfm2: config values and tensors that do not fit name the field and the value") {
+  HfOptions o;
+  o.layers = 3;
+  o.kv_heads = 2;
+  HfCheckpoint m = MakeHfCheckpoint("lfm2", o);
+  m.config["layer_types"] = {"conv", "sliding_attention", "conv"};
+  CHECK(Has(ConvertError(m), "(supported for lfm2: full_attention, conv)"));
+  m.config["layer_types"] = {"conv", "full_attention"};
+  CHECK(Has(ConvertError(m), "config.json: layer_types"));
+  // The legacy key: attention layers by index.
+  m = MakeHfCheckpoint("lfm2", o);
+  m.config.erase("layer_types");
+  m.config["full_attn_idxs"] = {1, 3};
+  CHECK(Has(ConvertError(m), "config.json: full_attn_idxs"));
+  // A kernel the runtime does not run.
+  m = MakeHfCheckpoint("lfm2", o);
+  m.config["conv_L_cache"] = 65;
+  CHECK(Has(ConvertError(m), "config.json: conv_L_cache = 65"));
+  // The feed-forward width from w1 against what config.json computes (auto-adjusted: 2/3 of
+  // 48 = 32, not the 48 rows of w1).
+  m = MakeHfCheckpoint("lfm2", o);
+  m.config["block_auto_adjust_ff_dim"] = true;
+  m.config["block_ffn_dim_multiplier"] = nullptr;
+  CHECK(Has(ConvertError(m), "has 48 rows but config.json's feed-forward settings"));
+  CHECK(Has(ConvertError(m), "give 32"));
+  // A conv layer without its convolution, an attention layer without its Q norm.
+  m = MakeHfCheckpoint("lfm2", o);
+  m.Remove("model.layers.2.conv.conv.weight");
+  CHECK(Has(ConvertError(m), "missing tensor model.layers.2.conv.conv.weight"));
+  m = MakeHfCheckpoint("lfm2", o);
+  m.Remove("model.layers.1.self_attn.q_layernorm.weight");
+  CHECK(Has(ConvertError(m), "missing tensor model.layers.1.self_attn.q_layernorm.weight"));
 }
 
 TEST_CASE("token ids outside the vocabulary are dropped with a warning") {

@@ -301,6 +301,54 @@ HfCheckpoint MakeHfCheckpoint(const std::string& type, const HfOptions& o) {
       c.Add("head.norm.weight", {H});
       c.Add("decoder.bias", {V});
     }
+  } else if (type == "lfm2") {
+    // Lfm2ForCausalLM: short convolutions (3 taps) in even layers, attention with Q/K norms
+    // in odd ones; intermediate_size taken as the feed-forward width (no auto-adjust).
+    std::vector<std::string> types;
+    for (uint64_t i = 0; i < L; ++i) types.push_back(i % 2 == 0 ? "conv" : "full_attention");
+    c.config = {{"model_type", "lfm2"},
+                {"architectures", {"Lfm2ForCausalLM"}},
+                {"vocab_size", V},
+                {"hidden_size", H},
+                {"num_hidden_layers", L},
+                {"num_attention_heads", o.heads},
+                {"num_key_value_heads", o.kv_heads},
+                {"intermediate_size", I},
+                {"block_auto_adjust_ff_dim", false},
+                {"max_position_embeddings", P},
+                {"norm_eps", 1e-5},
+                {"conv_L_cache", 3},
+                {"conv_bias", false},
+                {"layer_types", types},
+                {"rope_theta", 1000000.0},
+                {"tie_embedding", o.tied},
+                {"bos_token_id", 1},
+                {"eos_token_id", 2}};
+    const std::string p = o.prefix ? "model." : "";
+    const uint64_t D = H / o.heads;
+    c.Add(p + "embed_tokens.weight", {V, H});
+    for (uint64_t i = 0; i < L; ++i) {
+      const std::string l = p + "layers." + std::to_string(i) + ".";
+      c.Add(l + "operator_norm.weight", {H});
+      if (i % 2 == 0) {
+        c.Add(l + "conv.in_proj.weight", {3 * H, H});
+        c.Add(l + "conv.conv.weight", {H, 1, 3});
+        c.Add(l + "conv.out_proj.weight", {H, H});
+      } else {
+        c.Add(l + "self_attn.q_proj.weight", {o.heads * D, H});
+        c.Add(l + "self_attn.k_proj.weight", {o.kv_heads * D, H});
+        c.Add(l + "self_attn.v_proj.weight", {o.kv_heads * D, H});
+        c.Add(l + "self_attn.out_proj.weight", {H, o.heads * D});
+        c.Add(l + "self_attn.q_layernorm.weight", {D});
+        c.Add(l + "self_attn.k_layernorm.weight", {D});
+      }
+      c.Add(l + "ffn_norm.weight", {H});
+      c.Add(l + "feed_forward.w1.weight", {I, H});
+      c.Add(l + "feed_forward.w3.weight", {I, H});
+      c.Add(l + "feed_forward.w2.weight", {H, I});
+    }
+    c.Add(p + "embedding_norm.weight", {H});
+    if (!o.tied) c.Add("lm_head.weight", {V, H});
   } else if (type == "roberta" || type == "xlm-roberta") {
     // RobertaForMaskedLM: positions start at pad_token_id + 1 = 2, so the table has P + 2 rows.
     c.config = {{"model_type", type},

@@ -44,7 +44,9 @@ TinyModelOptions Options(bool int8) {
 // vector (deterministic, not all equal). with_shift false: left out.
 struct MixedModel {
   MixedModel(bool int8, const std::vector<fb::TokenMixer>& mixers, bool with_shift = true) {
-    const TinyModelOptions o = Options(int8);
+    TinyModelOptions o = Options(int8);
+    o.mixers = mixers;  // each layer gets its mixer's tensors (a short convolution's)
+    o.packed = int8;
     ModelWriter writer = testing::MakeTinyModelWriter(o);
     fb::ArchitectureT a = testing::TinyArchitecture(o);
     a.layer_mixers = mixers;
@@ -71,6 +73,10 @@ struct MixedModel {
 const std::vector<fb::TokenMixer> kHybrid = {fb::TokenMixer::TokenShift,
                                              fb::TokenMixer::Attention,
                                              fb::TokenMixer::TokenShift};
+// LFM2's kind of stack: short convolutions (3 taps: a state of 2 rows) around attention.
+const std::vector<fb::TokenMixer> kConvHybrid = {fb::TokenMixer::ShortConv,
+                                                 fb::TokenMixer::Attention,
+                                                 fb::TokenMixer::ShortConv};
 
 std::vector<float> Rms(const float* x, float eps) {
   double sum = 0;
@@ -159,17 +165,24 @@ std::vector<float> LastLogits(const Model& model, const std::vector<int32_t>& pr
 
 TEST_CASE("a hybrid stack gives the same logits whole, in prompt chunks and by decode steps") {
   const std::vector<int32_t> prompt = {5, 9, 1, 30, 12, 7, 22, 3};
+  for (const auto* mixers : {&kHybrid, &kConvHybrid})
   for (bool int8 : {false, true}) {
     CAPTURE(int8);
-    MixedModel m(int8, kHybrid);
-    REQUIRE(m.status.ok());
+    CAPTURE(GetTokenMixer((*mixers)[0]).name);
+    MixedModel m(int8, *mixers);
+    REQUIRE_MESSAGE(m.status.ok(), std::string(m.status.message()));
     const std::vector<float> whole = LastLogits(m.model, prompt, 0, 0);
-    // Chunks: bit for bit (the same kernel calls, forward.h ForwardLimits::prefill_chunk).
+    // Chunks: bit for bit (the same kernel calls, forward.h ForwardLimits::prefill_chunk);
+    // chunks of 1 (shorter than a convolution's state) and 3.
     CHECK(LastLogits(m.model, prompt, 3, 0) == whole);
-    // Steps: the token-shift state carries the last row from call to call.
-    const std::vector<float> stepped = LastLogits(m.model, prompt, 0, 4);
-    for (size_t i = 0; i < whole.size(); ++i) {
-      CHECK(stepped[i] == doctest::Approx(whole[i]).epsilon(int8 ? 2e-3 : 1e-5));
+    CHECK(LastLogits(m.model, prompt, 1, 0) == whole);
+    // Steps: the state carries the last rows from call to call, after prompts
+    // longer and shorter than a convolution's state.
+    for (uint32_t stepped : {4u, 7u}) {
+      const std::vector<float> out = LastLogits(m.model, prompt, 0, stepped);
+      for (size_t i = 0; i < whole.size(); ++i) {
+        CHECK(out[i] == doctest::Approx(whole[i]).epsilon(int8 ? 2e-3 : 1e-5));
+      }
     }
     // And the state matters: the all-attention model with the same weights differs.
     MixedModel plain(int8, {fb::TokenMixer::Attention, fb::TokenMixer::Attention,
@@ -180,9 +193,11 @@ TEST_CASE("a hybrid stack gives the same logits whole, in prompt chunks and by d
 }
 
 TEST_CASE("a hybrid session's state saves and restores through its mixers") {
+  for (const auto* mixers : {&kHybrid, &kConvHybrid})
   for (bool int8 : {false, true}) {
     CAPTURE(int8);
-    MixedModel m(int8, kHybrid);
+    CAPTURE(GetTokenMixer((*mixers)[0]).name);
+    MixedModel m(int8, *mixers);
     REQUIRE(m.status.ok());
     Result<Session> a = Session::Create(m.model, SessionLimits{2, 8, 4});
     Result<Session> b = Session::Create(m.model, SessionLimits{2, 8, 4});
@@ -225,6 +240,13 @@ TEST_CASE("the plan keeps KV rows for the attention layers only, and a fixed row
   const size_t per_layer = p->kv_cache_bytes / 3;
   CHECK(h->kv_cache_bytes >= per_layer + 2 * 2 * kHidden * sizeof(float));
   CHECK(h->kv_cache_bytes <= per_layer + 2 * 2 * kHidden * sizeof(float) + 3 * 64);
+  // Short convolutions of 3 taps: 2 rows per layer and sequence.
+  MixedModel conv(false, kConvHybrid);
+  REQUIRE(conv.status.ok());
+  Result<SessionPlan> c = Session::Plan(conv.model, limits);
+  REQUIRE(c.ok());
+  CHECK(c->kv_cache_bytes >= per_layer + 2 * 2 * 2 * kHidden * sizeof(float));
+  CHECK(c->kv_cache_bytes <= per_layer + 2 * 2 * 2 * kHidden * sizeof(float) + 3 * 64);
 }
 
 TEST_CASE("files and requests that do not fit a hybrid stack are refused with a clear message") {

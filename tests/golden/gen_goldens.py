@@ -33,6 +33,7 @@ from ref_models.common import Conv1D, RMSNorm  # noqa: E402
 from ref_models.distilbert import DistilBertModel, sinusoidal_table  # noqa: E402
 from ref_models.gemma import GemmaForCausalLM, GemmaRMSNorm  # noqa: E402
 from ref_models.gpt2 import GPT2LMHeadModel  # noqa: E402
+from ref_models.lfm2 import Lfm2ForCausalLM  # noqa: E402
 from ref_models.llama import LlamaForCausalLM  # noqa: E402
 from ref_models.marian import MarianMTModel, MarianSinusoidalPositionalEmbedding  # noqa: E402
 from ref_models.modernbert import ModernBertModel  # noqa: E402
@@ -61,6 +62,7 @@ MODELS = {
     "roberta": RobertaModel,
     "xlm-roberta": RobertaModel,
     "modernbert": ModernBertModel,
+    "lfm2": Lfm2ForCausalLM,
 }
 
 # --- the cases -----------------------------------------------------------------------------------
@@ -517,13 +519,48 @@ CASES = [
             "tie_word_embeddings": True, "pad_token_id": 0, "initializer_range": 0.02,
             "torch_dtype": "bfloat16",
         }),
+    dict(
+        name="lfm2_hybrid",
+        covers="LFM2: gated short convolutions (3 taps) in layers 0, 1, 3 and attention with "
+               "Q/K RMSNorm per head in layers 2, 4 (layer_types), GQA (4 heads, 2 KV heads, "
+               "head_dim 8), rope_parameters theta 1e6, block_ff_dim 96 auto-adjusted to 64, "
+               "tie_embedding, embedding_norm as the final norm, padded batch",
+        layout="as_is", dtype="F32", lengths=[13, 7],
+        config={
+            "architectures": ["Lfm2ForCausalLM"], "model_type": "lfm2",
+            "vocab_size": 128, "hidden_size": 32, "intermediate_size": 96, "block_ff_dim": 96,
+            "block_auto_adjust_ff_dim": True, "block_multiple_of": 16,
+            "block_ffn_dim_multiplier": 1.0, "num_hidden_layers": 5,
+            "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 512,
+            "norm_eps": 1e-5, "conv_L_cache": 3, "conv_bias": False,
+            "layer_types": ["conv", "conv", "full_attention", "conv", "full_attention"],
+            "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0},
+            "tie_embedding": True, "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 7,
+            "initializer_range": 0.02, "use_cache": True, "torch_dtype": "float32",
+        }),
+    dict(
+        name="lfm2_idxs_bf16",
+        covers="LFM2 (older config keys): full_attn_idxs [1] of 3 layers, conv_bias (in_proj, "
+               "conv, out_proj biases), 4 taps, theta 10000, MHA (2 heads of 16), "
+               "intermediate_size 48 with block_auto_adjust_ff_dim false, untied head "
+               "(tie_embedding false), BF16, the shorter sequence first",
+        layout="as_is", dtype="BF16", lengths=[6, 11],
+        config={
+            "architectures": ["Lfm2ForCausalLM"], "model_type": "lfm2",
+            "vocab_size": 96, "hidden_size": 32, "intermediate_size": 48,
+            "block_auto_adjust_ff_dim": False, "num_hidden_layers": 3,
+            "num_attention_heads": 2, "num_key_value_heads": 2, "max_position_embeddings": 256,
+            "norm_eps": 1e-5, "conv_L_cache": 4, "conv_bias": True, "full_attn_idxs": [1],
+            "theta": 10000.0, "tie_embedding": False, "pad_token_id": 0, "bos_token_id": 1,
+            "eos_token_id": 2, "initializer_range": 0.02, "torch_dtype": "bfloat16",
+        }),
 ]
 
 # Standard deviation of the random embeddings per family (other weights: see init_weights).
 EMBED_STD = {"bert": 1.0, "gpt2": 0.5, "llama": 1.0, "qwen2": 1.0, "mistral": 1.0,
              "qwen3": 1.0, "phi3": 1.0, "marian": 32 ** -0.5, "t5": 1.0, "distilbert": 1.0,
              "roberta": 1.0, "xlm-roberta": 1.0, "gemma": 1.0, "gemma2": 1.0, "gemma3_text": 1.0,
-             "modernbert": 1.0}
+             "modernbert": 1.0, "lfm2": 1.0}
 
 
 def family(case):
@@ -554,6 +591,10 @@ def init_weights(model, gen, embed_std, query_std_factor=1.0):
                 if name.split(".")[-1] == "q":
                     std *= query_std_factor
                 m.weight.copy_(randn(*m.weight.shape, std=std))
+                if m.bias is not None:
+                    m.bias.copy_(randn(*m.bias.shape, std=0.1))
+            elif isinstance(m, nn.Conv1d):  # depthwise: fan-in = the taps
+                m.weight.copy_(randn(*m.weight.shape, std=m.weight.shape[2] ** -0.5))
                 if m.bias is not None:
                     m.bias.copy_(randn(*m.bias.shape, std=0.1))
             elif isinstance(m, Conv1D):
@@ -955,7 +996,7 @@ def debug_tables(model, case):
     """Intermediate values that help debug an implementation (not compared by the tests)."""
     fam = family(case)
     out = {}
-    if fam in ("llama", "qwen2", "mistral", "qwen3", "gemma", "gemma2", "gemma3_text"):
+    if fam in ("llama", "qwen2", "mistral", "qwen3", "gemma", "gemma2", "gemma3_text", "lfm2"):
         out["rope_inv_freq"] = [float(x) for x in model.inv_freq]
     if fam == "gemma3_text":
         out["rope_local_inv_freq"] = [float(x) for x in model.local_inv_freq]

@@ -123,6 +123,26 @@ fb::ArchitectureT TinyArchitecture(const TinyModelOptions& o) {
       a.bos_token_id = 2;
       a.eos_token_id = 1;
       break;
+    case fb::Family::Lfm2:
+      // Llama's decoder with Q/K norms in its attention layers and short
+      // convolutions in the others.
+      a.structure = fb::Structure::DecoderOnly;
+      a.num_layers = o.layers;
+      a.norm = fb::NormKind::RmsNorm;
+      a.norm_eps = 1e-5f;
+      a.activation = fb::Activation::Silu;
+      a.gated_ffn = true;
+      a.position = fb::PositionKind::Rope;
+      a.rope = std::make_unique<fb::RopeT>();
+      a.rope->theta = 1000000.0f;
+      a.max_positions = 2048;
+      a.attention->qk_norm = true;
+      for (uint32_t i = 0; i < o.layers; ++i) {
+        a.layer_mixers.push_back(i % 2 == 0 ? fb::TokenMixer::ShortConv : fb::TokenMixer::Attention);
+      }
+      a.bos_token_id = 1;
+      a.eos_token_id = 7;
+      break;
     default:
       a.structure = fb::Structure::DecoderOnly;
       a.num_layers = o.layers;
@@ -138,6 +158,14 @@ fb::ArchitectureT TinyArchitecture(const TinyModelOptions& o) {
       break;
   }
   if (o.max_positions != 0 && a.max_positions != 0) a.max_positions = o.max_positions;
+  if (!o.mixers.empty()) a.layer_mixers = o.mixers;
+  for (fb::TokenMixer m : a.layer_mixers) {
+    if (m == fb::TokenMixer::ShortConv && a.short_conv == nullptr) {
+      a.short_conv = std::make_unique<fb::ShortConvT>();
+      a.short_conv->kernel = o.conv_kernel;
+      a.short_conv->bias = o.conv_bias;
+    }
+  }
   return a;
 }
 
@@ -187,13 +215,35 @@ ModelWriter MakeTinyModelWriter(const TinyModelOptions& o) {
     add_linear(block + ".v", kv_rows, h, arch.attention->qkv_bias);
     add_linear(block + ".o", h, q_rows, arch.attention->out_bias);
   };
+  // A layer's token mixer (decoder-only and encoder-only stacks).
+  auto mixer_of = [&](uint32_t layer) {
+    return layer < arch.layer_mixers.size() ? arch.layer_mixers[layer]
+                                            : fb::TokenMixer::Attention;
+  };
+  auto add_short_conv = [&](const std::string& p) {
+    const uint32_t taps = arch.short_conv->kernel;
+    add_linear(p + "conv.in_proj", 3 * h, h, arch.short_conv->bias);
+    // Taps of O(1): the gates' products stay O(1) too.
+    AddMatrix(writer, p + "conv.conv.weight", h, taps, false, rng, 0.6f);
+    if (arch.short_conv->bias) AddVector(writer, p + "conv.conv.bias", h, small(rng));
+    add_linear(p + "conv.out_proj", h, h, arch.short_conv->bias);
+  };
   const std::vector<std::string> stacks =
       enc_dec ? std::vector<std::string>{"encoder.", "decoder."} : std::vector<std::string>{""};
   for (const std::string& stack : stacks) {
     for (uint32_t i = 0; i < o.layers; ++i) {
       const std::string p = stack + "layers." + std::to_string(i) + ".";
       add_norm(p + "attn_norm");
-      add_attention(p + "attn");
+      const fb::TokenMixer mixer = enc_dec ? fb::TokenMixer::Attention : mixer_of(i);
+      if (mixer == fb::TokenMixer::Attention) {
+        add_attention(p + "attn");
+        if (arch.attention->qk_norm) {
+          AddVector(writer, p + "attn.q_norm.weight", arch.attention->head_dim, 1.0f);
+          AddVector(writer, p + "attn.k_norm.weight", arch.attention->head_dim, 1.0f);
+        }
+      } else if (mixer == fb::TokenMixer::ShortConv) {
+        add_short_conv(p);
+      }
       if (stack == "decoder.") {
         add_norm(p + "cross_attn_norm");
         add_attention(p + "cross_attn");

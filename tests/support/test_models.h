@@ -30,6 +30,13 @@ struct TinyModelOptions {
   // int8 models: every matrix that products read takes 16-bit inputs
   // (Tensor.input_bits 16: two int8 digits per value).
   bool two_digit_inputs = false;
+  // Decoders: the token mixer of each layer (Architecture.layer_mixers); empty:
+  // the family's (Lfm2: short convolutions in even layers, attention in odd
+  // ones; the others: attention). Layers get the tensors of their mixer
+  // (token-shift layers none: tests add their shift vectors).
+  std::vector<fb::TokenMixer> mixers;
+  uint32_t conv_kernel = 3;  // ShortConv layers' taps
+  bool conv_bias = false;    // and their biases
 };
 
 // The architecture table for a tiny model of the given family.
