@@ -518,10 +518,11 @@ namespace {
 
 // The decoder layers' token-mixer states (engine/mixer.h): each layer's size
 // per sequence, its slot among the layers that keep positions (the KV cache's
-// layers) and the offset of its fixed state. out (null: not filled) holds one
+// layers) and the offset of its fixed states: layer after layer, each layer's
+// max_batch sequences one after the other. out (null: not filled) holds one
 // LayerState per decoder layer; *kv_layers and *fixed_bytes (per sequence) sum them.
-void DecoderLayerStates(const fb::Architecture& a, const ForwardMode& mode, LayerState* out,
-                        uint64_t* kv_layers, uint64_t* fixed_bytes) {
+void DecoderLayerStates(const fb::Architecture& a, const ForwardMode& mode, uint64_t max_batch,
+                        LayerState* out, uint64_t* kv_layers, uint64_t* fixed_bytes) {
   *kv_layers = 0;
   *fixed_bytes = 0;
   const LayerStack stack = a.structure() == fb::Structure::EncoderDecoder ? LayerStack::kDecoder
@@ -530,7 +531,7 @@ void DecoderLayerStates(const fb::Architecture& a, const ForwardMode& mode, Laye
     LayerState st;
     st.size = LayerTokenMixer(a, stack, l).state_size(a, mode);
     st.kv_slot = static_cast<uint32_t>(*kv_layers);
-    st.fixed_offset = static_cast<size_t>(*fixed_bytes);
+    st.fixed_offset = static_cast<size_t>(*fixed_bytes * max_batch);
     if (st.size.per_position != 0) ++*kv_layers;
     *fixed_bytes += st.size.fixed;
     if (out != nullptr) out[l] = st;
@@ -695,7 +696,7 @@ PlanShape GetPlanShape(const fb::Architecture& a, const ForwardMode& mode,
   const uint64_t decoder_layers = DecoderLayers(a);
   s.decoder_layers = decoder_layers;
   uint64_t kv_layers = 0;
-  DecoderLayerStates(a, mode, nullptr, &kv_layers, &s.fixed_state_bytes);
+  DecoderLayerStates(a, mode, limits.max_batch, nullptr, &kv_layers, &s.fixed_state_bytes);
   s.self_rows = kv_layers * limits.max_batch * plan->kv_positions;
   s.cross_rows = s.enc_dec ? decoder_layers * s.full_rows : 0;
   MixerScratch(a, &s.mixer_row_floats, &s.mixer_widest);
@@ -851,7 +852,7 @@ Status PrepareForward(const Model& model, const KernelTable& kernels, ThreadPool
   f.weights = weights;
   uint64_t kv_layers = 0, fixed_bytes = 0;
   LayerState* states = f.buffer<FB::kLayerStates>();
-  DecoderLayerStates(a, plan.mode, states, &kv_layers, &fixed_bytes);
+  DecoderLayerStates(a, plan.mode, plan.limits.max_batch, states, &kv_layers, &fixed_bytes);
   f.layer_states = states;
   AttentionParams params = BaseParams(a, plan.attention_tile);
   if (const char* error = backend.params_error(params)) {

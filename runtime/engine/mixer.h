@@ -90,7 +90,8 @@ struct LayerState {
   uint32_t kv_slot = 0;    // layers with per-position state: its rows of the KV cache
                            // (the kv_slot-th such decoder layer)
   size_t fixed_offset = 0; // bytes into buffer<kMixerState>: sequence b's fixed state
-                           // at fixed_offset + b * size.fixed
+                           // at fixed_offset + b * size.fixed (each layer's max_batch
+                           // sequences together)
 };
 
 // The rows of the registry (each defined in its mixer's file).

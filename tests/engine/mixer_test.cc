@@ -192,6 +192,41 @@ TEST_CASE("a hybrid stack gives the same logits whole, in prompt chunks and by d
   }
 }
 
+// Each sequence of a batch keeps its own state: a padded batch decoded together
+// gives each sequence the logits it gets alone.
+TEST_CASE("a hybrid stack decodes a padded batch as each sequence alone") {
+  const std::vector<std::vector<int32_t>> prompts = {{4, 8, 15, 16, 23}, {1, 2, 3}};
+  const std::vector<std::vector<int32_t>> steps = {{11, 19}, {7, 30}, {2, 5}};
+  for (const auto* mixers : {&kHybrid, &kConvHybrid})
+  for (bool int8 : {false, true}) {
+    CAPTURE(int8);
+    CAPTURE(GetTokenMixer((*mixers)[0]).name);
+    MixedModel m(int8, *mixers);
+    REQUIRE(m.status.ok());
+    // Together: right-padded prompts, then the steps.
+    Result<Session> both = Session::Create(m.model, SessionLimits{2, 8, 4});
+    REQUIRE(both.ok());
+    const int32_t ids[2 * 5] = {4, 8, 15, 16, 23, 1, 2, 3, 0, 0};
+    const uint32_t lengths[2] = {5, 3};
+    REQUIRE(both->Run(ids, lengths, 2, 5).ok());
+    for (const auto& step : steps) REQUIRE(both->Step(step.data(), 2).ok());
+    const OutputView together = both->output();
+    for (size_t b = 0; b < 2; ++b) {
+      CAPTURE(b);
+      Result<Session> alone = Session::Create(m.model, SessionLimits{1, 8, 4});
+      REQUIRE(alone.ok());
+      const uint32_t len[1] = {static_cast<uint32_t>(prompts[b].size())};
+      REQUIRE(alone->Run(prompts[b].data(), len, 1, len[0]).ok());
+      for (const auto& step : steps) REQUIRE(alone->Step(&step[b], 1).ok());
+      const OutputView out = alone->output();
+      for (size_t i = 0; i < out.dim; ++i) {
+        CHECK(together.data[b * together.dim + i] ==
+              doctest::Approx(out.data[i]).epsilon(int8 ? 2e-3 : 1e-5));
+      }
+    }
+  }
+}
+
 TEST_CASE("a hybrid session's state saves and restores through its mixers") {
   for (const auto* mixers : {&kHybrid, &kConvHybrid})
   for (bool int8 : {false, true}) {
