@@ -256,6 +256,42 @@ TEST_CASE("a hybrid session's state saves and restores through its mixers") {
     CHECK(std::memcmp(oa.data, ob.data, 2 * oa.dim * sizeof(float)) == 0);
     // A state cut short is refused, nothing loaded.
     CHECK(b->LoadState(state.data(), state.size() - 4).code() == StatusCode::kInvalidArgument);
+    // One flipped bit anywhere past the header (positions, every layer's mixer
+    // state, the logits) is refused with the reason, and nothing is loaded.
+    const size_t header = 64;
+    for (size_t at = header; at < state.size(); at += (state.size() - header) / 13 + 1) {
+      CAPTURE(at);
+      std::vector<uint8_t> flipped = state;
+      flipped[at] ^= 0x10;
+      const Status s = b->LoadState(flipped.data(), flipped.size());
+      CHECK(s.code() == StatusCode::kInvalidArgument);
+      CHECK(std::string(s.message()).find("checksum") != std::string::npos);
+    }
+    REQUIRE(b->Step(next, 2).ok());  // b is where the good state left it, one step on
+    const OutputView again = b->output();
+    REQUIRE(a->Step(next, 2).ok());
+    CHECK(std::memcmp(a->output().data, again.data, 2 * again.dim * sizeof(float)) == 0);
+    // A state of another model with the same shapes (other weights) is refused.
+    TinyModelOptions other_options = Options(int8);
+    other_options.seed = 12;
+    other_options.mixers = *mixers;
+    other_options.packed = int8;
+    ModelWriter writer = testing::MakeTinyModelWriter(other_options);
+    if ((*mixers)[0] == fb::TokenMixer::TokenShift) {
+      const std::vector<float> shift(kHidden, 0.5f);
+      for (size_t l = 0; l < mixers->size(); l += 2) {
+        writer.AddTensorCopy("layers." + std::to_string(l) + ".shift.weight", fb::DType::F32,
+                             {kHidden}, shift.data());
+      }
+    }
+    AlignedBytes other_bytes(writer.WriteToBuffer());
+    Result<Model> other = Model::FromBuffer(other_bytes.data(), other_bytes.size());
+    REQUIRE_MESSAGE(other.ok(), std::string(other.status().message()));
+    Result<Session> c = Session::Create(*other, SessionLimits{2, 8, 4});
+    REQUIRE(c.ok());
+    const Status foreign = c->LoadState(state.data(), state.size());
+    CHECK(foreign.code() == StatusCode::kInvalidArgument);
+    CHECK(std::string(foreign.message()).find("another model") != std::string::npos);
   }
 }
 

@@ -413,8 +413,10 @@ OCTET_API octet_status octet_session_capture_attention(octet_session* session,
 
 /* ---- Session state ------------------------------------------------------------ */
 
-/* A decoder session's state (the KV cache of its sequences, their positions
- * and the last next-token logits) as bytes, so a fixed prompt is processed
+/* A decoder session's state (each layer's token-mixer state: the KV rows of
+ * attention layers, the fixed state of others such as a short convolution's
+ * last rows; the sequences' positions and last next-token logits) as bytes,
+ * with a checksum over them, so a fixed prompt is processed
  * once: restored into a session of the same model (any limits that hold it),
  * the next sample and every following step give bit-identical results. */
 OCTET_API octet_status octet_session_state_size(const octet_session* session, size_t* bytes);
@@ -424,7 +426,8 @@ OCTET_API octet_status octet_session_state_save(const octet_session* session, vo
                                                 size_t capacity, size_t* written);
 /* Restores a state saved from a session of the same model (checked by a
  * fingerprint of the file's tables and samples of every tensor, not a full
- * hash). A failed load leaves the session as it was. */
+ * hash); bytes changed or cut since the save fail the checksum. A failed load
+ * leaves the session as it was. */
 OCTET_API octet_status octet_session_state_load(octet_session* session, const void* data,
                                                 size_t size);
 
