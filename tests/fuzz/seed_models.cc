@@ -20,6 +20,7 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedModels() {
       {"bert_fp32", fb::Family::Bert, false, true, false},
       {"t5_int8_tied", fb::Family::T5, true, true, true},
       {"t5_fp32", fb::Family::T5, false, false, true},
+      {"lfm2_int8", fb::Family::Lfm2, true, true, false},  // a short convolution, then attention
   };
   std::vector<std::pair<std::string, std::vector<uint8_t>>> out;
   for (const Seed& s : seeds) {
@@ -30,6 +31,7 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedModels() {
     options.int8 = s.int8;
     options.tied = s.tied;
     options.tokenizer = s.tokenizer;
+    options.layers = s.family == fb::Family::Lfm2 ? 2 : 1;
     out.emplace_back(std::string(s.name) + ".octet", MakeTinyModelBytes(options));
   }
   return out;
