@@ -12,6 +12,8 @@ the held-out token ids and metrics.json.
                      to int8 like the public TinyStories-260K Llama) or kjv-tiny (models/kjv-tiny:
                      the King James Version from sword-text-kjv, hidden 80, 4 layers, 5 heads of
                      16 sharing one KV head, an untied LM head, a 768-token BPE; 0.39 M parameters)
+                     or lfm2-tiny (models/lfm2-tiny: an LFM2 hybrid on the novels, hidden 64,
+                     4 gated short-convolution and 2 attention layers, a 512-token BPE)
     --out DIR        where the model goes (default models/<preset dir>)
     --work DIR       scratch: novel texts, fp32 weights, losses (default build/<preset dir>-work)
     --skip-train     export and evaluate the fp32 weights a previous run left in --work
@@ -19,8 +21,9 @@ the held-out token ids and metrics.json.
 One thread (torch.set_num_threads(1)), fixed seeds. Training took 1,650 s (27.5 min) with Debian's
 OpenBLAS (libopenblas0-openmp) on a Xeon with AVX-512; Debian's reference BLAS, which torch uses
 without it, is about 30x slower. Tokenizer and export take seconds.
-The model is the golden tests' reference Llama (tests/golden/ref_models/llama.py), imported, so
-its parameter names are the Hugging Face checkpoint names octet-convert reads.
+The model is the golden tests' reference Llama (tests/golden/ref_models/llama.py), or for
+lfm2-tiny their reference LFM2 (ref_models/lfm2.py), imported, so its parameter names are the
+Hugging Face checkpoint names octet-convert reads.
 """
 import argparse
 import collections
@@ -63,6 +66,7 @@ import bpe  # noqa: E402
 import data  # noqa: E402
 import kjv  # noqa: E402
 from ref_models import safetensors_io  # noqa: E402
+from ref_models.lfm2 import Lfm2ForCausalLM  # noqa: E402
 from ref_models.llama import LlamaForCausalLM  # noqa: E402
 
 SCRIPT = "models/austen/train.py"
@@ -79,6 +83,19 @@ CONFIG = {
     "mlp_bias": False, "bos_token_id": 0, "eos_token_id": 1, "initializer_range": 0.02,
     "use_cache": True, "torch_dtype": "float16",
 }
+
+# A preset whose config names another model_type starts from that type's base instead of CONFIG.
+LFM2_CONFIG = {
+    "architectures": ["Lfm2ForCausalLM"], "model_type": "lfm2",
+    "vocab_size": 512, "hidden_size": 64, "intermediate_size": 192,
+    "block_auto_adjust_ff_dim": False, "num_hidden_layers": 6,
+    "layer_types": ["conv", "conv", "full_attention", "conv", "conv", "full_attention"],
+    "num_attention_heads": 4, "num_key_value_heads": 2, "conv_L_cache": 3, "conv_bias": False,
+    "max_position_embeddings": 512, "norm_eps": 1e-5, "rope_theta": 1000000.0,
+    "tie_embedding": True, "bos_token_id": 0, "eos_token_id": 1, "pad_token_id": None,
+    "initializer_range": 0.02, "use_cache": True, "torch_dtype": "float16",
+}
+MODEL_CLASSES = {"llama": LlamaForCausalLM, "lfm2": Lfm2ForCausalLM}
 
 TRAIN = dict(steps=1100, batch=16, lr=2e-3, min_lr=2e-4, warmup=100, weight_decay=0.1,
              betas=(0.9, 0.95), grad_clip=1.0, eval_every=200)
@@ -107,6 +124,13 @@ PRESETS = {
                   "head_dim": 16, "max_position_embeddings": 512, "tie_word_embeddings": False},
                  {"steps": 3000, "lr": 4e-3, "min_lr": 4e-4, "eval_every": 500, "passage": 500},
                  "kjv"),
+    # Another architecture on the same text and tokenizer size as tiny: LFM2's hybrid of gated
+    # short convolutions (3 taps) and attention with Q/K norms (4 query heads of 16, 2 KV heads),
+    # hidden 64, 6 layers, SwiGLU 192, tied.
+    "lfm2-tiny": ("lfm2-tiny", LFM2_CONFIG,
+                  {"steps": 3000, "lr": 4e-3, "min_lr": 4e-4, "eval_every": 500,
+                   "passage": 500},
+                  "austen"),
 }
 CORPUS = "austen"
 VOCAB = CONFIG["vocab_size"]
@@ -115,6 +139,8 @@ VOCAB = CONFIG["vocab_size"]
 def apply_preset(name):
     global VOCAB, CORPUS
     _, config, train, CORPUS = PRESETS[name]
+    if config.get("model_type", CONFIG["model_type"]) != CONFIG["model_type"]:
+        CONFIG.clear()
     CONFIG.update(config)
     TRAIN.update(train)
     VOCAB = CONFIG["vocab_size"]
@@ -211,17 +237,23 @@ def read_heldout(path):
 
 # --- model ---------------------------------------------------------------------------------------
 
+def model_class():
+    return MODEL_CLASSES[CONFIG["model_type"]]
+
+
 def new_model():
-    """The reference Llama with GPT-2-style initial weights: N(0, 0.02), the projections that write
-    into the residual stream scaled down by sqrt(2 * layers)."""
+    """The reference model with GPT-2-style initial weights: N(0, 0.02), the projections that
+    write into the residual stream (o_proj/down_proj; LFM2: out_proj, w2) scaled down by
+    sqrt(2 * layers)."""
     torch.manual_seed(SEED)
-    model = LlamaForCausalLM(CONFIG)
+    model = model_class()(CONFIG)
     std = CONFIG["initializer_range"]
     with torch.no_grad():
         for name, p in model.named_parameters():
             if name.endswith("layernorm.weight") or name.endswith("norm.weight"):
                 p.fill_(1.0)
-            elif name.endswith(("o_proj.weight", "down_proj.weight")):
+            elif name.endswith(("o_proj.weight", "down_proj.weight", "out_proj.weight",
+                                "w2.weight")):
                 p.normal_(0.0, std / math.sqrt(2 * CONFIG["num_hidden_layers"]))
             else:
                 p.normal_(0.0, std)
@@ -314,7 +346,7 @@ def export(model, out):
     path = os.path.join(out, "model.safetensors")
     safetensors_io.write(path, {k: (v, "F16") for k, v in sd.items()})
     back, _ = safetensors_io.read(path)
-    shipped = LlamaForCausalLM(CONFIG).eval()
+    shipped = model_class()(CONFIG).eval()
     shipped.load_state_dict({k: t for k, (t, _) in back.items()}, strict=True)
     write_json(os.path.join(out, "config.json"), CONFIG)
     return shipped
@@ -373,7 +405,7 @@ def main():
         "python": platform.python_version(), "threads": torch.get_num_threads(),
         "parameters": params, "config": {k: CONFIG[k] for k in (
             "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
-            "head_dim", "intermediate_size", "vocab_size")},
+            "head_dim", "intermediate_size", "vocab_size", "layer_types") if k in CONFIG},
         "data": info,
         "training": {**{k: v for k, v in TRAIN.items()}, "seq_len": SEQ,
                      "tokens_seen": TRAIN["steps"] * TRAIN["batch"] * SEQ,
