@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# scripts/bench-peers.sh: octet's speed against other engines on the same two workloads, in one run.
+# scripts/bench-peers.sh: octet's speed against other engines on the same workloads, in one run.
 #
 # What it does:
 #   1. setup (idempotent, a few seconds when done): installs the peers outside the repo, into
 #      $PEERS_DIR: Debian packages python3-torch python3-onnx python3-numpy libopenblas0-openmp
 #      (+ gcc, cmake, g++, git, ninja-build, npm when missing), onnxruntime-node 1.30.0 from npm,
 #      and llama.cpp's llama-bench, built once from the llama.cpp source bundle inside the npm
-#      package node-llama-cpp 3.21.1 (`npm pack`; no other download).
+#      package node-llama-cpp 3.21.1 (`npm pack`; no other download), and llama-embd
+#      (scripts/peers/llama_embd.cpp, linked to that build's library: W4's correctness check).
 #   2. workloads (once; again when the recipe in scripts/peers/ changes): random weights drawn once
 #      by scripts/peers/make_workloads.py and written as Hugging Face checkpoints, from which come
 #      the ONNX models, the Q8_0 GGUF, the torch models and octet's files (octet-convert, int8 and
@@ -14,16 +15,25 @@
 #        W1  BERT-base shape (12 layers, d 768, 12 heads, FFN 3072, GELU, post-LN), seq 128, batch 1
 #        W2  Llama shape (12 layers, d 768, 12 heads, FFN 2048 SwiGLU, RMSNorm, RoPE, vocab 32000):
 #            prefill 128 tokens, then 128 decode steps; also prefill 512 and 2048 at 1 thread
-#   3. checks: octet's W1 last hidden state (cosine) and W2 first 16 greedy tokens against torch fp32.
+#        W4  ModernBERT-base shape (22 layers, d 768, 12 heads, GeGLU 1152, LayerNorm without bias,
+#            every 3rd layer global, the others a +-64 band, RoPE 160000 / 10000, vocab 50368):
+#            one forward, ids -> last hidden state, at 512 and 8192 tokens; peak RSS of each engine
+#   3. checks: octet's W1 last hidden state (cosine) and W2 first 16 greedy tokens against torch
+#      fp32; W4's last hidden state on 512 ids for octet int8/fp32 and llama.cpp's Q8_0 and f32
+#      GGUFs, against torch fp32 and against how far deliberately wrong models land.
 #   4. ROUNDS interleaved rounds, each at every thread count: the machine's int8 peak and memory
 #      bandwidth (scripts/peers/int8_peak.c), octet int8 and fp32 (`octet bench --json`), ONNX
-#      Runtime int8 (W1), PyTorch dynamic int8 and fp32 (W1, W2), llama.cpp Q8_0 (W2, llama-bench).
+#      Runtime int8 (W1), PyTorch dynamic int8 and fp32 (W1, W2), PyTorch fp32 (W4), llama.cpp Q8_0
+#      (W2, W4; llama-bench, W4 with -embd 1 and the whole sequence in one ubatch).
 #   5. one markdown table (medians over the rounds, ratios, the machine's limits), printed and
 #      written next to the raw JSON lines: $PEERS_DIR/results-DATE.{jsonl,md}.
 #
-# Time on an idle 2-core machine: ~10 min a round at 2 thread counts (~20 min for ROUNDS=2; 42 min
-# were seen on a machine busy with other builds), plus once ~10 min of setup (apt ~1 min, the
-# llama-bench build ~5 min with 2 jobs, workloads ~1 min, octet-convert ~1.5 min).
+# Time on an idle 2-core machine: ~10 min a round at 2 thread counts for W1 + W2 (~20 min for
+# ROUNDS=2; 42 min were seen on a machine busy with other builds); W4 adds ~35 min a round at 2
+# thread counts (seen with one core busy elsewhere), 20 of them torch fp32's one forward at 8192
+# tokens (dense attention, ~10 min) and 8 llama-bench's 3 at 8192 (~80 s each); plus once
+# ~15 min of setup (apt ~1 min, the llama-bench build ~5 min with 2 jobs, workloads ~2 min,
+# octet-convert ~1.5 min for W1 + W2 and ~3 min for W4's int8 tuning).
 # Optional: nothing in tests/ or scripts/test-all.sh calls it. Needs a Debian/Ubuntu x86-64 machine
 # with apt and npm reachable for the setup; the numbers need an idle machine.
 #
@@ -35,6 +45,8 @@
 #   ROUNDS      interleaved rounds (default 2)
 #   THREADS     thread counts (default "1 2"; commas or spaces)
 #   ONLY        subset of: machine,octet,ort,torch,llamacpp (default all; e.g. ONLY=octet,ort)
+#   WORKLOADS   subset of: w1,w2,w4 (default all; e.g. WORKLOADS=w4)
+#   W4_SEQS     W4's sequence lengths (default "512 8192")
 #   SETUP       0 skips step 1 (nothing is installed or built; missing peers are skipped)
 #   DEBIAN_PY   python with Debian's torch/onnx/numpy (default /usr/bin/python3)
 #   PEERS_TIMEOUT_S  longest one benchmark process may run (default 1200; it is then recorded as
@@ -50,6 +62,8 @@ PY="${DEBIAN_PY:-/usr/bin/python3}"
 ROUNDS="${ROUNDS:-2}"
 THREADS="$(echo "${THREADS:-1 2}" | tr ',' ' ')"
 ONLY=",${ONLY:-machine,octet,ort,torch,llamacpp},"
+WORKLOADS=",$(echo "${WORKLOADS:-w1,w2,w4}" | tr ' ' ','),"
+W4_SEQS="$(echo "${W4_SEQS:-512 8192}" | tr ',' ' ')"
 SETUP="${SETUP:-1}"
 BUILD_JOBS="${BUILD_JOBS:-$(nproc)}"
 ORT_VERSION=1.30.0
@@ -57,8 +71,10 @@ NODE_LLAMA_CPP_VERSION=3.21.1
 MODELS="$PEERS_DIR/models"
 export PYTHONDONTWRITEBYTECODE=1   # no __pycache__ in the repo
 LLAMA_BENCH="$PEERS_DIR/bin/llama-bench"
+LLAMA_EMBD="$PEERS_DIR/bin/llama-embd"
 
 has() { [[ "$ONLY" == *",$1,"* ]]; }
+runs() { [[ "$WORKLOADS" == *",$1,"* ]]; }
 say() { echo "== $*" >&2; }
 case "$PEERS_DIR/" in
   "$ROOT"/*) echo "bench-peers: PEERS_DIR must be outside the repo ($PEERS_DIR)" >&2; exit 2 ;;
@@ -109,6 +125,14 @@ setup() {
       { echo "bench-peers: llama-bench build failed, see $build.log" >&2; exit 1; }
     cp "$build/bin/llama-bench" "$LLAMA_BENCH.tmp" && mv "$LLAMA_BENCH.tmp" "$LLAMA_BENCH"
   fi
+  local lb="$PEERS_DIR/llama.cpp-build" ls="$PEERS_DIR/llama.cpp-src"
+  if has llamacpp && [ -f "$lb/src/libllama.a" ] &&
+     { [ ! -x "$LLAMA_EMBD" ] || [ "$HERE/llama_embd.cpp" -nt "$LLAMA_EMBD" ]; }; then
+    say "llama-embd: scripts/peers/llama_embd.cpp on the llama-bench build's library"
+    g++ -O2 -std=c++17 -o "$LLAMA_EMBD.tmp" "$HERE/llama_embd.cpp" -I"$ls/include" -I"$ls/ggml/include" \
+      "$lb/src/libllama.a" "$lb/ggml/src/libggml.a" "$lb/ggml/src/libggml-cpu.a" "$lb/ggml/src/libggml-base.a" \
+      -fopenmp -lpthread -ldl -lm && mv "$LLAMA_EMBD.tmp" "$LLAMA_EMBD"
+  fi
   if [ ! -x "$PEERS_DIR/bin/int8_peak" ] || [ "$HERE/int8_peak.c" -nt "$PEERS_DIR/bin/int8_peak" ]; then
     mkdir -p "$PEERS_DIR/bin" && cc -O2 -pthread -o "$PEERS_DIR/bin/int8_peak" "$HERE/int8_peak.c"
   fi
@@ -117,7 +141,7 @@ if [ "$SETUP" = 1 ]; then setup; fi
 say "setup done ($(( $(date +%s) - START )) s)"
 
 # ---- 2. workloads -----------------------------------------------------------------------------
-RECIPE="$(cat "$HERE"/workloads.py "$HERE"/make_workloads.py "$HERE"/w1_onnx.py "$HERE"/w2_gguf.py | sha256sum | cut -c1-16)"
+RECIPE="$(cat "$HERE"/workloads.py "$HERE"/make_workloads.py "$HERE"/w1_onnx.py "$HERE"/w2_gguf.py "$HERE"/w4_gguf.py | sha256sum | cut -c1-16)"
 if [ "$(cat "$MODELS/.recipe" 2>/dev/null)" != "$RECIPE" ]; then
   say "making the workloads in $MODELS"
   rm -rf "$MODELS" && mkdir -p "$MODELS"
@@ -125,7 +149,7 @@ if [ "$(cat "$MODELS/.recipe" 2>/dev/null)" != "$RECIPE" ]; then
   echo "$RECIPE" >"$MODELS/.recipe"
 fi
 if has octet; then
-  for w in w1 w2; do for dt in int8 fp32; do
+  for w in w1 w2 w4; do runs "$w" || continue; for dt in int8 fp32; do
     f="$MODELS/$w-$dt.octet"
     if [ ! -s "$f" ] || [ "$OCTET_BIN/octet-convert" -nt "$f" ]; then
       say "octet-convert $w-hf --dtype $dt"
@@ -150,7 +174,11 @@ with open(sys.argv[1], "a") as f:
 EOF
 if has octet; then
   say "checks against torch fp32"
-  "$PY" "$HERE/check_octet.py" "$OCTET_BIN/octet" "$MODELS" >>"$OUT" || echo "bench-peers: octet checks failed" >&2
+  "$PY" "$HERE/check_octet.py" "$OCTET_BIN/octet" "$MODELS" "${WORKLOADS//,/ }" >>"$OUT" || echo "bench-peers: octet checks failed" >&2
+fi
+if has llamacpp && runs w4 && [ -x "$LLAMA_EMBD" ]; then
+  say "W4: llama.cpp's GGUFs against torch fp32"
+  "$PY" "$HERE/check_llamacpp.py" "$LLAMA_EMBD" "$MODELS" >>"$OUT" || echo "bench-peers: llama.cpp W4 check failed" >&2
 fi
 
 for round in $(seq 1 "$ROUNDS"); do
@@ -160,21 +188,23 @@ for round in $(seq 1 "$ROUNDS"); do
     if has machine; then
       REC "${L[@]}" engine=machine -- "$PEERS_DIR/bin/int8_peak" "$t"
     fi
-    if has octet; then
+    if has octet && { runs w1 || runs w2; }; then
       # int8 is the product; fp32 is the reference engine (slow): fewer runs, no long prefills.
       BENCH=("$OCTET_BIN/octet" bench --json --threads "$t")
       E=("${L[@]}" engine=octet-int8)
-      REC "${E[@]}" workload=w1 -- "${BENCH[@]}" "$MODELS/w1-int8.octet" --seq 128 --runs 15
-      REC "${E[@]}" workload=w2 -- "${BENCH[@]}" "$MODELS/w2-int8.octet" --seq 128 --decode 128 --runs 5
-      if [ "$t" = 1 ]; then
-        REC "${E[@]}" workload=w2-pp512 -- "${BENCH[@]}" "$MODELS/w2-int8.octet" --seq 512 --decode 0 --runs 3
-        REC "${E[@]}" workload=w2-pp2048 -- "${BENCH[@]}" "$MODELS/w2-int8.octet" --seq 2048 --decode 0 --runs 3
+      runs w1 && REC "${E[@]}" workload=w1 -- "${BENCH[@]}" "$MODELS/w1-int8.octet" --seq 128 --runs 15
+      if runs w2; then
+        REC "${E[@]}" workload=w2 -- "${BENCH[@]}" "$MODELS/w2-int8.octet" --seq 128 --decode 128 --runs 5
+        if [ "$t" = 1 ]; then
+          REC "${E[@]}" workload=w2-pp512 -- "${BENCH[@]}" "$MODELS/w2-int8.octet" --seq 512 --decode 0 --runs 3
+          REC "${E[@]}" workload=w2-pp2048 -- "${BENCH[@]}" "$MODELS/w2-int8.octet" --seq 2048 --decode 0 --runs 3
+        fi
       fi
       E=("${L[@]}" engine=octet-fp32)
-      REC "${E[@]}" workload=w1 -- "${BENCH[@]}" "$MODELS/w1-fp32.octet" --seq 128 --runs 3
-      REC "${E[@]}" workload=w2 -- "${BENCH[@]}" "$MODELS/w2-fp32.octet" --seq 128 --decode 128 --runs 2
+      runs w1 && REC "${E[@]}" workload=w1 -- "${BENCH[@]}" "$MODELS/w1-fp32.octet" --seq 128 --runs 3
+      runs w2 && REC "${E[@]}" workload=w2 -- "${BENCH[@]}" "$MODELS/w2-fp32.octet" --seq 128 --decode 128 --runs 2
     fi
-    if has ort && [ -d "$PEERS_DIR/ort/node_modules/onnxruntime-node" ]; then
+    if has ort && runs w1 && [ -d "$PEERS_DIR/ort/node_modules/onnxruntime-node" ]; then
       for form in mmi fused; do
         REC "${L[@]}" engine=ort-int8 workload=w1 -- env ORT_DIR="$PEERS_DIR/ort" \
           node "$HERE/bench_ort.mjs" "$MODELS/w1-int8-$form.onnx" "$t" 15
@@ -183,16 +213,39 @@ for round in $(seq 1 "$ROUNDS"); do
     if has torch; then
       for mode in int8 fp32; do
         for w in w1 w2; do
+          runs "$w" || continue
           REC "${L[@]}" engine="torch-$mode" workload="$w" -- env OMP_NUM_THREADS="$t" OPENBLAS_CORETYPE="$OPENBLAS" \
             "$PY" "$HERE/bench_torch.py" "$MODELS" "$w" "$mode" "$t"
         done
       done
     fi
-    if has llamacpp && [ -x "$LLAMA_BENCH" ]; then
+    if has llamacpp && runs w2 && [ -x "$LLAMA_BENCH" ]; then
       REC "${L[@]}" engine=llamacpp-q8_0 workload=w2 -- "$PY" "$HERE/bench_llamabench.py" "$LLAMA_BENCH" "$MODELS/w2-q8_0.gguf" "$t" decode
       if [ "$t" = 1 ]; then
         REC "${L[@]}" engine=llamacpp-q8_0 workload=w2-long -- "$PY" "$HERE/bench_llamabench.py" "$LLAMA_BENCH" "$MODELS/w2-q8_0.gguf" 1 long 3
       fi
+    fi
+    # W4: the engines one after the other at each length, so that each ratio is measured close
+    # in time; fewer runs at long lengths (torch fp32 needs minutes a forward at 8192).
+    if runs w4; then
+      for s in $W4_SEQS; do
+        long=0; [ "$s" -ge 4096 ] && long=1
+        W=("${L[@]}" workload="w4-$s")
+        if has octet; then
+          REC "${W[@]}" engine=octet-int8 -- "$OCTET_BIN/octet" bench --json --profile --threads "$t" \
+            "$MODELS/w4-int8.octet" --seq "$s" --decode 0 --runs $(( long ? 2 : 5 ))
+          REC "${W[@]}" engine=octet-fp32 -- "$OCTET_BIN/octet" bench --json --threads "$t" \
+            "$MODELS/w4-fp32.octet" --seq "$s" --decode 0 --runs $(( long ? 1 : 3 ))
+        fi
+        if has torch; then
+          REC "${W[@]}" engine=torch-fp32 -- env OMP_NUM_THREADS="$t" OPENBLAS_CORETYPE="$OPENBLAS" \
+            "$PY" "$HERE/bench_torch.py" "$MODELS" "w4-$s" fp32 "$t"
+        fi
+        if has llamacpp && [ -x "$LLAMA_BENCH" ]; then
+          REC "${W[@]}" engine=llamacpp-q8_0 -- "$PY" "$HERE/bench_llamabench.py" "$LLAMA_BENCH" \
+            "$MODELS/w4-q8_0.gguf" "$t" embd $(( long ? 2 : 5 )) "$s"
+        fi
+      done
     fi
   done
 done

@@ -1,13 +1,18 @@
 #!/usr/bin/python3
-"""W2 on llama.cpp's own llama-bench (Q8_0 GGUF), in the JSON fields of the other benchmarks.
+"""W2 and W4 on llama.cpp's own llama-bench (Q8_0 GGUF), in the JSON fields of the other benchmarks.
 
-usage: python3 bench_llamabench.py LLAMA_BENCH MODEL.gguf THREADS {decode|long} [REPS=5]
+usage: python3 bench_llamabench.py LLAMA_BENCH MODEL.gguf THREADS {decode|long|embd} [REPS=5] [SEQ]
   decode: -p 128 -n 128  -> prefill_tok_s (pp128), decode_tok_s (tg128: 128 single-token steps
           from an empty context; the others decode after the 128-token prompt)
   long:   -p 512,2048 -n 0 -> prefill_tok_s_512, prefill_tok_s_2048
-Prints one JSON line (medians of llama-bench's samples).
+  embd:   an encoder (W4): -embd 1 -p SEQ -n 0 -b SEQ -ub SEQ: one forward over SEQ tokens in one
+          ubatch (a non-causal model needs the whole sequence in one), the GGUF's pooling
+          -> ms_per_forward, prefill_tok_s; flash attention as llama.cpp picks it (-fa auto)
+Also peak_rss_bytes: llama-bench's peak RSS (getrusage of the child; one process per call, model
+loading and every repetition included). Prints one JSON line (medians of llama-bench's samples).
 """
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -17,13 +22,26 @@ def main():
     exe, model, threads, kind = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     reps = sys.argv[5] if len(sys.argv) > 5 else "5"
     args = [exe, "-m", model, "-t", str(threads), "-r", reps, "-o", "jsonl"]
-    args += ["-p", "128", "-n", "128"] if kind == "decode" else ["-p", "512,2048", "-n", "0"]
+    if kind == "embd":
+        seq = sys.argv[6]
+        args += ["-embd", "1", "-p", seq, "-n", "0", "-b", seq, "-ub", seq]
+    else:
+        args += ["-p", "128", "-n", "128"] if kind == "decode" else ["-p", "512,2048", "-n", "0"]
     p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         sys.exit(f"llama-bench failed ({p.returncode}): {p.stderr[-2000:]}")
     tests = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
     out = {"engine": "llamacpp-q8_0", "peer": f"llama.cpp llama-bench (build {tests[0]['build_commit']})",
-           "workload": "w2", "threads": threads}
+           "workload": "w2", "threads": threads,
+           "peak_rss_bytes": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024}
+    if kind == "embd":
+        t = tests[0]
+        ms = [ns / 1e6 for ns in t["samples_ns"]]
+        out.update(workload=f"w4-{t['n_prompt']}", seq=t["n_prompt"], ms_per_forward=round(statistics.median(ms), 1),
+                   runs_ms=[round(v, 1) for v in ms], prefill_tok_s=round(statistics.median(t["samples_ts"]), 1),
+                   flash_attn=t.get("flash_attn"), n_ubatch=t.get("n_ubatch"))
+        print(json.dumps(out))
+        return
     for t in tests:
         rate = round(statistics.median(t["samples_ts"]), 1)
         if t["n_gen"] > 0:

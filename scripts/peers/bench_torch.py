@@ -1,11 +1,17 @@
 #!/usr/bin/python3
-"""Time W1 or W2 on Debian's PyTorch 1.13: fp32, or dynamic int8 (quantize_dynamic, onednn).
+"""Time W1, W2 or W4 on Debian's PyTorch 1.13: fp32, or dynamic int8 (quantize_dynamic, onednn).
 
-usage: OMP_NUM_THREADS=T OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 bench_torch.py MODELS {w1|w2} {fp32|int8} T [REPS]
+usage: OMP_NUM_THREADS=T OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 bench_torch.py MODELS {w1|w2|w4-SEQ} {fp32|int8} T [REPS]
 One thread count per process (torch starts with 1 thread here; OMP_NUM_THREADS should match).
 W1: the 12 layers on MODELS/w1-input.bin; REPS (default 15) forwards after 3 warm-ups.
 W2: prefill the 128-token prompt (logits of the last token only), then 128 greedy decode steps
     through the KV cache; REPS (default 3) rounds after 1 warm-up round.
+W4: fp32 only; the whole ModernBERT-shaped model (ids -> last hidden state) on SEQ tokens
+    (w4-512, w4-8192); REPS (default 5) forwards after 1 warm-up; from 4096 tokens REPS (default 1)
+    forwards and no warm-up (one forward takes minutes there: dense scores). The local
+    layers' band is a mask on dense scores (workloads.py). peak_rss_bytes: the process's peak
+    while the forwards ran (the peak is reset once the model is built, so the checkpoint's
+    copy read while building is not counted); rss_after_load_bytes: before the first forward.
 Prints one JSON line with medians (and every run).
 """
 import json
@@ -20,6 +26,39 @@ import torch
 import workloads as wl
 
 
+def rss_bytes(field):
+    """VmRSS or VmHWM (peak) of this process, in bytes."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(field + ":"))
+
+
+def bench_w4(models, tm, mode, seq, reps):
+    if mode != "fp32":
+        raise SystemExit("W4 runs in fp32 only")
+    long = seq >= 4096
+    reps, warm = reps or (1 if long else 5), 0 if long else 1
+    model = tm["ModernBert"](wl.load_checkpoint(os.path.join(models, "w4-hf"), mapped=False))
+    ids = torch.tensor([wl.w4_ids(seq)])
+    after_load = rss_bytes("VmRSS")
+    try:
+        with open("/proc/self/clear_refs", "w") as f:  # "5": reset the peak RSS to the current RSS
+            f.write("5")
+        peak_note = "peak while running (reset after loading)"
+    except OSError:
+        peak_note = "peak over the process's life (loading included)"
+    times = []
+    with torch.inference_mode():
+        for r in range(warm + reps):
+            t = time.perf_counter()
+            model(ids)
+            if r >= warm:
+                times.append((time.perf_counter() - t) * 1e3)
+    return dict(ms_per_forward=round(statistics.median(times), 1), runs_ms=[round(t, 1) for t in times],
+                seq=seq, peak_rss_bytes=rss_bytes("VmHWM"), rss_after_load_bytes=after_load,
+                peak_rss_is=peak_note,
+                attention="dense [T, T] scores, the local layers' band as a mask (as transformers without flash-attn)")
+
+
 def main():
     models, workload, mode, threads = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     reps = int(sys.argv[5]) if len(sys.argv) > 5 else (15 if workload == "w1" else 3)
@@ -27,7 +66,9 @@ def main():
     tm = wl.torch_modules()
     out = {"engine": f"torch-{mode}", "peer": f"PyTorch {torch.__version__} {mode}", "threads": threads,
            "torch_threads": torch.get_num_threads()}
-    if workload == "w1":
+    if workload.startswith("w4-"):
+        out.update(bench_w4(models, tm, mode, int(workload[3:]), reps if len(sys.argv) > 5 else None))
+    elif workload == "w1":
         w = wl.load_checkpoint(os.path.join(models, "w1-hf"))
         model = tm["BertEncoder"](w).eval()
         if mode == "int8":

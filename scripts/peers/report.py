@@ -23,8 +23,20 @@ ROWS = [
     ("W2 prefill 512, tok/s", "w2-pp512", "tok/s", ("prefill_tok_s_512", "prefill_tokens_per_s")),
     ("W2 prefill 2048, tok/s", "w2-pp2048", "tok/s", ("prefill_tok_s_2048", "prefill_tokens_per_s")),
 ]
+W4_ENGINES = [("octet int8", "octet-int8"), ("octet fp32", "octet-fp32"), ("torch fp32", "torch-fp32"),
+              ("llama.cpp Q8_0", "llamacpp-q8_0")]
 PEERS = [("ORT int8", "ort-int8", "octet-int8"), ("torch int8", "torch-int8", "octet-int8"),
          ("torch fp32", "torch-fp32", "octet-fp32"), ("llama.cpp Q8_0", "llamacpp-q8_0", "octet-int8")]
+
+
+def w4_seqs(lines):
+    """W4's sequence lengths in the results (workload labels w4-SEQ), ascending."""
+    return sorted({int(d["workload"][3:]) for d in lines if str(d.get("workload", "")).startswith("w4-")})
+
+
+def w4_floor_ms(seq, peak_gops):
+    """W4's int8 floor: the weight GEMMs and the attention products (in-band keys only) at the peak."""
+    return 2 * (seq * wl.W4_MACS_PER_TOKEN + wl.w4_attention_macs(seq)) / (peak_gops * 1e9) * 1e3
 
 
 def fmt(v, unit=None):
@@ -113,7 +125,9 @@ def main():
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "---|" * len(head))
     spreads = []
-    for label, workload, unit, keys in ROWS:
+    rows = ROWS + [(f"W4 {s} tokens, ms / forward", f"w4-{s}", "ms", ("ms_per_forward", "prefill_ms"))
+                   for s in w4_seqs(lines)]
+    for label, workload, unit, keys in rows:
         for t in thread_counts:
             if workload in ("w2-pp512", "w2-pp2048") and t != 1:
                 continue
@@ -138,7 +152,10 @@ def main():
             if workload == "w1" and peak:
                 floor = W1_OPS / (peak * 1e9) * 1e3
                 limit = f"floor {floor:.1f} ms" + (f" (octet int8 at {100 * floor / o:.0f} %)" if o else "")
-            elif workload != "w1" and "prefill" in label and peak:
+            elif workload.startswith("w4-") and peak:
+                floor = w4_floor_ms(int(workload[3:]), peak)
+                limit = f"floor {floor:.0f} ms" + (f" (octet int8 at {100 * floor / o:.0f} %)" if o else "")
+            elif workload.startswith("w2") and "prefill" in label and peak:
                 ceil = peak * 1e9 / W2_OPS_PER_TOKEN
                 limit = f"GEMM ceiling {ceil:.0f} tok/s" + (f" (octet int8 at {100 * o / ceil:.0f} %)" if o else "")
             elif "decode" in label:
@@ -152,18 +169,40 @@ def main():
             row.append(limit)
             out.append("| " + " | ".join(row) + " |")
     out.append("")
-    out.append("ratio = octet int8 ÷ peer (fp32 ratio: octet fp32 ÷ torch fp32): of times for W1 "
+    out.append("ratio = octet int8 ÷ peer (fp32 ratio: octet fp32 ÷ torch fp32): of times for W1 and W4 "
                "(below 1: octet faster), of tokens/s for W2 (above 1: octet faster). "
                "ORT: the faster of its two int8 forms (mmi = DynamicQuantizeLinear + MatMulInteger, "
                "fused = QAttention + DynamicQuantizeMatMul + SkipLayerNorm), named in brackets. "
                "W1 floor = 21.7 G ops of weight GEMMs at the int8 peak; W2 prefill ceiling = 170 M ops a "
                "token at the peak (GEMMs only); W2 decode: the int8 weights read per token (all but the "
-               "embedding table, from `octet bench` weights_bytes) against the measured read bandwidth.")
+               "embedding table, from `octet bench` weights_bytes) against the measured read bandwidth. "
+               "W4 floor = the weight GEMMs (110 M multiply-adds a token) and the attention products "
+               "(every key in the 8 global layers, the 129-key band in the 14 local ones) at the int8 peak.")
     out.append("")
+
+    # ---- W4 peak RSS ----
+    seqs = w4_seqs(timed)
+    if seqs:
+        cols = [(s, t) for s in seqs for t in thread_counts]
+        out.append("| W4 peak RSS, MiB | " + " | ".join(f"{s} tok, {t} thr" for s, t in cols) + " |")
+        out.append("|---|" + "---|" * len(cols))
+        for name, eng in W4_ENGINES:
+            cells = []
+            for s, t in cols:
+                vs = [d["peak_rss_bytes"] for d in timed if d["engine"] == eng and d.get("workload") == f"w4-{s}"
+                      and d["threads"] == t and d.get("peak_rss_bytes")]
+                cells.append(f"{statistics.median(vs) / 2**20:.0f}" if vs else "–")
+            if any(c != "–" for c in cells):
+                out.append(f"| {name} | " + " | ".join(cells) + " |")
+        out.append("")
+        out.append("Peak RSS: octet `octet bench` peak_rss_bytes and llama-bench's (getrusage of the process: "
+                   "the model file's mapped pages, the compute buffers, all runs); torch: the peak while the "
+                   "forwards ran, reset after the model was built (its weights as fp32 tensors, 570 MiB).")
+        out.append("")
 
     # ---- checks ----
     checks = [d for d in lines if "check" in d]
-    if checks or timed:
+    if any(d.get("check") in ("w1", "w2") for d in checks) or any(d.get("workload") in ("w1", "w2") for d in timed):
         out.append("| check against torch fp32 | octet int8 | octet fp32 | ORT int8 | torch int8 |")
         out.append("|---|---|---|---|---|")
         c1 = {d["engine"]: d for d in checks if d["check"] == "w1"}
@@ -195,12 +234,45 @@ def main():
         out.append(f"| W2 greedy tokens equal to torch fp32's | {w2('octet-int8')} | {w2('octet-fp32')} | – | {t8s} |")
         out.append("")
 
+    w4c = {d["engine"]: d for d in checks if d.get("check") == "w4"}
+    if w4c:
+        out.append(f"| W4 check: last hidden state on {next(iter(w4c.values())).get('seq', 512)} ids against torch fp32 "
+                   "| rel L2 err | cosine | lowest token cosine | mean-pooled cosine | passes |")
+        out.append("|---|---|---|---|---|---|")
+        for name, eng in (("octet int8", "octet-int8"), ("octet fp32", "octet-fp32"),
+                          ("llama.cpp Q8_0 GGUF (the timed one)", "llamacpp-q8_0"),
+                          ("llama.cpp f32 GGUF (same layout, unquantized)", "llamacpp-f32")):
+            if eng in w4c:
+                d = w4c[eng]
+                ok = {True: "yes", False: "**no**"}.get(d.get("ok"), "–")
+                out.append(f"| {name} | {d['rel_err_vs_torch_fp32']} | {d['cosine']} | {d.get('min_token_cosine', '–')} "
+                           f"| {d.get('pooled_mean_cosine', '–')} | {ok} |")
+        ll = w4c.get("llamacpp-f32") or w4c.get("llamacpp-q8_0")
+        if ll:
+            out.append("")
+            out.append(f"Deliberately wrong torch models land at relative error {ll['smallest_wrong_model_rel_err']} "
+                       f"and more (nearest: {ll['nearest_wrong_model']}; also all layers global or local, RoPE thetas "
+                       f"swapped, GeGLU halves swapped); llama.cpp's tanh GELU alone makes {ll['tanh_gelu_rel_err']}. "
+                       "The f32 GGUF passes below half the nearest wrong model; the Q8_0 one below 0.05 "
+                       "(quantization noise, as octet int8's).")
+        out.append("")
+
     # ---- notes ----
-    notes = ["W1: octet runs the whole BertModel from the 128 token ids (embedding lookup and embedding "
-             "LayerNorm included, a small part); the peers run the 12 layers on the embedding output "
-             "(hidden states [1, 128, 768]). The layer weights are the same tensors.",
-             "llama.cpp: llama-bench pp/tg; its tg128 decodes from an empty context, the others after "
-             "the 128-token prompt."]
+    notes = []
+    if any(d.get("workload") == "w1" for d in timed):
+        notes.append("W1: octet runs the whole BertModel from the 128 token ids (embedding lookup and embedding "
+                     "LayerNorm included, a small part); the peers run the 12 layers on the embedding output "
+                     "(hidden states [1, 128, 768]). The layer weights are the same tensors.")
+    if any(str(d.get("workload", "")).startswith("w2") for d in timed):
+        notes.append("llama.cpp: llama-bench pp/tg; its tg128 decodes from an empty context, the others after "
+                     "the 128-token prompt.")
+    if w4_seqs(timed):
+        notes.append("W4: every engine runs the whole model, ids -> last hidden state (llama.cpp adds its mean "
+                     "pooling, `llama-bench -embd 1`, the whole sequence in one ubatch, flash attention as "
+                     "`-fa auto` picks it: on). torch fp32 computes dense [T, T] scores and masks the local "
+                     "layers' band (transformers' way without flash-attn; torch 1.13 has no fused or windowed "
+                     "attention); octet and llama.cpp's flash attention work in tiles (octet skips the tiles "
+                     "outside the band).")
     octet_notes = sorted({n for d in timed if d["engine"].startswith("octet") for n in d.get("notes", [])
                           if "encoder-only" not in n})
     if octet_notes:

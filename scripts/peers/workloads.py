@@ -373,7 +373,8 @@ def torch_modules():
         as fit in 256 MiB (all 12 at 512 tokens, one at a time at 8192).
 
         variant (for the checks only: how far a wrong model lands from the right one):
-          "all_global", "all_local", "thetas_swapped", "glu_halves_swapped", "tanh_gelu".
+          "all_global", "all_local", "band_63" (|i - j| <= 63), "thetas_swapped",
+          "glu_halves_swapped", "tanh_gelu".
         """
 
         def __init__(self, w, variant=None):
@@ -418,7 +419,7 @@ def torch_modules():
             return out
 
         def forward(self, ids):
-            T, half = ids.shape[1], W4["window"] // 2
+            T, half = ids.shape[1], W4["window"] // 2 - (self.variant == "band_63")
             x = self.norm(self.embed[ids], self.embed_norm)  # [1, T, d]
             pos = torch.arange(T)
             band = (pos[:, None] - pos[None, :]).abs() <= half  # [T, T]
