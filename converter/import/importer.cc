@@ -10,7 +10,7 @@ namespace convert {
 
 const char kSupportedModelTypes[] =
     "bert, distilbert, roberta, xlm-roberta, gpt2, llama, qwen2, qwen3, mistral, phi3, gemma, "
-    "gemma2, gemma3_text, marian, t5, modernbert, lfm2";
+    "gemma2, gemma3_text, marian, t5, modernbert, lfm2, qwen3_5, qwen3_5_text, qwen3_next";
 
 std::string SupportedModelType(const ConfigView& config) {
   const nlohmann::json* type = config.Find("model_type");
@@ -21,7 +21,8 @@ std::string SupportedModelType(const ConfigView& config) {
   const std::string t = type->get<std::string>();
   for (const char* known : {"bert", "distilbert", "roberta", "xlm-roberta", "gpt2", "llama",
                             "qwen2", "qwen3", "mistral", "phi3", "gemma", "gemma2",
-                            "gemma3_text", "marian", "t5", "modernbert", "lfm2"}) {
+                            "gemma3_text", "marian", "t5", "modernbert", "lfm2", "qwen3_5",
+                            "qwen3_5_text", "qwen3_next"}) {
     if (t == known) return t;
   }
   Fail(config.where(), ": model_type '", t, "' is not supported (supported: ", kSupportedModelTypes,
@@ -39,6 +40,9 @@ ModelSpec Import(const ConfigView& config, const Checkpoint& checkpoint) {
   if (t == "phi3") return ImportPhi3(config, checkpoint);
   if (t == "modernbert") return ImportModernBert(config, checkpoint);
   if (t == "lfm2") return ImportLfm2(config, checkpoint);
+  if (t == "qwen3_5" || t == "qwen3_5_text" || t == "qwen3_next") {
+    return ImportQwen35(config, checkpoint);
+  }
   if (t == "gemma" || t == "gemma2" || t == "gemma3_text") return ImportGemma(config, checkpoint);
   return ImportLlama(config, checkpoint);  // llama, qwen2, qwen3, mistral
 }

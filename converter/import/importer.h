@@ -50,6 +50,7 @@ ModelSpec ImportT5(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportPhi3(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportModernBert(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportLfm2(const ConfigView& config, const Checkpoint& checkpoint);
+ModelSpec ImportQwen35(const ConfigView& config, const Checkpoint& checkpoint);
 
 // --- Helpers shared by the importers ------------------------------------------
 

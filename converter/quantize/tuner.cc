@@ -68,6 +68,7 @@ InputWriter WriterOf(ProductInput which, const fb::ArchitectureT& a) {
       return a.gated_ffn ? InputWriter{F::kRows, Role::kFfnUp} : InputWriter{};
     case ProductInput::kHead: return {F::kNorm, Role::kFinalNorm};
     case ProductInput::kConvOutput: return {};  // c * conv(b * x): c is a third of in_proj's rows
+    case ProductInput::kLinearOutput: return {};  // RMSNorm(o) * w * silu(z): not linear in z
   }
   return {};
 }

@@ -68,6 +68,9 @@ import kjv  # noqa: E402
 from ref_models import safetensors_io  # noqa: E402
 from ref_models.lfm2 import Lfm2ForCausalLM  # noqa: E402
 from ref_models.llama import LlamaForCausalLM  # noqa: E402
+from ref_models import qwen3_5  # noqa: E402
+
+qwen3_5.SOLVE = "triangular"  # autograd follows the chunk's triangular solve
 
 SCRIPT = "models/austen/train.py"
 BOS, EOS = "<s>", "</s>"
@@ -95,7 +98,22 @@ LFM2_CONFIG = {
     "tie_embedding": True, "bos_token_id": 0, "eos_token_id": 1, "pad_token_id": None,
     "initializer_range": 0.02, "use_cache": True, "torch_dtype": "float16",
 }
-MODEL_CLASSES = {"llama": LlamaForCausalLM, "lfm2": Lfm2ForCausalLM}
+QWEN3_5_CONFIG = {
+    "architectures": ["Qwen3_5ForCausalLM"], "model_type": "qwen3_5_text",
+    "vocab_size": 512, "hidden_size": 64, "intermediate_size": 192, "num_hidden_layers": 6,
+    "layer_types": ["linear_attention", "linear_attention", "full_attention",
+                    "linear_attention", "linear_attention", "full_attention"],
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "hidden_act": "silu",
+    "linear_conv_kernel_dim": 4, "linear_key_head_dim": 16, "linear_value_head_dim": 16,
+    "linear_num_key_heads": 2, "linear_num_value_heads": 4, "attn_output_gate": True,
+    "max_position_embeddings": 512, "rms_norm_eps": 1e-6,
+    "rope_parameters": {"rope_type": "default", "rope_theta": 10000000.0,
+                        "partial_rotary_factor": 0.25},
+    "tie_word_embeddings": True, "bos_token_id": 0, "eos_token_id": 1,
+    "initializer_range": 0.02, "use_cache": True, "torch_dtype": "float16",
+}
+MODEL_CLASSES = {"llama": LlamaForCausalLM, "lfm2": Lfm2ForCausalLM,
+                 "qwen3_5_text": qwen3_5.Qwen3_5ForCausalLM}
 
 TRAIN = dict(steps=1100, batch=16, lr=2e-3, min_lr=2e-4, warmup=100, weight_decay=0.1,
              betas=(0.9, 0.95), grad_clip=1.0, eval_every=200)
@@ -131,6 +149,13 @@ PRESETS = {
                   {"steps": 3000, "lr": 4e-3, "min_lr": 4e-4, "eval_every": 500,
                    "passage": 500},
                   "austen"),
+    # Qwen3.5's hybrid on the same text: Gated DeltaNet in four of six layers (2 key heads of
+    # 16 shared by 4 value heads of 16, 4 conv taps), gated full attention with zero-centred Q/K
+    # norms and partial RoPE in layers 2 and 5, hidden 64, SwiGLU 192, tied.
+    "qwen3_5-tiny": ("qwen3_5-tiny", QWEN3_5_CONFIG,
+                     {"steps": 3000, "lr": 4e-3, "min_lr": 4e-4, "eval_every": 500,
+                      "passage": 500},
+                     "austen"),
 }
 CORPUS = "austen"
 VOCAB = CONFIG["vocab_size"]
@@ -248,9 +273,19 @@ def new_model():
     torch.manual_seed(SEED)
     model = model_class()(CONFIG)
     std = CONFIG["initializer_range"]
+    gemma_norms = {n + ".weight" for n, m in model.named_modules()
+                   if isinstance(m, qwen3_5.GemmaRMSNorm)}
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if name.endswith("layernorm.weight") or name.endswith("norm.weight"):
+            if name in gemma_norms:  # scales by 1 + weight
+                p.zero_()
+            elif name.endswith("layernorm.weight") or name.endswith("norm.weight"):
+                p.fill_(1.0)
+            elif name.endswith("conv1d.weight"):
+                pass  # PyTorch's own initialisation, as transformers leaves it
+            elif name.endswith("A_log"):  # transformers: A ~ U(0, 16), dt_bias 1
+                p.copy_(torch.empty_like(p).uniform_(0, 16).log())
+            elif name.endswith("dt_bias"):
                 p.fill_(1.0)
             elif name.endswith(("o_proj.weight", "down_proj.weight", "out_proj.weight",
                                 "w2.weight")):

@@ -2,6 +2,7 @@
 // attention capture and session state (generation: octet_generate.cc; text:
 // octet_text.cc).
 #include <cmath>
+#include <cstddef>
 #include <cstdarg>
 #include <cstdio>
 #include <new>
@@ -47,6 +48,7 @@ const char* FamilyName(fb::Family family) {
     case fb::Family::XlmRoberta: return "xlm-roberta";
     case fb::Family::ModernBert: return "modernbert";
     case fb::Family::Lfm2: return "lfm2";
+    case fb::Family::Qwen35: return "qwen3_5";
     default: return "unknown";
   }
 }
@@ -218,6 +220,10 @@ void SyncCapture(octet_session* session) {
   user->heads = session->capture.heads;
   user->q_len = session->capture.q_len;
   user->k_len = session->capture.k_len;
+  if (user->struct_size >= sizeof(octet_attention_capture)) {
+    user->kind = session->capture.kind == CaptureKind::kMixing ? OCTET_CAPTURE_MIXING
+                                                               : OCTET_CAPTURE_PROBABILITIES;
+  }
 }
 
 }  // namespace api
@@ -561,7 +567,9 @@ OCTET_API octet_status octet_session_capture_attention(octet_session* session,
     session->user_capture = nullptr;
     return octet::api::Check(session->session.SetAttentionCapture(nullptr));
   }
-  if (capture->struct_size < sizeof(octet_attention_capture)) {
+  // Callers built before `kind` existed pass the struct up to k_len.
+  constexpr size_t kBeforeKind = offsetof(octet_attention_capture, kind);
+  if (capture->struct_size < kBeforeKind) {
     return Fail(OCTET_INVALID_ARGUMENT, "octet_attention_capture.struct_size is %zu, expected %zu",
                 capture->struct_size, sizeof(octet_attention_capture));
   }
@@ -594,6 +602,9 @@ OCTET_API octet_status octet_session_capture_attention(octet_session* session,
   }
   session->user_capture = capture;
   capture->batch = capture->heads = capture->q_len = capture->k_len = 0;
+  if (capture->struct_size >= sizeof(octet_attention_capture)) {
+    capture->kind = OCTET_CAPTURE_PROBABILITIES;
+  }
   return OCTET_OK;
 }
 

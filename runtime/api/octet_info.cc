@@ -410,6 +410,14 @@ void SessionPlanSection(const Model& model, DescribeWriter* w) {
     w->Key("scratch_bytes").Uint(plan.value().scratch_bytes);
     w->Key("kv_cache_bytes").Uint(plan.value().kv_cache_bytes);
     w->Key("total_bytes").Uint(plan.value().total());
+    // Per sequence: KV rows of the attention layers + the fixed states of the others.
+    w->Key("state_per_sequence");
+    w->BeginObject();
+    w->Key("kv_layers").Uint(plan.value().kv_layers);
+    w->Key("kv_bytes_per_position").Uint(plan.value().kv_bytes_per_position);
+    w->Key("fixed_state_layers").Uint(plan.value().fixed_state_layers);
+    w->Key("fixed_state_bytes").Uint(plan.value().fixed_state_bytes);
+    w->EndObject();
   }
   w->EndObject();
 }

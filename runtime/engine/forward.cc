@@ -495,6 +495,7 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kAttention: return "attention";
     case OpKind::kLocalAttention: return "local_attention";
     case OpKind::kConvolution: return "convolution";
+    case OpKind::kLinearAttention: return "linear_attention";
     case OpKind::kRope: return "rope";
     case OpKind::kActivation: return "activation";
     case OpKind::kResidual: return "residual";
@@ -538,18 +539,22 @@ void DecoderLayerStates(const fb::Architecture& a, const ForwardMode& mode, uint
   }
 }
 
-// The largest scratch row and product width of the model's token mixers.
-void MixerScratch(const fb::Architecture& a, uint64_t* row_floats, uint64_t* widest) {
+// The largest scratch row, product width and scratch per thread of the
+// model's token mixers.
+void MixerScratch(const fb::Architecture& a, uint64_t* row_floats, uint64_t* widest,
+                  uint64_t* thread_floats) {
   *row_floats = 0;
   *widest = 0;
+  *thread_floats = 0;
   LayerStackCount stacks[2];
   const int n = LayerStacksOf(RoleArchOf(a), stacks);
   for (int i = 0; i < n; ++i) {
     for (uint32_t l = 0; l < stacks[i].layers; ++l) {
       const TokenMixer& m = LayerTokenMixer(a, stacks[i].stack, l);
-      const uint64_t r = m.row_floats(a), w = m.widest_product(a);
+      const uint64_t r = m.row_floats(a), w = m.widest_product(a), t = m.thread_floats(a);
       *row_floats = r > *row_floats ? r : *row_floats;
       *widest = w > *widest ? w : *widest;
+      *thread_floats = t > *thread_floats ? t : *thread_floats;
     }
   }
 }
@@ -571,6 +576,7 @@ struct PlanShape {
   uint64_t fixed_state_bytes = 0;  // per sequence: the decoder layers' fixed mixer states
   uint64_t mixer_row_floats = 0;   // the token mixers' own scratch per row (TokenMixer)
   uint64_t mixer_widest = 0;       // the widest input or output of their products
+  uint64_t mixer_thread_floats = 0;  // their scratch per thread
   uint64_t attention_bytes = 0;
   uint64_t widest_in = 0;   // int8 matrices: the widest product input
   uint64_t acc = 0;         // int8 matrices: int32 elements of acc
@@ -644,6 +650,7 @@ BufferExtent BufferSize(const PlanShape& s, ForwardBuffer buffer) {
     case FB::kCrossVScales: return {s.cross_rows * s.kv_heads, scale_bytes};
     case FB::kMixerState: return {s.max_batch * s.fixed_state_bytes, 1};
     case FB::kMixer: return {lr * s.mixer_row_floats, f};
+    case FB::kMixerThreads: return {s.layers ? s.threads * s.mixer_thread_floats : 0, f};
     case FB::kCount: break;
   }
   return {0, 0};
@@ -699,7 +706,7 @@ PlanShape GetPlanShape(const fb::Architecture& a, const ForwardMode& mode,
   DecoderLayerStates(a, mode, limits.max_batch, nullptr, &kv_layers, &s.fixed_state_bytes);
   s.self_rows = kv_layers * limits.max_batch * plan->kv_positions;
   s.cross_rows = s.enc_dec ? decoder_layers * s.full_rows : 0;
-  MixerScratch(a, &s.mixer_row_floats, &s.mixer_widest);
+  MixerScratch(a, &s.mixer_row_floats, &s.mixer_widest, &s.mixer_thread_floats);
   if (mode.int8_matrices) {
     // MatMul's int8 rows and int32 block: [kLinearWideRows, widest layer
     // output] (fewer rows when fewer are run), and at least [kLinearRows,

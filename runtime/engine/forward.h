@@ -63,6 +63,10 @@ typedef void (*ProductObserverFn)(void* ctx, LayerStack stack, uint32_t layer,
 // the self-attention of a stack's layer, or a decoder layer's cross-attention.
 enum class AttentionSite : uint8_t { kSelf, kCross };
 
+// What a capture holds: nothing (a layer without attention), softmax
+// probabilities, or the token-mixing matrix of a linear attention.
+enum class CaptureKind : uint8_t { kNone, kProbabilities, kMixing };
+
 // A capture request and its result. The caller owns probs; the pass writes
 // [batch, heads, q_len, k_len] floats there (q_len, k_len: the run's padded
 // query and key lengths) for the one layer named, and nothing else: a pass
@@ -76,6 +80,15 @@ enum class AttentionSite : uint8_t { kSelf, kCross };
 //   the maximum is the row's final running maximum and the sum is taken in key
 //   order (the kernels' online sum differs from it by rounding only);
 //   0 for masked keys, and an all-zero row for a padded query (i >= lengths[b]).
+//
+// A Gated DeltaNet layer (kind kMixing; heads are its value heads) writes the
+// exact token-mixing matrix its recurrence implies: its output before the
+// gated norm is o_i = sum_j c_ij v_j over the run's tokens (the state starts
+// empty in a run), with, for j <= i,
+//   c_ij = beta_j k_j^T A_{j+1} ... A_i q_i,   A_r = exp(g_r) (I - beta_r k_r k_r^T)
+// (q, k, beta, g as the pass computed them: l2-normed and scaled, after the
+// conv); 0 for j > i and for padded queries and keys. Signed, rows need not sum
+// to 1. Cost O(n^2 d_k) per head, beside the pass.
 struct AttentionCapture {
   LayerStack stack = LayerStack::kSingle;  // kSingle: encoder-only and decoder-only models
   AttentionSite site = AttentionSite::kSelf;  // kCross: the decoder stack of an encoder-decoder
@@ -83,6 +96,7 @@ struct AttentionCapture {
   float* probs = nullptr;  // caller-owned, `capacity` floats
   size_t capacity = 0;
   // Set by the run that wrote probs (0 before):
+  CaptureKind kind = CaptureKind::kNone;
   uint32_t batch = 0;
   uint32_t heads = 0;
   uint32_t q_len = 0;
@@ -98,6 +112,7 @@ enum class OpKind : uint32_t {
   kAttention,   // attention proper: Q·Kᵀ, softmax, P·V (and K/V into the cache)
   kLocalAttention,  // the same in layers with a sliding window (their cost grows as n·w)
   kConvolution, // short convolutions' gates and taps (and their state)
+  kLinearAttention,  // Gated DeltaNet: the gates, the delta rule (chunked or recurrent), its norm
   kRope,        // rotary position embeddings
   kActivation,  // GELU, SiLU, ... (gated: act(gate) * up)
   kResidual,    // residual adds

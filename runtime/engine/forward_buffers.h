@@ -79,6 +79,8 @@ enum class ForwardPhase : uint8_t {
   ROW(V8Scales, "v8_scales", float, kScratch, kAttention, kAttention)                           \
   /* [rows, the mixers' row_floats]: a token mixer's own rows (engine/mixer.h) */            \
   ROW(Mixer, "mixer", float, kScratch, kAttention, kAttention)                                  \
+  /* [threads, the mixers' thread_floats]: a token mixer's scratch per thread */               \
+  ROW(MixerThreads, "mixer_threads", float, kScratch, kAttention, kAttention)                   \
   ROW(Up, "up", float, kScratch, kFeedForward, kFeedForward)     /* [rows, intermediate] */     \
   ROW(Gate, "gate", float, kScratch, kFeedForward, kFeedForward) /* [rows, intermediate] */     \
   /* int8 matrices: quantized input rows, int32 block; 16-bit inputs: the low digits */       \

@@ -8,6 +8,7 @@ const TokenMixer* const kTokenMixers[] = {
     &kAttentionMixer,   // fb::TokenMixer::Attention
     &kTokenShiftMixer,  // fb::TokenMixer::TokenShift
     &kShortConvMixer,   // fb::TokenMixer::ShortConv
+    &kGatedDeltaNetMixer,  // fb::TokenMixer::GatedDeltaNet
 };
 static_assert(sizeof(kTokenMixers) / sizeof(kTokenMixers[0]) ==
                   static_cast<size_t>(fb::TokenMixer::MAX) + 1,

@@ -14,6 +14,8 @@
 //   token_shift   mixer_token_shift.cc  state: the last row (fixed); tests build models
 //                                       with it to prove the seam
 //   short_conv    mixer_short_conv.cc   state: the last kernel - 1 gated rows (fixed)
+//   gated_deltanet mixer_gated_deltanet.cc state: the conv's last inputs and a d_k x d_v
+//                                       matrix per value head (fixed)
 //
 // A mixer owns its tensors (a group of the role table, format/tensor_roles.h),
 // its per-sequence state in decoder layers (sized here, placed by the plan in
@@ -60,7 +62,11 @@ struct TokenMixer {
   fb::TokenMixer kind;
   const char* name;  // as plans, errors and `octet inspect` name it
   RoleGroup roles;   // its tensors
-  bool captures;     // its layers' attention probabilities can be captured
+  // What Session::SetAttentionCapture records of its layers (engine/forward.h
+  // AttentionCapture): nothing, attention probabilities, or the token-mixing
+  // matrix a linear attention implies; and over how many heads.
+  CaptureKind capture;
+  uint32_t (*capture_heads)(const fb::Architecture& a);  // null when capture is kNone
   // Per sequence, in a decoder layer: the state it keeps between calls.
   MixerStateSize (*state_size)(const fb::Architecture& a, const ForwardMode& mode);
   // out [batch * seq, hidden] from the normed rows in [batch * seq, hidden].
@@ -71,6 +77,9 @@ struct TokenMixer {
   // and the feed-forward's need (the int8 rows' plan); 0 for none.
   size_t (*row_floats)(const fb::Architecture& a);
   size_t (*widest_product)(const fb::Architecture& a);
+  // Floats of scratch each thread gets (buffer kMixerThreads; thread t's at
+  // t * thread_floats); 0 for none.
+  size_t (*thread_floats)(const fb::Architecture& a);
   // Copies sequence b's state in decoder layer l after `positions` positions
   // to (save) or from (!save) *cursor and advances it by positions x
   // per_position + fixed bytes.
@@ -98,6 +107,7 @@ struct LayerState {
 extern const TokenMixer kAttentionMixer;
 extern const TokenMixer kTokenShiftMixer;
 extern const TokenMixer kShortConvMixer;
+extern const TokenMixer kGatedDeltaNetMixer;
 
 // For mixers with no scratch of their own (TokenMixer::row_floats, widest_product).
 inline size_t NoMixerScratch(const fb::Architecture&) { return 0; }

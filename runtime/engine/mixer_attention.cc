@@ -258,6 +258,14 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
   // Q's quantized rows of `in` stay in qin until the next Linear: Attend
   // quantizes into q8, the backend's store into the KV rows.
   const bool shared_input = QuantizesInput(w.q) && QuantizesInput(w.k) && QuantizesInput(w.v);
+  // Attention.output_gate: sigmoid(gate(in)) multiplies the heads' output.
+  float* gate = nullptr;  // [rows, qd]
+  if (w.gate.weight.present()) {
+    gate = f.buffer<FB::kMixer>();
+    const QuantizedRows pre = LastQuantized(f, h, 0);
+    Linear(f, w.gate, in, h, rows, gate, qd, QuantizesInput(w.q) && QuantizesInput(w.gate) ? &pre
+                                                                                         : nullptr);
+  }
   for (uint32_t b = 0; b < batch; ++b) {
     const size_t p0 = pos0 != nullptr ? pos0[b] : 0;
     const float* xb = in + static_cast<size_t>(b) * seq * h;  // [seq, hidden]
@@ -314,6 +322,14 @@ void SelfAttention(const Forward& f, const AttentionWeights& w, const float* rel
     ProfileScope scope(f, ProfileAttention(f, p));
     f.attention_backend->store(f, kv, b, p0, seq, kb, vb);
     f.attention_backend->attend(f, p, kv, b, qb, capture != nullptr ? &target : nullptr);
+  }
+  if (gate != nullptr) {
+    ProfileScope scope(f, OpKind::kActivation);
+    ParallelRange(f, rows, 1, qd * 8, [&](size_t r0, size_t r1, size_t) {
+      for (size_t i = r0 * qd; i < r1 * qd; ++i) {
+        q[i] *= static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(gate[i]))));
+      }
+    });
   }
   ObserveInput(f, ProductInput::kAttentionOutput, q, rows, qd, qd);
   Linear(f, w.o, q, qd, rows, out, h);
@@ -434,11 +450,19 @@ void CopyAttentionState(const Forward& f, uint32_t l, uint32_t b, uint32_t posit
   CopyKvRows(f, DecoderSelfKv(f, l), b, positions, save, cursor);
 }
 
+// Attention.output_gate: the gate's rows [rows, heads * head_dim].
+size_t AttentionRowFloats(const fb::Architecture& a) {
+  return a.attention()->output_gate() ? QDim(a) : 0;
+}
+
+uint32_t AttentionHeads(const fb::Architecture& a) { return a.attention()->num_heads(); }
+
 }  // namespace
 
 const TokenMixer kAttentionMixer = {fb::TokenMixer::Attention, "attention", RoleGroup::kAttention,
-                                    true, AttentionStateSize, RunAttention, NoMixerScratch,
-                                    NoMixerScratch, CopyAttentionState};
+                                    CaptureKind::kProbabilities, AttentionHeads,
+                                    AttentionStateSize, RunAttention, AttentionRowFloats,
+                                    AttentionRowFloats, NoMixerScratch, CopyAttentionState};
 
 namespace fwd {
 

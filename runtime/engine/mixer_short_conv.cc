@@ -16,6 +16,7 @@
 // (buffer kMixer, [rows, 3H]: b, c, x, of which b becomes u and x becomes y).
 #include <cstring>
 
+#include "engine/causal_conv.h"
 #include "engine/forward_internal.h"
 #include "engine/mixer.h"
 
@@ -45,52 +46,28 @@ float* StateRows(const Forward& f, uint32_t l, uint32_t b) {
 // Channels [c0, c1) of sequence b's rows rb [seq, 3H] (b, c, x): u into the b
 // columns, y into the x columns, then the state of a decoder sequence moved on
 // to the call's last real position.
-void ConvolveChannels(const Forward& f, const MixerCall& call, const float* w, const float* bias,
-                      uint32_t b, float* rb, size_t c0, size_t c1) {
-  const size_t h = f.arch->hidden_size(), ld = 3 * h, taps = Taps(*f.arch);
+void ConvolveChannels(const Forward& f, const MixerCall& call, const CausalConv& conv, uint32_t b,
+                      float* rb, size_t c0, size_t c1) {
+  const size_t h = f.arch->hidden_size(), ld = 3 * h;
   const size_t p0 = call.pos0 != nullptr ? call.pos0[b] : 0;
   // u before the call: the decoder sequence's state (p0 > 0), else zeros.
   float* state = call.decoder ? StateRows(f, call.layer, b) : nullptr;
   const bool continues = state != nullptr && p0 > 0;
   for (size_t s = 0; s < call.seq; ++s) {
     float* row = rb + s * ld;
-    float* u = row;           // b, becoming u
-    const float* c = row + h;
-    float* y = row + 2 * h;   // x, becoming y
-    for (size_t ch = c0; ch < c1; ++ch) u[ch] *= y[ch];
-    for (size_t ch = c0; ch < c1; ++ch) {
-      const float* wc = w + ch * taps;
-      float v = bias != nullptr ? bias[ch] : 0.0f;
-      for (size_t k = 0; k < taps; ++k) {
-        // u at call row s - (taps - 1) + k.
-        const size_t back = taps - 1 - k;
-        if (back <= s) {
-          v += wc[k] * rb[(s - back) * ld + ch];
-        } else if (continues) {
-          v += wc[k] * state[(taps - 1 - (back - s)) * h + ch];
-        }
-      }
-      y[ch] = c[ch] * v;
-    }
+    for (size_t ch = c0; ch < c1; ++ch) row[ch] *= row[2 * h + ch];  // u = b * x
   }
-  if (state == nullptr) return;
+  CausalConvRows(conv, rb, ld, rb + 2 * h, ld, call.seq, state, h, continues, c0, c1);
+  for (size_t s = 0; s < call.seq; ++s) {
+    float* row = rb + s * ld;
+    for (size_t ch = c0; ch < c1; ++ch) row[2 * h + ch] *= row[h + ch];  // y = c * conv(u)
+  }
   // The state after the call's last real position (valid[b] - 1; a call with
-  // no real row keeps it): u at last - (taps - 2) .. last, from this call's rows
-  // or (position before p0) the old state, whose row for a position sits at a
-  // higher index than the new one (read before written); positions before 0 are 0.
-  if (call.valid[b] == 0 || call.valid[b] - 1 < p0) return;
+  // no real row keeps it).
+  if (state == nullptr || call.valid[b] == 0 || call.valid[b] - 1 < p0) return;
   const size_t end = p0 + call.seq - 1;
   const size_t last = call.valid[b] - 1 < end ? call.valid[b] - 1 : end;
-  for (size_t i = 0; i + 1 < taps; ++i) {
-    float* to = state + i * h;
-    if (last + i + 1 < taps - 1) {  // position last - (taps - 2) + i < 0
-      for (size_t ch = c0; ch < c1; ++ch) to[ch] = 0.0f;
-      continue;
-    }
-    const size_t pos = last + i + 1 - (taps - 1);
-    const float* from = pos >= p0 ? rb + (pos - p0) * ld : state + (pos + taps - 1 - p0) * h;
-    for (size_t ch = c0; ch < c1; ++ch) to[ch] = continues || pos >= p0 ? from[ch] : 0.0f;
-  }
+  AdvanceConvState(conv, rb, ld, state, h, p0, last, continues, c0, c1);
 }
 
 void RunShortConv(const Forward& f, const LayerWeights& w, const MixerCall& call, const float* in,
@@ -99,8 +76,10 @@ void RunShortConv(const Forward& f, const LayerWeights& w, const MixerCall& call
   const size_t rows = static_cast<size_t>(call.batch) * call.seq;
   const LinearWeights& in_proj = w.mixer.linear[RoleIndexInGroup(Role::kConvIn)];
   const LinearWeights& out_proj = w.mixer.linear[RoleIndexInGroup(Role::kConvOut)];
-  const float* taps = w.mixer.f32[RoleIndexInGroup(Role::kConvKernel)];  // [hidden, taps]
-  const float* bias = w.mixer.f32[RoleIndexInGroup(Role::kConvBias)];    // [hidden] or null
+  CausalConv conv;
+  conv.weight = w.mixer.f32[RoleIndexInGroup(Role::kConvKernel)];  // [hidden, taps]
+  conv.bias = w.mixer.f32[RoleIndexInGroup(Role::kConvBias)];      // [hidden] or null
+  conv.taps = Taps(*f.arch);
   float* bcx = f.buffer<FB::kMixer>();  // [rows, 3 * hidden]
   ObserveInput(f, ProductInput::kAttention, in, rows, h, h);
   Linear(f, in_proj, in, h, rows, bcx, ld);
@@ -110,7 +89,7 @@ void RunShortConv(const Forward& f, const LayerWeights& w, const MixerCall& call
     for (uint32_t b = 0; b < call.batch; ++b) {
       float* rb = bcx + static_cast<size_t>(b) * call.seq * ld;
       ParallelRange(f, h, 16, cost, [&](size_t c0, size_t c1, size_t) {
-        ConvolveChannels(f, call, taps, bias, b, rb, c0, c1);
+        ConvolveChannels(f, call, conv, b, rb, c0, c1);
       });
     }
   }
@@ -130,8 +109,9 @@ void CopyShortConvState(const Forward& f, uint32_t l, uint32_t b, uint32_t, bool
 }  // namespace
 
 const TokenMixer kShortConvMixer = {fb::TokenMixer::ShortConv, "short_conv",
-                                    RoleGroup::kShortConv, false, ShortConvStateSize,
+                                    RoleGroup::kShortConv, CaptureKind::kNone, nullptr,
+                                    ShortConvStateSize,
                                     RunShortConv, ShortConvRowFloats, ShortConvRowFloats,
-                                    CopyShortConvState};
+                                    NoMixerScratch, CopyShortConvState};
 
 }  // namespace octet

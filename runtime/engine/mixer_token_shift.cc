@@ -74,8 +74,9 @@ void CopyTokenShiftState(const Forward& f, uint32_t l, uint32_t b, uint32_t, boo
 }  // namespace
 
 const TokenMixer kTokenShiftMixer = {fb::TokenMixer::TokenShift, "token_shift",
-                                     RoleGroup::kTokenShift, false, TokenShiftStateSize,
+                                     RoleGroup::kTokenShift, CaptureKind::kNone, nullptr,
+                                     TokenShiftStateSize,
                                      RunTokenShift, NoMixerScratch, NoMixerScratch,
-                                     CopyTokenShiftState};
+                                     NoMixerScratch, CopyTokenShiftState};
 
 }  // namespace octet

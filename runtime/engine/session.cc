@@ -100,6 +100,20 @@ struct Session::Layout {
     out->plan.activation_bytes = activations.size();
     out->plan.scratch_bytes = scratch.size();
     out->plan.kv_cache_bytes = kv.size();
+    const bool enc_dec = a.structure() == fb::Structure::EncoderDecoder;
+    if (a.structure() != fb::Structure::EncoderOnly) {
+      const ForwardMode mode = GetForwardMode(model);
+      const uint32_t layers = enc_dec ? a.num_decoder_layers() : a.num_layers();
+      for (uint32_t l = 0; l < layers; ++l) {
+        const MixerStateSize size =
+            LayerTokenMixer(a, enc_dec ? LayerStack::kDecoder : LayerStack::kSingle, l)
+                .state_size(a, mode);
+        out->plan.kv_layers += size.per_position != 0;
+        out->plan.kv_bytes_per_position += size.per_position;
+        out->plan.fixed_state_layers += size.fixed != 0;
+        out->plan.fixed_state_bytes += size.fixed;
+      }
+    }
     return Status::Ok();
   }
 };
@@ -460,15 +474,16 @@ Status Session::SetAttentionCapture(AttentionCapture* capture) {
                   "cross-attention exists only in the decoder of an encoder-decoder model");
   }
   const TokenMixer& mixer = LayerTokenMixer(a, capture->stack, capture->layer);
-  if (capture->site == AttentionSite::kSelf && !mixer.captures) {
+  if (capture->site == AttentionSite::kSelf && mixer.capture == CaptureKind::kNone) {
     return Status::Error(StatusCode::kInvalidArgument, "layer %u mixes its tokens with %s, "
-                         "which has no attention probabilities to capture", capture->layer,
+                         "which has no attention weights to capture", capture->layer,
                          mixer.name);
   }
   if (capture->probs == nullptr && capture->capacity != 0) {
     return Status(StatusCode::kInvalidArgument, "the capture has a capacity but no buffer");
   }
   capture->batch = capture->heads = capture->q_len = capture->k_len = 0;
+  capture->kind = CaptureKind::kNone;
   capture_ = capture;
   return Status::Ok();
 }
@@ -476,7 +491,20 @@ Status Session::SetAttentionCapture(AttentionCapture* capture) {
 Status Session::ArmCapture(uint32_t batch, uint32_t q_len, uint32_t k_len) {
   forward_.capture = nullptr;
   if (capture_ == nullptr) return Status::Ok();
-  const uint32_t heads = model_->architecture().attention()->num_heads();
+  // Cross-attention is attention; a layer's own mixer says what it records.
+  const fb::Architecture& a = model_->architecture();
+  const TokenMixer& mixer = LayerTokenMixer(a, capture_->stack, capture_->layer);
+  const bool cross = capture_->site == AttentionSite::kCross;
+  const CaptureKind kind = cross ? CaptureKind::kProbabilities : mixer.capture;
+  const uint32_t heads = cross ? a.attention()->num_heads() : mixer.capture_heads(a);
+  if (kind == CaptureKind::kMixing && forward_.chunk != 0 && forward_.chunk < q_len) {
+    // The matrix needs every token's q and k at once; a chunk's rows hold only its own.
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "layer %u's token-mixing matrix (%s) is captured in one pass, but this "
+                         "session runs prompts in chunks of %u positions: create it with "
+                         "prefill_chunk 0 (and every row's logits)", capture_->layer, mixer.name,
+                         forward_.chunk);
+  }
   uint64_t floats = 0;
   if (!CheckedMul(static_cast<uint64_t>(batch) * heads, static_cast<uint64_t>(q_len) * k_len,
                   &floats) ||
@@ -491,6 +519,7 @@ Status Session::ArmCapture(uint32_t batch, uint32_t q_len, uint32_t k_len) {
                          "%llu", batch, heads, q_len, k_len,
                          static_cast<unsigned long long>(capture_->capacity));
   }
+  capture_->kind = kind;
   capture_->batch = batch;
   capture_->heads = heads;
   capture_->q_len = q_len;

@@ -39,7 +39,8 @@ struct SessionLimits {
   // Decoder-only prompts pass through the layers in chunks of this many
   // positions, so the per-layer buffers are planned for max_batch x
   // prefill_chunk rows (a long prompt needs little more than its KV cache).
-  // Results are the same bit for bit. 0 = kDefaultPrefillChunk when
+  // Results are the same bit for bit, but in Gated DeltaNet layers, whose rule
+  // then adds in another order (float rounding). 0 = kDefaultPrefillChunk when
   // last_logits_only, else one pass.
   uint32_t prefill_chunk = 0;
   // Weights one layer at a time, for a model larger than memory (the
@@ -66,6 +67,15 @@ struct SessionPlan {
   size_t scratch_bytes = 0;     // per-op temporaries (quantized rows, accumulators)
   size_t kv_cache_bytes = 0;    // decoder keys and values
   size_t total() const { return activation_bytes + scratch_bytes + kv_cache_bytes; }
+  // What one sequence keeps between calls, by its decoder layers' token
+  // mixers (engine/mixer.h): KV rows in the layers with attention (bytes per
+  // position kept), a fixed state in the others (a short convolution's or
+  // Gated DeltaNet's: bytes whatever the length); kv_cache_bytes holds both
+  // for max_batch sequences. Encoder-only models: all 0.
+  uint32_t kv_layers = 0;
+  size_t kv_bytes_per_position = 0;
+  uint32_t fixed_state_layers = 0;
+  size_t fixed_state_bytes = 0;
 };
 
 // Caller-owned memory for the arenas (each 64-byte aligned, at least the planned size).

@@ -123,6 +123,7 @@ Slot LayerSlot(LayerWeights& w, Role role) {
     case Role::kAttnOBias: return F32Slot(&w.attn.o.bias);
     case Role::kAttnQNorm: return F32Slot(&w.attn.q_norm);
     case Role::kAttnKNorm: return F32Slot(&w.attn.k_norm);
+    case Role::kAttnGate: return LinearSlot(&w.attn.gate);
     case Role::kCrossAttnNorm: return F32Slot(&w.cross_attn_norm.weight);
     case Role::kCrossAttnNormBias: return F32Slot(&w.cross_attn_norm.bias);
     case Role::kCrossQ: return LinearSlot(&w.cross_attn.q);
@@ -282,11 +283,16 @@ namespace {
 // linear layers have no weight).
 template <typename Fn>
 Status ForEachLayerProduct(LayerWeights& w, Fn&& fn) {
-  for (LinearWeights* lw : {&w.attn.q, &w.attn.k, &w.attn.v, &w.attn.o, &w.cross_attn.q,
-                            &w.cross_attn.k, &w.cross_attn.v, &w.cross_attn.o, &w.gate, &w.up,
-                            &w.down}) {
+  for (LinearWeights* lw : {&w.attn.q, &w.attn.k, &w.attn.v, &w.attn.o, &w.attn.gate,
+                            &w.cross_attn.q, &w.cross_attn.k, &w.cross_attn.v, &w.cross_attn.o,
+                            &w.gate, &w.up, &w.down}) {
     if (lw->weight.f32 == nullptr || lw->out == 0 || lw->in == 0) continue;
     OCTET_RETURN_IF_ERROR(fn(lw->weight.f32, lw->bias, lw->out, lw->in, &lw->fc));
+  }
+  // Other token mixers' products (engine/weights.h MixerTensors).
+  for (LinearWeights& lw : w.mixer.linear) {
+    if (lw.weight.f32 == nullptr || lw.out == 0 || lw.in == 0) continue;
+    OCTET_RETURN_IF_ERROR(fn(lw.weight.f32, lw.bias, lw.out, lw.in, &lw.fc));
   }
   return Status::Ok();
 }

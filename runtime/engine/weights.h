@@ -60,6 +60,7 @@ struct AttentionWeights {
   LinearWeights o;  // [hidden, heads * head_dim]
   const float* q_norm = nullptr;  // [head_dim]: Attention.qk_norm (self-attention only)
   const float* k_norm = nullptr;  // [head_dim]
+  LinearWeights gate;             // [heads * head_dim, hidden]: Attention.output_gate
 };
 
 // The tensors of a token mixer other than attention (a role group with

@@ -83,6 +83,32 @@ Status CheckLayerMixers(const fb::Architecture& a) {
       return Status::Error(kBad, "architecture: layer_mixers[%u] is %u, not a token mixer this "
                                  "runtime knows (a newer file?)", i, kind);
     }
+    // (format 1.8) A Gated DeltaNet's shape.
+    if (mixers->Get(i) == fb::TokenMixer::GatedDeltaNet) {
+      if (a.structure() != fb::Structure::DecoderOnly) {
+        return Status::Error(kBad, "architecture: layer %u is a Gated DeltaNet, which only "
+                                   "decoder-only models have", i);
+      }
+      const fb::LinearAttention* lin = a.linear_attention();
+      if (lin == nullptr) {
+        return Status::Error(kBad, "architecture: layer %u is a Gated DeltaNet but the "
+                                   "architecture has no linear_attention table", i);
+      }
+      OCTET_RETURN_IF_ERROR(CheckRange(lin->key_heads(), 1, kMaxHeads, "linear_attention.key_heads"));
+      OCTET_RETURN_IF_ERROR(
+          CheckRange(lin->value_heads(), 1, kMaxHeads, "linear_attention.value_heads"));
+      OCTET_RETURN_IF_ERROR(
+          CheckRange(lin->key_dim(), 1, kMaxLinearHeadDim, "linear_attention.key_dim"));
+      OCTET_RETURN_IF_ERROR(
+          CheckRange(lin->value_dim(), 1, kMaxLinearHeadDim, "linear_attention.value_dim"));
+      OCTET_RETURN_IF_ERROR(
+          CheckRange(lin->conv_kernel(), 2, kMaxConvKernel, "linear_attention.conv_kernel"));
+      if (lin->value_heads() % lin->key_heads() != 0) {
+        return Status::Error(kBad, "architecture: linear_attention.value_heads %u is not a "
+                                   "multiple of key_heads %u", lin->value_heads(),
+                             lin->key_heads());
+      }
+    }
     // (format 1.7) A short convolution's taps.
     if (mixers->Get(i) == fb::TokenMixer::ShortConv) {
       if (a.short_conv() == nullptr) {

@@ -18,7 +18,7 @@ namespace octet {
 
 // The format this build writes and reads. Readers reject a newer major.
 constexpr uint16_t kFormatMajor = 1;
-constexpr uint16_t kFormatMinor = 7;  // 1.1: packed int8 matrices (Tensor.layout); 1.2: compiled tokenizer;
+constexpr uint16_t kFormatMinor = 8;  // 1.1: packed int8 matrices (Tensor.layout); 1.2: compiled tokenizer;
                                       // 1.3: 16-bit inputs of int8 matrices (Tensor.input_bits);
                                       // 1.4: Qwen3, Gemma 1-3, Phi-3 (Q/K norms, soft-capping,
                                       // sliding/global layers, sandwich norms, LongRope,
@@ -26,7 +26,9 @@ constexpr uint16_t kFormatMinor = 7;  // 1.1: packed int8 matrices (Tensor.layou
                                       // (Architecture.layer_mixers); 1.6: ModernBERT (a
                                       // band of sliding_window_ahead later tokens, no norm
                                       // before layer 0's attention); 1.7: LFM2 (short
-                                      // convolutions: TokenMixer.ShortConv, ShortConv)
+                                      // convolutions: TokenMixer.ShortConv, ShortConv);
+                                      // 1.8: Qwen3.5 (TokenMixer.GatedDeltaNet,
+                                      // LinearAttention, Attention.output_gate)
 constexpr uint64_t kDataAlignment = 64;
 constexpr int kMaxTensorRank = 8;
 
@@ -40,6 +42,8 @@ constexpr uint32_t kMaxHeads = 1024;
 constexpr uint32_t kMaxHeadDim = 1024;
 constexpr uint32_t kMaxPositions = 1u << 24;
 constexpr uint32_t kMaxShortConvKernel = 64;  // ShortConv.kernel
+constexpr uint32_t kMaxConvKernel = 64;       // LinearAttention.conv_kernel
+constexpr uint32_t kMaxLinearHeadDim = 1024;  // LinearAttention.key_dim, value_dim
 constexpr uint32_t kMaxTensorNameLength = 256;
 
 size_t DTypeSize(fb::DType dtype);  // 0 for unknown values

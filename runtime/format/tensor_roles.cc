@@ -55,6 +55,7 @@ P QkvBias(const RoleArch& a) { return a.qkv_bias ? P::kRequired : P::kAbsent; }
 P OutBias(const RoleArch& a) { return a.out_bias ? P::kRequired : P::kAbsent; }
 P QkNorm(const RoleArch& a) { return a.qk_norm ? P::kRequired : P::kAbsent; }
 P GatedFfn(const RoleArch& a) { return a.gated_ffn ? P::kRequired : P::kAbsent; }
+P OutputGate(const RoleArch& a) { return a.output_gate ? P::kRequired : P::kAbsent; }
 P ConvBias(const RoleArch& a) { return a.conv_bias ? P::kRequired : P::kAbsent; }
 P FfnBias(const RoleArch& a) { return FamilyHasFfnBias(a.family) ? P::kRequired : P::kAbsent; }
 
@@ -123,6 +124,8 @@ constexpr RoleInfo kRoles[] = {
         S::kF32, kAny),
     ROW(kAttnKNorm, kAttention, "attn.k_norm.weight", Dim::kHeadDim, kN, QkNorm, kAttnKNorm,
         S::kF32, kAny),
+    ROW(kAttnGate, kAttention, "attn.gate.weight", kQ, kH, OutputGate, kAttnGate, S::kProduct,
+        In::kAttention),
 
     ROW(kShift, kTokenShift, "shift.weight", kH, kN, Always, kShift, S::kF32, kAny),
 
@@ -137,6 +140,25 @@ constexpr RoleInfo kRoles[] = {
         In::kConvOutput),
     ROW(kConvOutBias, kShortConv, "conv.out_proj.bias", kH, kN, ConvBias, kConvOut, S::kF32,
         kAny),
+
+    ROW(kLinQkv, kGatedDeltaNet, "lin.in_qkv.weight", Dim::kLinChannels, kH, Always, kLinQkv,
+        S::kProduct, In::kAttention),
+    ROW(kLinZ, kGatedDeltaNet, "lin.in_z.weight", Dim::kLinValues, kH, Always, kLinZ, S::kProduct,
+        In::kAttention),
+    ROW(kLinB, kGatedDeltaNet, "lin.in_b.weight", Dim::kLinValueHeads, kH, Always, kLinB,
+        S::kProduct, In::kAttention),
+    ROW(kLinA, kGatedDeltaNet, "lin.in_a.weight", Dim::kLinValueHeads, kH, Always, kLinA,
+        S::kProduct, In::kAttention),
+    ROW(kLinConv, kGatedDeltaNet, "lin.conv.weight", Dim::kLinChannels, Dim::kLinTaps, Always,
+        kLinConv, S::kF32, kAny),
+    ROW(kLinALog, kGatedDeltaNet, "lin.a_log", Dim::kLinValueHeads, kN, Always, kLinALog, S::kF32,
+        kAny),
+    ROW(kLinDtBias, kGatedDeltaNet, "lin.dt_bias", Dim::kLinValueHeads, kN, Always, kLinDtBias,
+        S::kF32, kAny),
+    ROW(kLinNorm, kGatedDeltaNet, "lin.norm.weight", Dim::kLinValueDim, kN, Always, kLinNorm,
+        S::kF32, kAny),
+    ROW(kLinOut, kGatedDeltaNet, "lin.out.weight", kH, Dim::kLinValues, Always, kLinOut,
+        S::kProduct, In::kLinearOutput),
 
     ROW(kCrossAttnNorm, kCrossAttention, "cross_attn_norm.weight", kH, kN, Always, kCrossAttnNorm,
         S::kF32, kAny),
@@ -189,6 +211,8 @@ constexpr RoleGroupInfo kGroups[] = {
      MixerLayers<fb::TokenMixer::TokenShift>, true},
     {RoleGroup::kShortConv, "short convolution", RoleScope::kLayer,
      MixerLayers<fb::TokenMixer::ShortConv>, true},
+    {RoleGroup::kGatedDeltaNet, "gated deltanet", RoleScope::kLayer,
+     MixerLayers<fb::TokenMixer::GatedDeltaNet>, true},
     {RoleGroup::kCrossAttention, "cross-attention", RoleScope::kLayer, EncoderDecoderDecoder,
      false},
     {RoleGroup::kFeedForward, "feed-forward", RoleScope::kLayer, EveryLayer, false},
@@ -252,6 +276,14 @@ RoleArch RoleArchOf(const fb::Architecture& a) {
     r.conv_kernel = conv->kernel();
     r.conv_bias = conv->bias();
   }
+  r.output_gate = att.output_gate();
+  if (const fb::LinearAttention* lin = a.linear_attention()) {
+    r.lin_key_heads = lin->key_heads();
+    r.lin_value_heads = lin->value_heads();
+    r.lin_key_dim = lin->key_dim();
+    r.lin_value_dim = lin->value_dim();
+    r.lin_taps = lin->conv_kernel();
+  }
   if (const auto* mixers = a.layer_mixers()) {
     r.layer_mixers = mixers->data();
     r.num_layer_mixers = mixers->size();
@@ -290,6 +322,14 @@ RoleArch RoleArchOf(const fb::ArchitectureT& a) {
   if (const fb::ShortConvT* conv = a.short_conv.get()) {
     r.conv_kernel = conv->kernel;
     r.conv_bias = conv->bias;
+  }
+  if (a.attention) r.output_gate = a.attention->output_gate;
+  if (const fb::LinearAttentionT* lin = a.linear_attention.get()) {
+    r.lin_key_heads = lin->key_heads;
+    r.lin_value_heads = lin->value_heads;
+    r.lin_key_dim = lin->key_dim;
+    r.lin_value_dim = lin->value_dim;
+    r.lin_taps = lin->conv_kernel;
   }
   r.layer_mixers = a.layer_mixers.data();
   r.num_layer_mixers = static_cast<uint32_t>(a.layer_mixers.size());
@@ -353,6 +393,12 @@ uint32_t DimValue(Dim dim, const RoleArch& a) {
     case Dim::kHeads: return a.heads;
     case Dim::kHidden3: return 3 * a.hidden;
     case Dim::kConvTaps: return a.conv_kernel;
+    case Dim::kLinChannels:
+      return 2 * a.lin_key_heads * a.lin_key_dim + a.lin_value_heads * a.lin_value_dim;
+    case Dim::kLinValues: return a.lin_value_heads * a.lin_value_dim;
+    case Dim::kLinValueHeads: return a.lin_value_heads;
+    case Dim::kLinValueDim: return a.lin_value_dim;
+    case Dim::kLinTaps: return a.lin_taps;
   }
   return 0;
 }

@@ -40,6 +40,8 @@ enum class ProductInput : uint8_t {
   kFfnHidden,        // down: the activation's output [rows, intermediate]
   kHead,             // the LM head (layer 0 of its stack) [rows, hidden]
   kConvOutput,       // a short convolution's out_proj: its gated output [rows, hidden]
+  kLinearOutput,     // a Gated DeltaNet's out projection: its gated, normed output
+                     // [rows, value_heads * value_dim]
 };
 
 enum class RoleGroup : uint8_t {
@@ -50,6 +52,7 @@ enum class RoleGroup : uint8_t {
   kAttention,       // layer, token mixer: self-attention
   kTokenShift,      // layer, token mixer: the previous position's row, scaled (tests)
   kShortConv,       // layer, token mixer: a gated short convolution (LFM2)
+  kGatedDeltaNet,   // layer, token mixer: linear attention, the gated delta rule (Qwen3.5)
   kCrossAttention,  // layer: cross-attention (decoder layers of encoder-decoders)
   kFeedForward,     // layer, channel mixer: the (gated) feed-forward
   kCount,
@@ -96,6 +99,7 @@ enum class Role : uint8_t {
   kAttnOBias,
   kAttnQNorm,  // attn.q_norm.weight [head_dim]: RMSNorm per head (Attention.qk_norm)
   kAttnKNorm,  // attn.k_norm.weight
+  kAttnGate,   // attn.gate.weight [heads * head_dim, hidden]: Attention.output_gate
   // kTokenShift
   kShift,  // shift.weight [hidden]: out[t] = shift * in[t - 1] (engine/mixer_token_shift.cc)
   // kShortConv (engine/mixer_short_conv.cc)
@@ -105,6 +109,17 @@ enum class Role : uint8_t {
   kConvBias,      // conv.conv.bias       [hidden]
   kConvOut,       // conv.out_proj.weight [hidden, hidden]
   kConvOutBias,   // conv.out_proj.bias   [hidden]
+  // kGatedDeltaNet (engine/mixer_gated_deltanet.cc)
+  kLinQkv,     // lin.in_qkv.weight [2 * key_heads * key_dim + value_heads * value_dim, hidden]:
+               // q, k, v before the convolution
+  kLinZ,       // lin.in_z.weight   [value_heads * value_dim, hidden]: the output gate
+  kLinB,       // lin.in_b.weight   [value_heads, hidden]: beta = sigmoid(b)
+  kLinA,       // lin.in_a.weight   [value_heads, hidden]: g = -exp(a_log) softplus(a + dt_bias)
+  kLinConv,    // lin.conv.weight   [conv channels, conv_kernel]: tap kernel - 1 is the current row
+  kLinALog,    // lin.a_log         [value_heads]
+  kLinDtBias,  // lin.dt_bias       [value_heads]
+  kLinNorm,    // lin.norm.weight   [value_dim]: RMSNorm of each head's output (weight as stored)
+  kLinOut,     // lin.out.weight    [hidden, value_heads * value_dim]
   // kCrossAttention (K and V read the encoder output)
   kCrossAttnNorm,  // cross_attn_norm.weight
   kCrossAttnNormBias,
@@ -156,6 +171,11 @@ enum class Dim : uint8_t {
   kHeads,         // num_heads
   kHidden3,       // 3 x hidden_size
   kConvTaps,      // short_conv.kernel
+  kLinChannels,   // linear_attention: 2 * key_heads * key_dim + value_heads * value_dim
+  kLinValues,     // linear_attention: value_heads * value_dim
+  kLinValueHeads, // linear_attention.value_heads
+  kLinValueDim,   // linear_attention.value_dim
+  kLinTaps,       // linear_attention.conv_kernel
 };
 
 // What the table reads of an architecture, from the file (fb::Architecture)
@@ -174,6 +194,10 @@ struct RoleArch {
   bool first_attn_norm = true;  // Architecture.first_attn_norm: layer 0 has attn_norm
   uint32_t conv_kernel = 0;     // Architecture.short_conv: its taps (0: no table)
   bool conv_bias = false;       // and its biases
+  bool output_gate = false;     // Attention.output_gate
+  // Architecture.linear_attention (0: no table)
+  uint32_t lin_key_heads = 0, lin_value_heads = 0, lin_key_dim = 0, lin_value_dim = 0;
+  uint32_t lin_taps = 0;
   // Architecture.layer_mixers: the token mixer of each layer (the encoder's or
   // the only stack's first, then the decoder's), or null: attention everywhere.
   // Points into the architecture it was made from.

@@ -27,6 +27,13 @@ constexpr uint32_t kRamp[] = {0x440154, 0x482878, 0x3e4989, 0x31688e, 0x26828e,
 constexpr int kRampStops = sizeof(kRamp) / sizeof(kRamp[0]);
 constexpr int kColorLevels = 8 * (kRampStops - 1) + 1;  // 65
 
+// The diverging ramp of mixing maps, from the largest negative weight through
+// near-white to the largest positive (ColorBrewer's RdBu, reversed); nine
+// stops, eight levels between neighbours.
+constexpr uint32_t kDiverging[] = {0x2166ac, 0x4393c3, 0x92c5de, 0xd1e5f0, 0xf7f7f7,
+                                   0xfddbc7, 0xf4a582, 0xd6604d, 0xb2182b};
+constexpr int kDivergingStops = sizeof(kDiverging) / sizeof(kDiverging[0]);
+
 constexpr int kMargin = 16;
 constexpr int kGap = 24;  // between panels
 constexpr double kTitleSize = 16;
@@ -52,6 +59,33 @@ uint32_t NextCodePoint(const std::string& text, size_t* at) {
 
 }  // namespace
 
+namespace {
+
+// The color of level `level` of a ramp of `stops` stops with `per_stop`
+// levels between neighbours (linear in RGB).
+uint32_t RampColor(const uint32_t* ramp, int stops, int per_stop, int level) {
+  const int i = std::min(level / per_stop, stops - 2);
+  const double f = static_cast<double>(level - i * per_stop) / per_stop;
+  uint32_t rgb = 0;
+  for (int shift = 16; shift >= 0; shift -= 8) {
+    const double a = (ramp[i] >> shift) & 0xFF, b = (ramp[i + 1] >> shift) & 0xFF;
+    rgb |= static_cast<uint32_t>(std::lround(a + (b - a) * f)) << shift;
+  }
+  return rgb;
+}
+
+}  // namespace
+
+uint32_t MixingColor(float x) {
+  if (std::isnan(x)) return kEmptyColor;
+  if (x == 0.0f) return kDiverging[kDivergingStops / 2];
+  const double t = std::sqrt(std::min(1.0, std::fabs(static_cast<double>(x))));
+  const int half = 4 * 8;  // levels from white to either end
+  // At least one level from white: a tiny weight keeps its sign.
+  const int step = std::max(1, static_cast<int>(std::lround(t * half)));
+  return RampColor(kDiverging, kDivergingStops, 8, x > 0.0f ? half + step : half - step);
+}
+
 uint32_t AttentionColor(float p) {
   if (!(p > 0.0f)) return kEmptyColor;
   // kColorLevels levels of t: eight per segment of the ramp, so each level is
@@ -59,15 +93,7 @@ uint32_t AttentionColor(float p) {
   // per-channel rounding can take back (at most 1): brightness never reverses.
   const double t = std::sqrt(std::min(1.0, static_cast<double>(p)));
   const int level = static_cast<int>(std::lround(t * (kColorLevels - 1)));
-  const int per_stop = (kColorLevels - 1) / (kRampStops - 1);
-  const int i = std::min(level / per_stop, kRampStops - 2);
-  const double f = static_cast<double>(level - i * per_stop) / per_stop;
-  uint32_t rgb = 0;
-  for (int shift = 16; shift >= 0; shift -= 8) {
-    const double a = (kRamp[i] >> shift) & 0xFF, b = (kRamp[i + 1] >> shift) & 0xFF;
-    rgb |= static_cast<uint32_t>(std::lround(a + (b - a) * f)) << shift;
-  }
-  return rgb;
+  return RampColor(kRamp, kRampStops, (kColorLevels - 1) / (kRampStops - 1), level);
 }
 
 std::string VisibleLabel(const std::string& text, size_t max_chars) {
@@ -154,17 +180,27 @@ void Text(cairo_t* cr, double x, double y, const std::string& text, double size,
   cairo_show_text(cr, text.c_str());
 }
 
-// The largest probability of the cells (queries [q0, q1), keys [k0, k1)).
+// The largest probability of the cells (queries [q0, q1), keys [k0, k1)); of
+// a mixing map, the weight of largest magnitude among the cells with j <= i.
 float CellMax(const float* panel, uint32_t k_len, uint32_t q0, uint32_t q1, uint32_t k0,
-              uint32_t k1) {
+              uint32_t k1, bool mixing) {
   float best = 0.0f;
   for (uint32_t i = q0; i < q1; ++i) {
-    for (uint32_t j = k0; j < k1; ++j) {
+    for (uint32_t j = k0; j < k1 && (!mixing || j <= i); ++j) {
       const float p = panel[static_cast<size_t>(i) * k_len + j];
-      best = p > best ? p : best;
+      if (mixing ? std::fabs(p) > std::fabs(best) : p > best) best = p;
     }
   }
   return best;
+}
+
+// A mixing panel's scale: its largest |c| (1 when all are 0).
+float MixingScale(const float* panel, uint32_t q_len, uint32_t k_len) {
+  float scale = 0.0f;
+  for (size_t e = 0; e < static_cast<size_t>(q_len) * k_len; ++e) {
+    if (std::isfinite(panel[e])) scale = std::max(scale, std::fabs(panel[e]));
+  }
+  return scale > 0.0f ? scale : 1.0f;
 }
 
 }  // namespace
@@ -174,6 +210,7 @@ bool HaveAttentionMaps() { return true; }
 AttentionMapGeometry LayoutAttentionMap(const AttentionMapSpec& s) {
   Check(s.probs != nullptr && s.panels > 0 && s.q_len > 0 && s.k_len > 0, "nothing to draw");
   Check(s.heads.size() == s.panels, "one head number per panel");
+  Check(!s.mixing || s.q_len == s.k_len, "a mixing map is square (tokens mix with earlier ones)");
   Check(s.query_labels.size() == s.q_len && s.key_labels.size() == s.k_len, "one label per token");
   AttentionMapGeometry g;
   g.q_len = s.q_len;
@@ -214,7 +251,9 @@ AttentionMapGeometry LayoutAttentionMap(const AttentionMapSpec& s) {
   const int block_h = panel_title_h + g.panel_h + label_px + kGap;
   const int title_h = static_cast<int>(kTitleSize * 2.6);
   const int grid_w = static_cast<int>(g.columns) * block_w;
-  const int title_w = static_cast<int>(measure.Width(s.title, kTitleSize, true) + 2 * kMargin);
+  const std::string widest_title =  // a mixing map's one panel adds its scale (WriteAttentionMap)
+      s.mixing && s.panels == 1 ? s.title + " (largest |c| -0.000e-00)" : s.title;
+  const int title_w = static_cast<int>(measure.Width(widest_title, kTitleSize, true) + 2 * kMargin);
   g.width = std::max(title_w, kMargin + grid_w + kBarWidth + kBarLabelWidth + kMargin);
   g.height = kMargin + title_h + static_cast<int>(g.rows) * block_h + kMargin;
   for (uint32_t p = 0; p < s.panels; ++p) {
@@ -248,6 +287,7 @@ AttentionMapGeometry WriteAttentionMap(const AttentionMapSpec& s, const std::str
   const int stride = cairo_image_surface_get_stride(surface);
   for (uint32_t p = 0; p < s.panels; ++p) {
     const float* panel = s.probs + static_cast<size_t>(p) * s.q_len * s.k_len;
+    const float scale = s.mixing ? MixingScale(panel, s.q_len, s.k_len) : 1.0f;
     for (int y = 0; y < g.panel_h; ++y) {
       uint32_t q0, q1;
       AttentionMapGeometry::TokensOfPixel(y, g.panel_h, s.q_len, &q0, &q1);
@@ -256,7 +296,10 @@ AttentionMapGeometry WriteAttentionMap(const AttentionMapSpec& s, const std::str
       for (int x = 0; x < g.panel_w; ++x) {
         uint32_t k0, k1;
         AttentionMapGeometry::TokensOfPixel(x, g.panel_w, s.k_len, &k0, &k1);
-        line[x] = AttentionColor(CellMax(panel, s.k_len, q0, q1, k0, k1));
+        const float v = CellMax(panel, s.k_len, q0, q1, k0, k1, s.mixing);
+        line[x] = !s.mixing      ? AttentionColor(v)
+                  : k0 + 1 > q1 ? kEmptyColor  // only later tokens: the future
+                                : MixingColor(v / scale);
       }
     }
   }
@@ -265,17 +308,32 @@ AttentionMapGeometry WriteAttentionMap(const AttentionMapSpec& s, const std::str
   // Text: title, then per panel its head, query labels (left, right-aligned)
   // and key labels (below, rotated to read upwards).
   SetColor(cr, 0x202020);
-  Text(cr, kMargin, kMargin + kTitleSize, s.title, kTitleSize, true);
-  Text(cr, kMargin, kMargin + kTitleSize * 2.2, "rows: queries, columns: keys; color: sqrt(p)",
+  std::string title = s.title;
+  if (s.mixing && s.panels == 1) {  // no panel title above one panel: its scale goes here
+    char scale[48];
+    std::snprintf(scale, sizeof(scale), " (largest |c| %.3g)", MixingScale(s.probs, s.q_len, s.k_len));
+    title += scale;
+  }
+  Text(cr, kMargin, kMargin + kTitleSize, title, kTitleSize, true);
+  Text(cr, kMargin, kMargin + kTitleSize * 2.2,
+       s.mixing ? "rows: outputs o_i = sum_j c_ij v_j, columns: tokens j <= i; color: sign(c) "
+                  "sqrt(|c| / the panel's largest |c|)"
+                : "rows: queries, columns: keys; color: sqrt(p)",
        kPanelTitleSize - 1, false);
   const double row_px = static_cast<double>(g.panel_h) / s.q_len;
   const double col_px = static_cast<double>(g.panel_w) / s.k_len;
   Measure measure;
   for (uint32_t p = 0; p < s.panels; ++p) {
     const double px = g.panel_x[p], py = g.panel_y[p];
-    if (s.panels > 1) {
-      Text(cr, px, py - 6, "head " + std::to_string(s.heads[p]), kPanelTitleSize, true);
+    std::string head = s.panels > 1 ? "head " + std::to_string(s.heads[p]) : "";
+    if (s.mixing && s.panels > 1) {
+      char scale[48];
+      std::snprintf(scale, sizeof(scale), "%slargest |c| %.3g", head.empty() ? "" : ", ",
+                    MixingScale(s.probs + static_cast<size_t>(p) * s.q_len * s.k_len, s.q_len,
+                                s.k_len));
+      head += scale;
     }
+    if (!head.empty()) Text(cr, px, py - 6, head, kPanelTitleSize, true);
     cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     for (uint32_t i = 0; i < s.q_len; i += g.label_step) {
       const std::string label = VisibleLabel(s.query_labels[i], kMaxLabelChars);
@@ -299,22 +357,37 @@ AttentionMapGeometry WriteAttentionMap(const AttentionMapSpec& s, const std::str
   const int bar_h = std::max(64, std::min(g.panel_h, 320));
   for (int y = 0; y < bar_h; ++y) {
     const double t = 1.0 - (y + 0.5) / bar_h;
-    SetColor(cr, AttentionColor(static_cast<float>(t * t)));
+    if (s.mixing) {  // t from +1 at the top to -1 at the bottom
+      const double u = 2.0 * t - 1.0;
+      SetColor(cr, MixingColor(static_cast<float>(u < 0 ? -u * u : u * u)));
+    } else {
+      SetColor(cr, AttentionColor(static_cast<float>(t * t)));
+    }
     cairo_rectangle(cr, bar_x, bar_y + y, kBarWidth, 1);
     cairo_fill(cr);
   }
   SetColor(cr, 0x202020);
-  for (double tick : {1.0, 0.5, 0.25, 0.1, 0.01}) {
-    const double y = bar_y + (1.0 - std::sqrt(tick)) * bar_h;
-    char text[16];
-    std::snprintf(text, sizeof(text), "%g", tick);
-    Text(cr, bar_x + kBarWidth + 4, y + 4, text, 10, false);
+  if (s.mixing) {
+    for (double tick : {1.0, 0.25, 0.0, -0.25, -1.0}) {
+      const double u = tick < 0 ? -std::sqrt(-tick) : std::sqrt(tick);
+      const double y = bar_y + (1.0 - (u + 1.0) / 2.0) * bar_h;
+      char text[24];
+      std::snprintf(text, sizeof(text), "%g", tick);
+      Text(cr, bar_x + kBarWidth + 4, y + 4, text, 10, false);
+    }
+  } else {
+    for (double tick : {1.0, 0.5, 0.25, 0.1, 0.01}) {
+      const double y = bar_y + (1.0 - std::sqrt(tick)) * bar_h;
+      char text[16];
+      std::snprintf(text, sizeof(text), "%g", tick);
+      Text(cr, bar_x + kBarWidth + 4, y + 4, text, 10, false);
+    }
   }
   SetColor(cr, kEmptyColor);
   cairo_rectangle(cr, bar_x, bar_y + bar_h + 8, kBarWidth, kBarWidth);
   cairo_fill(cr);
   SetColor(cr, 0x202020);
-  Text(cr, bar_x + kBarWidth + 4, bar_y + bar_h + 8 + 12, "0", 10, false);
+  Text(cr, bar_x + kBarWidth + 4, bar_y + bar_h + 8 + 12, s.mixing ? "j > i" : "0", 10, false);
 
   cairo_surface_flush(surface);
   const cairo_status_t written = cairo_surface_write_to_png(surface, path.c_str());

@@ -12,6 +12,14 @@
 // p == 0 (masked keys: the future of a causal row, padding, outside a window)
 // is the empty color, darker than any ramp color.
 //
+// Token-mixing maps (a linear attention's c_ij, signed and unbounded; spec
+// .mixing): x = c / (the largest |c| of its panel, printed above it: heads
+// differ by orders of magnitude) maps to t = sign(x) sqrt(|x|) on a diverging
+// ramp (blue for negative, near-white for 0, red for positive; MixingColor),
+// each side 32 levels (the first for the tiniest weights: a sign always
+// shows), |t| larger -> further from white. The future (j > i) is the empty
+// color; a weight that decayed to exactly 0 is white.
+//
 // Long sequences: a panel is at most kMaxPanelPixels on a side; when there are
 // more tokens than that, a pixel shows the largest probability of the cells it
 // covers (cells shrink below a pixel, peaks stay visible). Labels are drawn
@@ -34,6 +42,9 @@ struct AttentionMapSpec {
   std::vector<std::string> query_labels;  // [q_len], UTF-8 (any bytes: made visible)
   std::vector<std::string> key_labels;    // [k_len]
   std::string title;                      // e.g. "layer 3 self-attention"
+  // A signed token-mixing matrix (MixingColor) instead of probabilities
+  // (square: row i mixes tokens j <= i).
+  bool mixing = false;
 };
 
 // Where everything is, in pixels (origin top-left). Panel p's cell area is
@@ -68,6 +79,9 @@ constexpr uint32_t kEmptyColor = 0x000000;  // p == 0
 
 // 0xRRGGBB of probability p (clamped to [0, 1]; NaN and 0 give kEmptyColor).
 uint32_t AttentionColor(float p);
+// 0xRRGGBB of a mixing weight x relative to the panel's largest (clamped to
+// [-1, 1]; 0 gives the ramp's white, NaN kEmptyColor).
+uint32_t MixingColor(float x);
 
 // A token string made printable on one line: spaces as U+2423, control
 // characters as their Control Pictures (U+2400 + c, U+2421 for DEL; "\n" is

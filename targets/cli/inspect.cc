@@ -233,6 +233,17 @@ void PrintText(const JsonValue& report) {
     std::printf("  %-24s %s\n", "scratch", Bytes(Get(plan, "scratch_bytes")).c_str());
     std::printf("  %-24s %s\n", "kv cache", Bytes(Get(plan, "kv_cache_bytes")).c_str());
     std::printf("  %-24s %s\n", "total", Bytes(Get(plan, "total_bytes")).c_str());
+    if (const JsonValue* state = plan.Find("state_per_sequence")) {
+      // A decoder's memory per sequence: KV rows that grow with it, fixed states that do not.
+      const std::string kv_layers = Get(*state, "kv_layers").ToText();
+      const std::string fixed_layers = Get(*state, "fixed_state_layers").ToText();
+      if (kv_layers != "0" || fixed_layers != "0") {
+        std::printf("  %-24s KV %s B/position (%s attention layers) + fixed %s (%s layers)\n",
+                    "per sequence", Get(*state, "kv_bytes_per_position").ToText().c_str(),
+                    kv_layers.c_str(), Bytes(Get(*state, "fixed_state_bytes")).c_str(),
+                    fixed_layers.c_str());
+      }
+    }
   }
 
   const JsonValue& cpu = Get(report, "cpu");

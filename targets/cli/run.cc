@@ -525,13 +525,16 @@ void DrawAttention(const RunRequest& r, const api::Model& model, const octet_att
   }
   spec.probs = panels.data();
   spec.panels = last - first;
-  const std::string what = r.cross ? "cross-attention"
-                           : !enc_dec ? "self-attention"
+  spec.mixing = c.kind == OCTET_CAPTURE_MIXING;
+  const std::string what = spec.mixing ? "linear attention (token mixing)"
+                           : r.cross   ? "cross-attention"
+                           : !enc_dec  ? "self-attention"
                            : r.encoder_stack ? "encoder self-attention"
                                              : "decoder self-attention";
+  const std::string heads_word = spec.mixing ? " value heads" : " heads";
   spec.title = "layer " + std::to_string(c.layer) + " " + what + ", " +
                (r.head >= 0 ? "head " + std::to_string(r.head)
-                            : "all " + std::to_string(c.heads) + " heads") +
+                            : "all " + std::to_string(c.heads) + heads_word) +
                (r.ids.size() > 1 ? ", sequence " + std::to_string(b) : "");
   WriteAttentionMap(spec, r.attention_map_path);
   std::printf("wrote %s: %s [%u heads, %u queries, %u keys]\n", r.attention_map_path.c_str(),
@@ -568,9 +571,26 @@ void Forward(const RunRequest& r, const api::Model& model, TextCodec* codec) {
     if (!armed.ok()) throw Failure("--attention-map: " + StatusText(armed));
   }
 
+  // A capture over more heads than the attention's (a linear attention's value
+  // heads): the run reported the shape it needs before computing; again with it.
+  const auto resized = [&](const api::Status& st) {
+    if (r.attention_map_path.empty() || st.code != OCTET_BUFFER_TOO_SMALL || capture.heads == 0) {
+      return false;
+    }
+    probs.resize(static_cast<size_t>(capture.batch) * capture.heads * capture.q_len *
+                 capture.k_len);
+    capture.probs = probs.data();
+    capture.capacity = probs.size();
+    const api::Status armed = session.CaptureAttention(&capture);
+    if (!armed.ok()) throw Failure("--attention-map: " + StatusText(armed));
+    return true;
+  };
+
   if (r.pooled) {
     std::vector<float> pooled;  // [batch, hidden]
-    Check(session.Embed(ids, lengths, seq, r.pooling, 0, &pooled), "the forward pass");
+    api::Status embedded = session.Embed(ids, lengths, seq, r.pooling, 0, &pooled);
+    if (resized(embedded)) embedded = session.Embed(ids, lengths, seq, r.pooling, 0, &pooled);
+    Check(embedded, "the forward pass");
     if (!r.attention_map_path.empty()) DrawAttention(r, model, capture, codec);
     if (r.dump_path.empty()) {
       PrintEmbeddings(r, pooled.data(), batch, info.hidden_size);
@@ -580,9 +600,12 @@ void Forward(const RunRequest& r, const api::Model& model, TextCodec* codec) {
     std::printf("wrote %s: float32 [%u, %u]\n", r.dump_path.c_str(), batch, info.hidden_size);
     return;
   }
-  const api::Status status =
-      enc_dec ? session.RunEncoderDecoder(ids, lengths, seq, dec_ids, dec_lengths, dec_seq)
-              : session.Run(ids, lengths, seq);
+  const auto run = [&] {
+    return enc_dec ? session.RunEncoderDecoder(ids, lengths, seq, dec_ids, dec_lengths, dec_seq)
+                   : session.Run(ids, lengths, seq);
+  };
+  api::Status status = run();
+  if (resized(status)) status = run();
   if (!status.ok()) throw Failure("forward pass failed: " + StatusText(status));
   const uint32_t out_seq = enc_dec ? dec_seq : seq;
   const octet_output out = session.output();

@@ -404,8 +404,22 @@ void test_attention(void) {
   EXPECT_OK(octet_session_capture_attention(session, &c));
   EXPECT_OK(octet_session_run(session, ids, lengths, 2, 6));
   EXPECT(c.batch == 2 && c.heads == 2 && c.q_len == 6 && c.k_len == 6);
+  EXPECT(c.kind == OCTET_CAPTURE_PROBABILITIES);
   EXPECT(probs[c.capacity] == 777.0f);
   check_probs(&c, lengths, lengths, 1, "llama layer 1");
+  /* A caller built before `kind` (struct_size up to k_len) is served; kind untouched. */
+  c.struct_size = offsetof(octet_attention_capture, kind);
+  c.kind = 55;
+  EXPECT_OK(octet_session_capture_attention(session, &c));
+  EXPECT_OK(octet_session_run(session, ids, lengths, 2, 6));
+  EXPECT(c.batch == 2 && c.heads == 2 && c.kind == 55);
+  check_probs(&c, lengths, lengths, 1, "llama layer 1, older struct");
+  c.struct_size = offsetof(octet_attention_capture, kind) - 1;
+  EXPECT_FAIL(octet_session_capture_attention(session, &c), OCTET_INVALID_ARGUMENT, "struct_size");
+  c.struct_size = sizeof(c);
+  EXPECT_OK(octet_session_capture_attention(session, &c));
+  EXPECT_OK(octet_session_run(session, ids, lengths, 2, 6));
+  EXPECT(c.kind == OCTET_CAPTURE_PROBABILITIES);
   /* Steps do not capture. */
   memcpy(before, probs, sizeof(before));
   EXPECT_OK(octet_session_step(session, next, 2));

@@ -9,6 +9,7 @@
 
 #include <cairo.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -138,6 +139,89 @@ TEST_CASE("the ramp: brighter for larger weights, empty below everything") {
   CHECK(AttentionColor(std::nanf("")) == kEmptyColor);
   CHECK(AttentionColor(2.0f) == AttentionColor(1.0f));
   CHECK(AttentionColor(1e-9f) != kEmptyColor);  // a tiny weight is not masked
+}
+
+// Distance from the diverging ramp's white (sum of channel differences).
+int FromWhite(uint32_t rgb) {
+  return (0xF7 - static_cast<int>((rgb >> 16) & 0xFF)) + (0xF7 - static_cast<int>((rgb >> 8) & 0xFF)) +
+         (0xF7 - static_cast<int>(rgb & 0xFF));
+}
+
+TEST_CASE("the diverging ramp: further from white for larger |x|, blue below 0, red above") {
+  for (float sign : {-1.0f, 1.0f}) {
+    CAPTURE(sign);
+    int previous = -1;
+    uint32_t previous_color = 0, colors = 0;
+    for (int k = 1; k <= 100000; ++k) {
+      const uint32_t color = MixingColor(sign * k / 100000.0f);
+      const int r = (color >> 16) & 0xFF, b = color & 0xFF;
+      CHECK(color != kEmptyColor);
+      CHECK(color != MixingColor(0.0f));
+      if (sign < 0) CHECK(b >= r); else CHECK(r >= b);
+      if (color == previous_color) continue;
+      CHECK(FromWhite(color) > previous);
+      previous = FromWhite(color);
+      previous_color = color;
+      ++colors;
+    }
+    CHECK(colors == 32);
+  }
+  CHECK(MixingColor(0.0f) == 0xf7f7f7);  // white: decayed to nothing, not masked
+  CHECK(MixingColor(std::nanf("")) == kEmptyColor);
+  CHECK(MixingColor(-3.0f) == MixingColor(-1.0f));
+  CHECK(MixingColor(1e-9f) != MixingColor(-1e-9f));  // a tiny weight keeps its sign
+}
+
+TEST_CASE("a Gated DeltaNet's token-mixing map: signed cells, the future empty") {
+  TinyModelOptions o;
+  o.family = fb::Family::Qwen35;
+  o.int8 = false;
+  o.layers = 2;  // layer 0: Gated DeltaNet
+  o.hidden = 32;
+  o.layer_stddev = 0.3f;
+  LoadedModel loaded(o);
+  const uint32_t n = 12;
+  std::vector<int32_t> ids(n);
+  for (uint32_t i = 0; i < n; ++i) ids[i] = static_cast<int32_t>((i * 7 + 3) % 32);
+  Result<Session> session = Session::Create(loaded.model, SessionLimits{1, n, 0});
+  REQUIRE(session.ok());
+  const uint32_t heads = loaded.model.architecture().linear_attention()->value_heads();
+  std::vector<float> probs(heads * n * n);
+  AttentionCapture c;
+  c.layer = 0;
+  c.probs = probs.data();
+  c.capacity = probs.size();
+  REQUIRE(session->SetAttentionCapture(&c).ok());
+  REQUIRE(session->Run(ids.data(), &n, 1, n).ok());
+  REQUIRE(c.kind == CaptureKind::kMixing);
+  std::vector<float> panels;
+  AttentionMapSpec spec = SpecOf(c, probs, 0, n, n, &panels);
+  spec.mixing = true;
+  TempFile file(".png");
+  const AttentionMapGeometry g = WriteAttentionMap(spec, file.path());
+  const Png png(file.path());
+  size_t negative = 0;
+  for (uint32_t p = 0; p < spec.panels; ++p) {
+    for (uint32_t i = 0; i < n; ++i) {
+      for (uint32_t j = 0; j < n; ++j) {
+        const float x = panels[(p * n + i) * n + j];
+        int px = 0, py = 0;
+        g.CellCenter(p, i, j, &px, &py);
+        float scale = 0.0f;  // the panel's largest |c|
+        for (uint32_t e = 0; e < n * n; ++e) scale = std::max(scale, std::fabs(panels[p * n * n + e]));
+        if (j > i) {
+          CHECK(png.At(px, py) == kEmptyColor);
+        } else {
+          CHECK(png.At(px, py) == MixingColor(x / scale));
+        }
+        negative += x < 0.0f;
+      }
+    }
+  }
+  CHECK(negative > 0);  // both sides of the ramp are exercised
+  spec.k_len = n - 1;  // not square
+  spec.key_labels.pop_back();
+  CHECK_THROWS(WriteAttentionMap(spec, file.path()));
 }
 
 TEST_CASE("labels: spaces and control characters visible, invalid UTF-8 replaced, long cut") {

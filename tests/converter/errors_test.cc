@@ -117,7 +117,7 @@ TEST_CASE("config.json: bad JSON, missing or unknown model_type, missing and inv
   CHECK(error_with_config("{\"model_type\": \"bart\"}") ==
         "config.json: model_type 'bart' is not supported (supported: bert, distilbert, roberta, "
         "xlm-roberta, gpt2, llama, qwen2, qwen3, mistral, phi3, gemma, gemma2, gemma3_text, "
-        "marian, t5, modernbert, lfm2)");
+        "marian, t5, modernbert, lfm2, qwen3_5, qwen3_5_text, qwen3_next)");
   HfCheckpoint c = Llama();
   c.config.erase("hidden_size");
   CHECK(ConvertError(c) == "config.json: hidden_size is missing (a positive integer)");
@@ -320,6 +320,38 @@ TEST_CASE("lfm2: config values and tensors that do not fit name the field and th
   m = MakeHfCheckpoint("lfm2", o);
   m.Remove("model.layers.1.self_attn.q_layernorm.weight");
   CHECK(Has(ConvertError(m), "missing tensor model.layers.1.self_attn.q_layernorm.weight"));
+}
+
+TEST_CASE("qwen3_5, qwen3_next: what octet does not run is named") {
+  HfOptions o;
+  o.layers = 2;
+  o.kv_heads = 2;
+  HfCheckpoint m = MakeHfCheckpoint("qwen3_5_text", o);
+  m.config["layer_types"] = {"linear_attention", "sliding_attention"};
+  CHECK(Has(ConvertError(m), "(supported: linear_attention, full_attention)"));
+  m = MakeHfCheckpoint("qwen3_5_text", o);
+  m.config["linear_num_value_heads"] = 3;
+  CHECK(Has(ConvertError(m), "config.json: linear_num_value_heads = 3"));
+  m = MakeHfCheckpoint("qwen3_5_text", o);
+  m.config["attn_output_gate"] = false;
+  CHECK(Has(ConvertError(m), "config.json: attn_output_gate = false is not supported"));
+  m = MakeHfCheckpoint("qwen3_5_text", o);
+  m.config["rope_parameters"]["rope_type"] = "yarn";
+  CHECK(Has(ConvertError(m), "rope_type = \"yarn\" is not supported"));
+  // Qwen3-Next is a mixture of experts unless num_experts is 0.
+  m = MakeHfCheckpoint("qwen3_next", o);
+  m.config.erase("num_experts");
+  CHECK(Has(ConvertError(m), "num_experts is absent, which Qwen3NextConfig takes as a mixture"));
+  m.config["num_experts"] = 64;
+  CHECK(Has(ConvertError(m), "config.json: num_experts = 64 is not supported"));
+  // The wrapper without its language model's settings.
+  m = MakeHfCheckpoint("qwen3_5", o);
+  m.config.erase("text_config");
+  CHECK(Has(ConvertError(m), "config.json: text_config"));
+  // A Gated DeltaNet without its conv.
+  m = MakeHfCheckpoint("qwen3_5_text", o);
+  m.Remove("model.layers.0.linear_attn.conv1d.weight");
+  CHECK(Has(ConvertError(m), "missing tensor model.layers.0.linear_attn.conv1d.weight"));
 }
 
 TEST_CASE("token ids outside the vocabulary are dropped with a warning") {

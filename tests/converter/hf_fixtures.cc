@@ -349,6 +349,94 @@ HfCheckpoint MakeHfCheckpoint(const std::string& type, const HfOptions& o) {
     }
     c.Add(p + "embedding_norm.weight", {H});
     if (!o.tied) c.Add("lm_head.weight", {V, H});
+  } else if (type == "qwen3_5_text" || type == "qwen3_5" || type == "qwen3_next") {
+    // Gated DeltaNets (2 key heads, 4 value heads of 8, a conv of 4 taps) with full attention
+    // every second layer (q_proj twice as wide: each head's query, then its gate).
+    // qwen3_5: the multimodal checkpoint (text_config, model.language_model., a vision tower and
+    // an MTP layer); qwen3_next: the dense layout with fused in_proj_qkvz / in_proj_ba.
+    const uint64_t D = H / o.heads, hk = 2, hv = 4, dk = 8, dv = 8;
+    nlohmann::json text = {{"model_type", type == "qwen3_5" ? "qwen3_5_text" : type},
+                           {"vocab_size", V},
+                           {"hidden_size", H},
+                           {"num_hidden_layers", L},
+                           {"num_attention_heads", o.heads},
+                           {"num_key_value_heads", o.kv_heads},
+                           {"head_dim", D},
+                           {"intermediate_size", I},
+                           {"max_position_embeddings", P},
+                           {"rms_norm_eps", 1e-6},
+                           {"hidden_act", "silu"},
+                           {"full_attention_interval", 2},
+                           {"linear_num_key_heads", hk},
+                           {"linear_num_value_heads", hv},
+                           {"linear_key_head_dim", dk},
+                           {"linear_value_head_dim", dv},
+                           {"linear_conv_kernel_dim", 4},
+                           {"tie_word_embeddings", o.tied},
+                           {"bos_token_id", 1},
+                           {"eos_token_id", 2}};
+    if (type == "qwen3_next") {
+      text["num_experts"] = 0;
+      text["rope_theta"] = 10000.0;
+      text["partial_rotary_factor"] = 0.25;
+    } else {
+      text["rope_parameters"] = {{"rope_type", "default"},
+                                 {"rope_theta", 10000000.0},
+                                 {"partial_rotary_factor", 0.25}};
+    }
+    if (type == "qwen3_5") {
+      c.config = {{"model_type", "qwen3_5"},
+                  {"architectures", {"Qwen3_5ForConditionalGeneration"}},
+                  {"tie_word_embeddings", o.tied},
+                  {"text_config", text},
+                  {"vision_config", {{"depth", 1}}}};
+    } else {
+      c.config = text;
+      c.config["architectures"] = {type == "qwen3_next" ? "Qwen3NextForCausalLM"
+                                                       : "Qwen3_5ForCausalLM"};
+    }
+    const std::string p = type == "qwen3_5" ? "model.language_model." : (o.prefix ? "model." : "");
+    const uint64_t channels = 2 * hk * dk + hv * dv;
+    c.Add(p + "embed_tokens.weight", {V, H});
+    for (uint64_t i = 0; i < L; ++i) {
+      const std::string l = p + "layers." + std::to_string(i) + ".";
+      c.Add(l + "input_layernorm.weight", {H});
+      c.Add(l + "post_attention_layernorm.weight", {H});
+      c.Add(l + "mlp.gate_proj.weight", {I, H});
+      c.Add(l + "mlp.up_proj.weight", {I, H});
+      c.Add(l + "mlp.down_proj.weight", {H, I});
+      if ((i + 1) % 2 == 0) {
+        c.Add(l + "self_attn.q_proj.weight", {2 * o.heads * D, H});
+        c.Add(l + "self_attn.k_proj.weight", {o.kv_heads * D, H});
+        c.Add(l + "self_attn.v_proj.weight", {o.kv_heads * D, H});
+        c.Add(l + "self_attn.o_proj.weight", {H, o.heads * D});
+        c.Add(l + "self_attn.q_norm.weight", {D});
+        c.Add(l + "self_attn.k_norm.weight", {D});
+        continue;
+      }
+      const std::string la = l + "linear_attn.";
+      if (type == "qwen3_next") {
+        c.Add(la + "in_proj_qkvz.weight", {2 * hk * dk + 2 * hv * dv, H});
+        c.Add(la + "in_proj_ba.weight", {2 * hv, H});
+      } else {
+        c.Add(la + "in_proj_qkv.weight", {channels, H});
+        c.Add(la + "in_proj_z.weight", {hv * dv, H});
+        c.Add(la + "in_proj_b.weight", {hv, H});
+        c.Add(la + "in_proj_a.weight", {hv, H});
+      }
+      c.Add(la + "conv1d.weight", {channels, 1, 4});
+      c.Add(la + "A_log", {hv});
+      c.Add(la + "dt_bias", {hv});
+      c.Add(la + "norm.weight", {dv});
+      c.Add(la + "out_proj.weight", {H, hv * dv});
+    }
+    c.Add(p + "norm.weight", {H});
+    if (!o.tied) c.Add("lm_head.weight", {V, H});
+    if (type == "qwen3_5") {
+      c.Add("model.visual.patch_embed.proj.weight", {8, 3, 2, 2, 2});
+      c.Add("model.visual.blocks.0.attn.qkv.weight", {24, 8});
+      c.Add("mtp.fc.weight", {H, 2 * H});
+    }
   } else if (type == "roberta" || type == "xlm-roberta") {
     // RobertaForMaskedLM: positions start at pad_token_id + 1 = 2, so the table has P + 2 rows.
     c.config = {{"model_type", type},

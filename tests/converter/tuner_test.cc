@@ -154,7 +154,7 @@ TEST_CASE("calibration: each generated sequence has its own random stream") {
 TEST_CASE("tuner: layer blocks chained give the whole model's streams bit for bit") {
   for (const char* family :
        {"llama", "gpt2", "bert", "gemma2", "gemma3_text", "mistral", "t5", "marian",
-        "modernbert", "lfm2"}) {
+        "modernbert", "lfm2", "qwen3_5_text", "qwen3_5", "qwen3_next"}) {
     CAPTURE(family);
     HfOptions o;
     o.layers = 3;

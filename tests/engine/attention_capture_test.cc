@@ -440,5 +440,208 @@ TEST_CASE("capture requests are checked") {
   CHECK(t5_session->SetAttentionCapture(&e).ok());
 }
 
+// The rows a Gated DeltaNet layer's products read and the output they write
+// before lin.out (ProductInput kAttention and kLinearOutput of one layer).
+struct DeltaRows {
+  uint32_t layer = 0;
+  std::vector<float> in, out;  // [rows, hidden], [rows, value_heads * value_dim]
+  static void Observe(void* ctx, LayerStack, uint32_t layer, ProductInput which, const float* x,
+                      size_t rows, size_t cols, size_t ld) {
+    auto* self = static_cast<DeltaRows*>(ctx);
+    if (layer != self->layer) return;
+    std::vector<float>* dst = which == ProductInput::kAttention      ? &self->in
+                              : which == ProductInput::kLinearOutput ? &self->out
+                                                                     : nullptr;
+    if (dst == nullptr) return;
+    dst->clear();
+    for (size_t r = 0; r < rows; ++r) dst->insert(dst->end(), x + r * ld, x + r * ld + cols);
+  }
+};
+
+double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+// A Gated DeltaNet layer of an fp32 model recomputed in double from its normed
+// input x [n, hidden]: its token-mixing matrix [value_heads, n, n], by another
+// route than the engine's (each query carried back through A_i, A_{i-1}, ...
+// toward the keys, where the engine carries each key forward), and its output
+// y [n, value_heads * value_dim] = RMSNorm(sum_j c_ij v_j) * norm * silu(z).
+struct NaiveDelta {
+  std::vector<double> c, y;
+};
+NaiveDelta NaiveDeltaNet(const Model& m, uint32_t l, const std::vector<double>& x, size_t n) {
+  const fb::Architecture& a = m.architecture();
+  const fb::LinearAttention& la = *a.linear_attention();
+  const size_t h = a.hidden_size(), hk = la.key_heads(), hv = la.value_heads(),
+               dk = la.key_dim(), dv = la.value_dim(), taps = la.conv_kernel();
+  const size_t channels = 2 * hk * dk + hv * dv, group = hv / hk;
+  const std::string p = "layers." + std::to_string(l) + ".lin.";
+  auto project = [&](const std::string& w, size_t outs) {
+    std::vector<double> y(n * outs);
+    for (size_t t = 0; t < n; ++t) {
+      for (size_t o = 0; o < outs; ++o) {
+        double acc = 0;
+        for (size_t i = 0; i < h; ++i) acc += x[t * h + i] * At(m, p + w, o, i);
+        y[t * outs + o] = acc;
+      }
+    }
+    return y;
+  };
+  const std::vector<double> raw = project("in_qkv.weight", channels);
+  const std::vector<double> z = project("in_z.weight", hv * dv);
+  const std::vector<double> bl = project("in_b.weight", hv), al = project("in_a.weight", hv);
+  // Causal depthwise conv (tap taps-1 on the current position), SiLU.
+  std::vector<double> mixed(n * channels);
+  for (size_t t = 0; t < n; ++t) {
+    for (size_t ch = 0; ch < channels; ++ch) {
+      double acc = 0;
+      for (size_t k = 0; k < taps; ++k) {
+        if (t + k + 1 >= taps) acc += At(m, p + "conv.weight", ch, k) * raw[(t + k + 1 - taps) * channels + ch];
+      }
+      mixed[t * channels + ch] = acc * Sigmoid(acc);
+    }
+  }
+  for (size_t t = 0; t < n; ++t) {  // l2-normed q (scaled) and k
+    for (size_t part = 0; part < 2; ++part) {
+      for (size_t kh = 0; kh < hk; ++kh) {
+        double* v = mixed.data() + t * channels + (part * hk + kh) * dk;
+        double ss = 0;
+        for (size_t d = 0; d < dk; ++d) ss += v[d] * v[d];
+        const double inv = 1.0 / std::sqrt(ss + 1e-6) / (part == 0 ? std::sqrt(double(dk)) : 1.0);
+        for (size_t d = 0; d < dk; ++d) v[d] *= inv;
+      }
+    }
+  }
+  NaiveDelta r;
+  r.c.assign(hv * n * n, 0.0);
+  r.y.assign(n * hv * dv, 0.0);
+  for (size_t v = 0; v < hv; ++v) {
+    const size_t kh = v / group;
+    auto q = [&](size_t t) { return mixed.data() + t * channels + kh * dk; };
+    auto k = [&](size_t t) { return mixed.data() + t * channels + (hk + kh) * dk; };
+    auto beta = [&](size_t t) { return Sigmoid(bl[t * hv + v]); };
+    auto decay = [&](size_t t) {
+      const double s = al[t * hv + v] + At(m, p + "dt_bias", 0, v);
+      return std::exp(-std::exp(At(m, p + "a_log", 0, v)) * std::log1p(std::exp(s)));
+    };
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<double> u(q(i), q(i) + dk);  // A_{j+1} ... A_i q_i, for j from i down
+      for (size_t j = i + 1; j-- > 0;) {
+        if (j < i) {  // u <- A_{j+1} u
+          const double* kr = k(j + 1);
+          double ku = 0;
+          for (size_t d = 0; d < dk; ++d) ku += kr[d] * u[d];
+          for (size_t d = 0; d < dk; ++d) u[d] = decay(j + 1) * (u[d] - beta(j + 1) * ku * kr[d]);
+        }
+        double cij = 0;
+        for (size_t d = 0; d < dk; ++d) cij += k(j)[d] * u[d];
+        r.c[(v * n + i) * n + j] = beta(j) * cij;
+      }
+      // o_i = sum_j c_ij v_j, then the gated norm.
+      std::vector<double> o(dv, 0.0);
+      for (size_t j = 0; j <= i; ++j) {
+        const double* vj = mixed.data() + j * channels + 2 * hk * dk + v * dv;
+        for (size_t e = 0; e < dv; ++e) o[e] += r.c[(v * n + i) * n + j] * vj[e];
+      }
+      double ss = 0;
+      for (size_t e = 0; e < dv; ++e) ss += o[e] * o[e];
+      const double inv = 1.0 / std::sqrt(ss / dv + a.norm_eps());
+      for (size_t e = 0; e < dv; ++e) {
+        const double ze = z[i * hv * dv + v * dv + e];
+        r.y[i * hv * dv + v * dv + e] = At(m, p + "norm.weight", 0, e) * o[e] * inv * ze * Sigmoid(ze);
+      }
+    }
+  }
+  return r;
+}
+
+TEST_CASE("Gated DeltaNet: the captured mixing matrix equals a recomputation and gives the layer's output") {
+  TinyModelOptions o;
+  o.family = fb::Family::Qwen35;
+  o.int8 = false;
+  o.layers = 2;  // layer 0 a Gated DeltaNet, layer 1 attention
+  o.hidden = 32;
+  o.layer_stddev = 0.3f;
+  LoadedModel loaded(o);
+  const Model& m = loaded.model;
+  const fb::Architecture& a = m.architecture();
+  REQUIRE(a.linear_attention() != nullptr);
+  const size_t h = a.hidden_size(), hv = a.linear_attention()->value_heads(),
+               values = hv * a.linear_attention()->value_dim();
+  const Batch in = MakeBatch({70, 23}, a.vocab_size());  // crosses the 64-row chunk
+  for (uint32_t threads : {1u, 2u}) {
+    CAPTURE(threads);
+    SessionLimits limits;
+    limits.max_batch = 2;
+    limits.max_seq = in.seq;
+    limits.threads = threads;
+    Result<Session> session = Session::Create(m, limits);
+    REQUIRE(session.ok());
+    DeltaRows rows;
+    session->SetProductObserver(&DeltaRows::Observe, &rows);
+    AttentionCapture c;
+    c.layer = 0;
+    AttentionCapture shape;
+    std::vector<float> out;
+    const std::vector<float> mix = Capture(*session, c, in, &shape, &out);
+    CHECK(shape.kind == CaptureKind::kMixing);
+    REQUIRE(shape.heads == hv);
+    REQUIRE(rows.in.size() == static_cast<size_t>(in.batch()) * in.seq * h);
+    REQUIRE(rows.out.size() == static_cast<size_t>(in.batch()) * in.seq * values);
+    double worst_c = 0, largest_c = 0, worst_y = 0, largest_y = 0, negative = 0;
+    for (uint32_t b = 0; b < in.batch(); ++b) {
+      const size_t n = in.lengths[b];
+      const float* xb = rows.in.data() + static_cast<size_t>(b) * in.seq * h;
+      const NaiveDelta want = NaiveDeltaNet(m, 0, std::vector<double>(xb, xb + n * h), n);
+      for (uint32_t v = 0; v < hv; ++v) {
+        for (uint32_t i = 0; i < in.seq; ++i) {
+          const float* row = Row(mix, shape, b, v, i);
+          for (uint32_t j = 0; j < in.seq; ++j) {
+            if (i >= n || j > i) {  // padding and the future: empty
+              if (row[j] != 0.0f) FAIL_CHECK("b " << b << " head " << v << " (" << i << ", " << j << ") = " << row[j]);
+              continue;
+            }
+            const double w = want.c[(v * n + i) * n + j];
+            worst_c = std::fmax(worst_c, std::fabs(row[j] - w));
+            largest_c = std::fmax(largest_c, std::fabs(w));
+            negative = std::fmin(negative, w);
+          }
+        }
+      }
+      const float* yb = rows.out.data() + static_cast<size_t>(b) * in.seq * values;
+      for (size_t e = 0; e < n * values; ++e) {
+        worst_y = std::fmax(worst_y, std::fabs(yb[e] - want.y[e]));
+        largest_y = std::fmax(largest_y, std::fabs(want.y[e]));
+      }
+    }
+    MESSAGE("mixing: largest |captured - double| " << worst_c << " of largest |c| " << largest_c
+            << " (most negative " << negative << "); output through the matrix: " << worst_y
+            << " of " << largest_y);
+    CHECK(worst_c <= 1e-5 * largest_c);
+    CHECK(worst_y <= 1e-4 * largest_y);
+    CHECK(negative < -1e-3 * largest_c);  // the delta rule's erasures show as negative weights
+    // Without a capture: the same output bits.
+    const Status s = session->Run(in.ids.data(), in.lengths.data(), in.batch(), in.seq);
+    REQUIRE(s.ok());
+    const OutputView view = session->output();
+    CHECK(SameBits(out, std::vector<float>(view.data, view.data + out.size())));
+  }
+  // Prompts in chunks hold a chunk's q and k at a time: the capture is refused, the run says why.
+  SessionLimits chunked;
+  chunked.max_batch = 2;
+  chunked.max_seq = in.seq;
+  chunked.prefill_chunk = 16;
+  Result<Session> session = Session::Create(m, chunked);
+  REQUIRE(session.ok());
+  std::vector<float> probs(static_cast<size_t>(2) * hv * in.seq * in.seq);
+  AttentionCapture c;
+  c.layer = 0;
+  c.probs = probs.data();
+  c.capacity = probs.size();
+  REQUIRE(session->SetAttentionCapture(&c).ok());
+  const Status refused = session->Run(in.ids.data(), in.lengths.data(), in.batch(), in.seq);
+  CHECK(refused.code() == StatusCode::kInvalidArgument);
+  CHECK(std::string(refused.message()).find("prefill_chunk 0") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace octet

@@ -77,6 +77,11 @@ const std::vector<fb::TokenMixer> kHybrid = {fb::TokenMixer::TokenShift,
 const std::vector<fb::TokenMixer> kConvHybrid = {fb::TokenMixer::ShortConv,
                                                  fb::TokenMixer::Attention,
                                                  fb::TokenMixer::ShortConv};
+// Qwen3.5's kind: Gated DeltaNets (a conv of 4 taps and a matrix per value head) around
+// attention.
+const std::vector<fb::TokenMixer> kLinearHybrid = {fb::TokenMixer::GatedDeltaNet,
+                                                   fb::TokenMixer::Attention,
+                                                   fb::TokenMixer::GatedDeltaNet};
 
 std::vector<float> Rms(const float* x, float eps) {
   double sum = 0;
@@ -165,7 +170,7 @@ std::vector<float> LastLogits(const Model& model, const std::vector<int32_t>& pr
 
 TEST_CASE("a hybrid stack gives the same logits whole, in prompt chunks and by decode steps") {
   const std::vector<int32_t> prompt = {5, 9, 1, 30, 12, 7, 22, 3};
-  for (const auto* mixers : {&kHybrid, &kConvHybrid})
+  for (const auto* mixers : {&kHybrid, &kConvHybrid, &kLinearHybrid})
   for (bool int8 : {false, true}) {
     CAPTURE(int8);
     CAPTURE(GetTokenMixer((*mixers)[0]).name);
@@ -173,9 +178,18 @@ TEST_CASE("a hybrid stack gives the same logits whole, in prompt chunks and by d
     REQUIRE_MESSAGE(m.status.ok(), std::string(m.status.message()));
     const std::vector<float> whole = LastLogits(m.model, prompt, 0, 0);
     // Chunks: bit for bit (the same kernel calls, forward.h ForwardLimits::prefill_chunk);
-    // chunks of 1 (shorter than a convolution's state) and 3.
-    CHECK(LastLogits(m.model, prompt, 3, 0) == whole);
-    CHECK(LastLogits(m.model, prompt, 1, 0) == whole);
+    // chunks of 1 (shorter than a convolution's state) and 3. A Gated DeltaNet's rule
+    // adds in another order over other chunks (the same rule, float rounding).
+    for (uint32_t chunk : {3u, 1u}) {
+      const std::vector<float> chunked = LastLogits(m.model, prompt, chunk, 0);
+      if (mixers != &kLinearHybrid) {
+        CHECK(chunked == whole);
+        continue;
+      }
+      for (size_t i = 0; i < whole.size(); ++i) {
+        CHECK(chunked[i] == doctest::Approx(whole[i]).epsilon(int8 ? 2e-3 : 1e-5));
+      }
+    }
     // Steps: the state carries the last rows from call to call, after prompts
     // longer and shorter than a convolution's state.
     for (uint32_t stepped : {4u, 7u}) {
@@ -197,7 +211,7 @@ TEST_CASE("a hybrid stack gives the same logits whole, in prompt chunks and by d
 TEST_CASE("a hybrid stack decodes a padded batch as each sequence alone") {
   const std::vector<std::vector<int32_t>> prompts = {{4, 8, 15, 16, 23}, {1, 2, 3}};
   const std::vector<std::vector<int32_t>> steps = {{11, 19}, {7, 30}, {2, 5}};
-  for (const auto* mixers : {&kHybrid, &kConvHybrid})
+  for (const auto* mixers : {&kHybrid, &kConvHybrid, &kLinearHybrid})
   for (bool int8 : {false, true}) {
     CAPTURE(int8);
     CAPTURE(GetTokenMixer((*mixers)[0]).name);
@@ -227,8 +241,42 @@ TEST_CASE("a hybrid stack decodes a padded batch as each sequence alone") {
   }
 }
 
+// The Gated DeltaNet's two forms of its rule: a prompt of 150 tokens in one
+// pass (chunks of 64) and token by token through the state (the recurrence)
+// agree within 1e-5 of the logits' scale, fp32.
+TEST_CASE("a Gated DeltaNet's chunked prefill and its recurrence agree over 150 tokens") {
+  MixedModel m(false, {fb::TokenMixer::GatedDeltaNet, fb::TokenMixer::GatedDeltaNet,
+                       fb::TokenMixer::GatedDeltaNet});
+  REQUIRE_MESSAGE(m.status.ok(), std::string(m.status.message()));
+  constexpr uint32_t kLen = 150;
+  std::vector<int32_t> prompt(kLen);
+  for (uint32_t i = 0; i < kLen; ++i) prompt[i] = static_cast<int32_t>((i * 13 + 5) % kVocab);
+  Result<Session> whole = Session::Create(m.model, SessionLimits{1, kLen, 0});
+  REQUIRE_MESSAGE(whole.ok(), std::string(whole.status().message()));
+  const uint32_t len[1] = {kLen};
+  REQUIRE(whole->Run(prompt.data(), len, 1, kLen).ok());
+  const OutputView all = whole->output();
+  REQUIRE(all.seq == kLen);
+  Result<Session> stepped = Session::Create(m.model, SessionLimits{1, 1, kLen});
+  REQUIRE(stepped.ok());
+  const uint32_t one[1] = {1};
+  double worst = 0, scale = 0;
+  for (uint32_t t = 0; t < kLen; ++t) {
+    const Status s = t == 0 ? stepped->Run(prompt.data(), one, 1, 1) : stepped->Step(&prompt[t], 1);
+    REQUIRE_MESSAGE(s.ok(), std::string(s.message()));
+    const OutputView out = stepped->output();
+    const float* ref = all.data + static_cast<size_t>(t) * all.dim;
+    for (size_t i = 0; i < out.dim; ++i) {
+      worst = std::max(worst, static_cast<double>(std::fabs(out.data[i] - ref[i])));
+      scale = std::max(scale, static_cast<double>(std::fabs(ref[i])));
+    }
+  }
+  MESSAGE("largest difference " << worst << " of logits up to " << scale);
+  CHECK(worst <= 1e-5 * scale);
+}
+
 TEST_CASE("a hybrid session's state saves and restores through its mixers") {
-  for (const auto* mixers : {&kHybrid, &kConvHybrid})
+  for (const auto* mixers : {&kHybrid, &kConvHybrid, &kLinearHybrid})
   for (bool int8 : {false, true}) {
     CAPTURE(int8);
     CAPTURE(GetTokenMixer((*mixers)[0]).name);

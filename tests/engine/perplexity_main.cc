@@ -92,17 +92,12 @@ int main(int argc, char** argv) {
   Result<SessionPlan> plan = Session::Plan(*model, long_limits);
   if (!plan.ok()) return Fail(plan.status().message());
   const fb::Attention& att = *a.attention();
-  // The layers whose token mixer keeps keys and values (a hybrid's others keep a
-  // fixed state, which the plan counts too: a few rows per layer).
-  uint32_t attention_layers = 0;
-  for (uint32_t l = 0; l < a.num_layers(); ++l) {
-    if (LayerMixer(RoleArchOf(a), LayerStack::kSingle, l) == fb::TokenMixer::Attention) {
-      ++attention_layers;
-    }
-  }
-  const double fp16 = 2.0 * attention_layers * 2048.0 * att.num_kv_heads() * att.head_dim() * 2.0;
+  // The KV rows of the layers whose token mixer keeps keys and values (a
+  // hybrid's others keep a fixed state, also in the KV arena, not compared).
+  const double kv = static_cast<double>(plan->kv_bytes_per_position) * 2048.0;
+  const double fp16 = 2.0 * plan->kv_layers * 2048.0 * att.num_kv_heads() * att.head_dim() * 2.0;
   std::printf("perplexity %.4f over %zu tokens (window %u)\n", ppl, scored, window);
-  std::printf("kv cache for 2048 tokens: %zu bytes; fp16 would take %.0f bytes; ratio %.4f\n",
-              plan->kv_cache_bytes, fp16, static_cast<double>(plan->kv_cache_bytes) / fp16);
+  std::printf("kv cache for 2048 tokens: %.0f bytes (+ %zu of fixed state); fp16 would take %.0f "
+              "bytes; ratio %.4f\n", kv, plan->fixed_state_bytes, fp16, kv / fp16);
   return 0;
 }

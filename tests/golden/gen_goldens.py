@@ -39,6 +39,7 @@ from ref_models.marian import MarianMTModel, MarianSinusoidalPositionalEmbedding
 from ref_models.modernbert import ModernBertModel  # noqa: E402
 from ref_models.phi3 import Phi3ForCausalLM  # noqa: E402
 from ref_models.qwen3 import Qwen3ForCausalLM  # noqa: E402
+from ref_models.qwen3_5 import Qwen3_5ForCausalLM, Qwen3_5GatedDeltaNet  # noqa: E402
 from ref_models.roberta import RobertaModel  # noqa: E402
 from ref_models.t5 import T5ForConditionalGeneration, relative_position_bucket  # noqa: E402
 
@@ -63,6 +64,8 @@ MODELS = {
     "xlm-roberta": RobertaModel,
     "modernbert": ModernBertModel,
     "lfm2": Lfm2ForCausalLM,
+    "qwen3_5_text": Qwen3_5ForCausalLM,
+    "qwen3_5": Qwen3_5ForCausalLM,
 }
 
 # --- the cases -----------------------------------------------------------------------------------
@@ -554,17 +557,72 @@ CASES = [
             "theta": 10000.0, "tie_embedding": False, "pad_token_id": 0, "bos_token_id": 1,
             "eos_token_id": 2, "initializer_range": 0.02, "torch_dtype": "bfloat16",
         }),
+    dict(
+        name="qwen3_5_hybrid",
+        covers="Qwen3.5 text (Qwen3_5ForCausalLM): Gated DeltaNet layers 0, 1, 3 (2 key heads of 8, "
+               "4 value heads of 8: each key head shared by 2 value heads, conv of 4 taps) and gated "
+               "full attention in layer 2 (output gate interleaved per head in q_proj, zero-centred "
+               "Q/K norms, partial RoPE over 4 of 16 dimensions, GQA 4/2); sequences of 150 and 70 "
+               "tokens cross the 64-token chunks; untied head",
+        layout="as_is", dtype="F32", lengths=[150, 70],
+        config={
+            "architectures": ["Qwen3_5ForCausalLM"], "model_type": "qwen3_5_text",
+            "vocab_size": 96, "hidden_size": 32, "intermediate_size": 64,
+            "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "head_dim": 16, "hidden_act": "silu", "max_position_embeddings": 512,
+            "rms_norm_eps": 1e-6,
+            "rope_parameters": {"rope_type": "default", "rope_theta": 10000000.0,
+                                "partial_rotary_factor": 0.25},
+            "layer_types": ["linear_attention", "linear_attention", "full_attention",
+                            "linear_attention"],
+            "linear_conv_kernel_dim": 4, "linear_key_head_dim": 8, "linear_value_head_dim": 8,
+            "linear_num_key_heads": 2, "linear_num_value_heads": 4, "attn_output_gate": True,
+            "tie_word_embeddings": False, "bos_token_id": 1, "eos_token_id": 2,
+            "torch_dtype": "float32",
+        }),
+    dict(
+        name="qwen3_5_multimodal_bf16",
+        covers="Qwen3_5ForConditionalGeneration as published: text_config nested, "
+               "model.language_model.* names, a vision tower (model.visual.*) and mtp.* to skip, "
+               "full_attention_interval 2 over 4 layers, key and value heads alike (2 of 16), "
+               "M-RoPE keys (mrope_section) on text only, tied head, BF16; 130 and 70 tokens",
+        layout="qwen3_5_multimodal", dtype="BF16", lengths=[70, 130],
+        config={
+            "architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
+            "tie_word_embeddings": True, "image_token_id": 90, "video_token_id": 91,
+            "text_config": {
+                "model_type": "qwen3_5_text", "vocab_size": 96, "hidden_size": 32,
+                "intermediate_size": 48, "num_hidden_layers": 4, "num_attention_heads": 2,
+                "num_key_value_heads": 1, "head_dim": 16, "hidden_act": "silu",
+                "max_position_embeddings": 512, "rms_norm_eps": 1e-6,
+                "rope_parameters": {"rope_type": "default", "rope_theta": 10000000.0,
+                                    "partial_rotary_factor": 0.25, "mrope_section": [1, 1, 0],
+                                    "mrope_interleaved": True},
+                "full_attention_interval": 2, "linear_conv_kernel_dim": 4,
+                "linear_key_head_dim": 16, "linear_value_head_dim": 16,
+                "linear_num_key_heads": 2, "linear_num_value_heads": 2,
+                "attn_output_gate": True, "mtp_num_hidden_layers": 1,
+                "tie_word_embeddings": True, "bos_token_id": 1, "eos_token_id": 2,
+            },
+            "vision_config": {"model_type": "qwen3_5", "depth": 1, "hidden_size": 16},
+            "torch_dtype": "bfloat16",
+        }),
 ]
 
 # Standard deviation of the random embeddings per family (other weights: see init_weights).
 EMBED_STD = {"bert": 1.0, "gpt2": 0.5, "llama": 1.0, "qwen2": 1.0, "mistral": 1.0,
              "qwen3": 1.0, "phi3": 1.0, "marian": 32 ** -0.5, "t5": 1.0, "distilbert": 1.0,
              "roberta": 1.0, "xlm-roberta": 1.0, "gemma": 1.0, "gemma2": 1.0, "gemma3_text": 1.0,
-             "modernbert": 1.0, "lfm2": 1.0}
+             "modernbert": 1.0, "lfm2": 1.0, "qwen3_5_text": 1.0, "qwen3_5": 1.0}
 
 
 def family(case):
     return case["config"]["model_type"]
+
+
+def lm_config(case):
+    """The language model's keys (a multimodal wrapper's text_config)."""
+    return case["config"].get("text_config", case["config"])
 
 
 def case_seed(seed, name):
@@ -613,6 +671,31 @@ def init_weights(model, gen, embed_std, query_std_factor=1.0):
                 pass
         if hasattr(model, "final_logits_bias"):
             model.final_logits_bias.copy_(randn(*model.final_logits_bias.shape, std=0.5))
+        shape_delta_rules(model, KEY_QUERY_ALIGNMENT, VALUE_SCALE)
+
+
+# Gated DeltaNet layers read their state with the query: o_t = S_t^T q_t, a sum over past tokens
+# of v_s weighted by products of k_s and q_t, then y = RMSNorm(o_t) * silu(z) per head, eps 1e-6.
+# With every weight drawn independently, o_t is O(0.1) and now and then a near-cancelling sum
+# (rms 1e-3 at one position in a thousand), which the RMSNorm divides by: the random model is
+# chaotic there (in torch, 0.5% noise on its embeddings alone moved a position's logits to cosine
+# 0.993). Trained layers are not like that: models/qwen3_5-tiny (trained on the novels) has rms(o)
+# 0.0006-0.0018 at the median of its four Gated DeltaNets, where the norm's eps (1e-6 against
+# ms(o) ~1e-6) keeps y proportional to o, and its keys are aligned with the queries that read
+# them. So the goldens' value rows of in_proj_qkv are scaled by VALUE_SCALE (o's median rms
+# ~1e-3 like the trained model's), and the key half of in_proj_qkv and of the conv taps is drawn
+# as a * (the query half) + sqrt(1 - a^2) * (independent): the same variance, correlated with q.
+KEY_QUERY_ALIGNMENT = 0.9
+VALUE_SCALE = 0.01
+
+
+def shape_delta_rules(model, a, value_scale):
+    for m in model.modules():
+        if isinstance(m, Qwen3_5GatedDeltaNet):
+            kd = m.key_dim
+            for w in (m.in_proj_qkv.weight, m.conv1d.weight):
+                w[kd:2 * kd] = a * w[:kd] + math.sqrt(1.0 - a * a) * w[kd:2 * kd]
+            m.in_proj_qkv.weight[2 * kd:] *= value_scale
 
 
 # --- checkpoint layouts --------------------------------------------------------------------------
@@ -681,6 +764,18 @@ def export(model, case, gen):
         out["head.dense.weight"] = randn(h, h, std=h ** -0.5)
         out["head.norm.weight"] = 1 + randn(h, std=0.1)
         out["decoder.bias"] = randn(v, std=0.1)
+    elif layout == "qwen3_5_multimodal":
+        # Qwen3_5ForConditionalGeneration: the language model under model.language_model., a
+        # vision tower and the multi-token-prediction layer, both of which octet skips.
+        h = c["text_config"]["hidden_size"]
+        out = {}
+        for k, t in sd.items():
+            out[("model.language_model." + k[len("model."):]) if k.startswith("model.") else k] = t
+        out["model.visual.patch_embed.proj.weight"] = randn(16, 3, 2, 4, 4, std=0.1)
+        out["model.visual.blocks.0.attn.qkv.weight"] = randn(48, 16, std=0.25)
+        out["model.visual.merger.linear_fc1.weight"] = randn(32, 64, std=0.125)
+        out["mtp.fc.weight"] = randn(h, 2 * h, std=(2 * h) ** -0.5)
+        out["mtp.norm.weight"] = randn(h, std=0.1)
     elif layout == "gpt2_model":
         out = {k[len("transformer."):]: t for k, t in sd.items()}
     elif layout == "marian_full":
@@ -722,6 +817,11 @@ def import_(model, tensors, case):
             if key.startswith(("lm_head.", "pooler.")) or key == "embeddings.position_ids":
                 ignored.append(name)
                 continue
+        elif fam == "qwen3_5" and case["layout"] == "qwen3_5_multimodal":
+            if name.startswith(("model.visual.", "mtp.")):
+                ignored.append(name)
+                continue
+            key = name.replace("model.language_model.", "model.", 1)
         elif fam == "modernbert":
             key = name[len("model."):] if name.startswith("model.") else name
             if key.startswith(("head.", "decoder.", "classifier.")):
@@ -844,7 +944,7 @@ def write_tokenizer(out_dir, vocab_size):
 
 def make_inputs(case, gen):
     """Token ids per sequence, in range, with the boundary ids where the family allows them."""
-    c, fam = case["config"], family(case)
+    c, fam = lm_config(case), family(case)
     v = c["vocab_size"]
 
     def rand(n, lo, hi):
@@ -958,7 +1058,7 @@ def check_receptive_field(model, case, seq):
     """Change one token and see which positions' logits move: exactly [p, p + L*(W-1)] with a
     window W over L layers, [p, end) without one. Checks the causal mask and the window boundary
     (a key j is visible from i iff i - W < j <= i) independently of the mask code."""
-    c = case["config"]
+    c = lm_config(case)
     layers = c.get("num_hidden_layers", c.get("n_layer"))
     window = model.window if hasattr(model, "window") else None
     n = len(seq)
@@ -996,7 +1096,8 @@ def debug_tables(model, case):
     """Intermediate values that help debug an implementation (not compared by the tests)."""
     fam = family(case)
     out = {}
-    if fam in ("llama", "qwen2", "mistral", "qwen3", "gemma", "gemma2", "gemma3_text", "lfm2"):
+    if fam in ("llama", "qwen2", "mistral", "qwen3", "gemma", "gemma2", "gemma3_text", "lfm2",
+               "qwen3_5_text", "qwen3_5"):
         out["rope_inv_freq"] = [float(x) for x in model.inv_freq]
     if fam == "gemma3_text":
         out["rope_local_inv_freq"] = [float(x) for x in model.local_inv_freq]
@@ -1059,7 +1160,7 @@ def generate(case, out_root, seed):
     tensors, dtypes = export(model, case, gen)
     files = ["config.json"] + write_checkpoint(out_dir, tensors, dtypes, case.get("shards", 1))
     if case.get("tokenizer"):
-        write_tokenizer(out_dir, c["vocab_size"])
+        write_tokenizer(out_dir, lm_config(case)["vocab_size"])
         files.append("tokenizer.json")
 
     # The reference runs on what the files hold (F16/BF16 rounded), read back by name.

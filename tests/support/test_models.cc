@@ -123,6 +123,29 @@ fb::ArchitectureT TinyArchitecture(const TinyModelOptions& o) {
       a.bos_token_id = 2;
       a.eos_token_id = 1;
       break;
+    case fb::Family::Qwen35:
+      // Gated DeltaNets in even layers, gated attention with Q/K norms and a partial
+      // RoPE (half of each head) in odd ones.
+      a.structure = fb::Structure::DecoderOnly;
+      a.num_layers = o.layers;
+      a.norm = fb::NormKind::RmsNorm;
+      a.norm_eps = 1e-6f;
+      a.activation = fb::Activation::Silu;
+      a.gated_ffn = true;
+      a.position = fb::PositionKind::Rope;
+      a.rope = std::make_unique<fb::RopeT>();
+      a.rope->theta = 10000000.0f;
+      a.rope->rotary_dim = a.attention->head_dim / 2;
+      a.max_positions = 2048;
+      a.attention->qk_norm = true;
+      a.attention->output_gate = true;
+      for (uint32_t i = 0; i < o.layers; ++i) {
+        a.layer_mixers.push_back(i % 2 == 1 ? fb::TokenMixer::Attention
+                                            : fb::TokenMixer::GatedDeltaNet);
+      }
+      a.bos_token_id = 1;
+      a.eos_token_id = 2;
+      break;
     case fb::Family::Lfm2:
       // Llama's decoder with Q/K norms in its attention layers and short
       // convolutions in the others.
@@ -164,6 +187,15 @@ fb::ArchitectureT TinyArchitecture(const TinyModelOptions& o) {
       a.short_conv = std::make_unique<fb::ShortConvT>();
       a.short_conv->kernel = o.conv_kernel;
       a.short_conv->bias = o.conv_bias;
+    }
+    if (m == fb::TokenMixer::GatedDeltaNet && a.linear_attention == nullptr) {
+      // Two key heads, each read by two value heads.
+      a.linear_attention = std::make_unique<fb::LinearAttentionT>();
+      a.linear_attention->key_heads = 2;
+      a.linear_attention->value_heads = 4;
+      a.linear_attention->key_dim = o.hidden / 4;
+      a.linear_attention->value_dim = o.hidden / 4;
+      a.linear_attention->conv_kernel = 4;
     }
   }
   return a;
@@ -220,6 +252,26 @@ ModelWriter MakeTinyModelWriter(const TinyModelOptions& o) {
     return layer < arch.layer_mixers.size() ? arch.layer_mixers[layer]
                                             : fb::TokenMixer::Attention;
   };
+  auto add_gated_deltanet = [&](const std::string& p) {
+    const fb::LinearAttentionT& l = *arch.linear_attention;
+    const uint32_t channels = 2 * l.key_heads * l.key_dim + l.value_heads * l.value_dim;
+    const uint32_t values = l.value_heads * l.value_dim;
+    add_linear(p + "lin.in_qkv", channels, h, false);
+    add_linear(p + "lin.in_z", values, h, false);
+    add_linear(p + "lin.in_b", l.value_heads, h, false);
+    add_linear(p + "lin.in_a", l.value_heads, h, false);
+    AddMatrix(writer, p + "lin.conv.weight", channels, l.conv_kernel, false, rng, 0.5f);
+    // Decays from slow to fast over the heads.
+    std::vector<float> a_log(l.value_heads), dt_bias(l.value_heads);
+    for (uint32_t v = 0; v < l.value_heads; ++v) {
+      a_log[v] = std::log(0.05f + 0.4f * static_cast<float>(v));
+      dt_bias[v] = -0.5f + 0.25f * static_cast<float>(v);
+    }
+    writer.AddTensorCopy(p + "lin.a_log", fb::DType::F32, {l.value_heads}, a_log.data());
+    writer.AddTensorCopy(p + "lin.dt_bias", fb::DType::F32, {l.value_heads}, dt_bias.data());
+    AddVector(writer, p + "lin.norm.weight", l.value_dim, 1.0f);
+    add_linear(p + "lin.out", h, values, false);
+  };
   auto add_short_conv = [&](const std::string& p) {
     const uint32_t taps = arch.short_conv->kernel;
     add_linear(p + "conv.in_proj", 3 * h, h, arch.short_conv->bias);
@@ -241,8 +293,11 @@ ModelWriter MakeTinyModelWriter(const TinyModelOptions& o) {
           AddVector(writer, p + "attn.q_norm.weight", arch.attention->head_dim, 1.0f);
           AddVector(writer, p + "attn.k_norm.weight", arch.attention->head_dim, 1.0f);
         }
+        if (arch.attention->output_gate) add_linear(p + "attn.gate", q_rows, h, false);
       } else if (mixer == fb::TokenMixer::ShortConv) {
         add_short_conv(p);
+      } else if (mixer == fb::TokenMixer::GatedDeltaNet) {
+        add_gated_deltanet(p);
       }
       if (stack == "decoder.") {
         add_norm(p + "cross_attn_norm");

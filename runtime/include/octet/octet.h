@@ -389,6 +389,14 @@ typedef enum octet_attention_stack {
   OCTET_STACK_DECODER = 2  /* encoder-decoder: the decoder's */
 } octet_attention_stack;
 
+typedef enum octet_capture_kind {
+  OCTET_CAPTURE_PROBABILITIES = 0, /* softmax attention: rows of probabilities */
+  OCTET_CAPTURE_MIXING = 1         /* a linear attention (Gated DeltaNet): the token-mixing
+                                      matrix its recurrence implies, per value head: the
+                                      output before its gated norm is o_i = sum_j c_ij v_j
+                                      (j <= i); signed, rows need not sum to 1 */
+} octet_capture_kind;
+
 typedef struct octet_attention_capture {
   size_t struct_size;   /* sizeof(octet_attention_capture) */
   int32_t stack;        /* an octet_attention_stack */
@@ -401,10 +409,14 @@ typedef struct octet_attention_capture {
   uint32_t heads;
   uint32_t q_len;
   uint32_t k_len;
+  int32_t kind;         /* an octet_capture_kind (set when struct_size covers it) */
 } octet_attention_capture;
 
 /* The following runs (not steps) write the attention probabilities of one
- * layer into capture->probs; NULL stops it. *capture must stay alive while
+ * layer into capture->probs (a Gated DeltaNet layer: its token-mixing matrix,
+ * kind OCTET_CAPTURE_MIXING, heads = its value heads; it needs a session whose
+ * prompts run in one pass, prefill_chunk 0); NULL stops it. A struct_size up
+ * to k_len (before kind) is accepted as well. *capture must stay alive while
  * set. A run whose probabilities exceed capacity fails before computing with
  * OCTET_BUFFER_TOO_SMALL, and batch, heads, q_len and k_len then give the
  * shape it needs (the session's output stays the last run's). */

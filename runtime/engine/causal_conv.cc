@@ -1,0 +1,54 @@
+#include "engine/causal_conv.h"
+
+#include <cmath>
+
+namespace octet {
+
+void CausalConvRows(const CausalConv& conv, const float* in, size_t ldi, float* out, size_t ldo,
+                    size_t seq, const float* state, size_t lds, bool continues, size_t c0,
+                    size_t c1) {
+  const size_t taps = conv.taps;
+  for (size_t s = 0; s < seq; ++s) {
+    float* o = out + s * ldo;
+    for (size_t ch = c0; ch < c1; ++ch) {
+      const float* w = conv.weight + ch * taps;
+      float v = conv.bias != nullptr ? conv.bias[ch] : 0.0f;
+      for (size_t k = 0; k < taps; ++k) {
+        const size_t back = taps - 1 - k;  // the input row s - back
+        if (back <= s) {
+          v += w[k] * in[(s - back) * ldi + ch];
+        } else if (continues) {
+          v += w[k] * state[(taps - 1 - (back - s)) * lds + ch];
+        }
+      }
+      if (conv.silu) v = static_cast<float>(v / (1.0 + std::exp(-static_cast<double>(v))));
+      o[ch] = v;
+    }
+  }
+}
+
+void AdvanceConvState(const CausalConv& conv, const float* in, size_t ldi, float* state,
+                      size_t lds, size_t p0, size_t last, bool continues, size_t c0, size_t c1) {
+  const size_t taps = conv.taps;
+  // Row i of the new state holds position last - (taps - 2) + i; read before
+  // written: an old row for a position sits at a higher index than its new one.
+  for (size_t i = 0; i + 1 < taps; ++i) {
+    float* to = state + i * lds;
+    if (last + i + 1 < taps - 1) {  // a position before 0
+      for (size_t ch = c0; ch < c1; ++ch) to[ch] = 0.0f;
+      continue;
+    }
+    const size_t pos = last + i + 1 - (taps - 1);
+    if (pos >= p0) {
+      const float* from = in + (pos - p0) * ldi;
+      for (size_t ch = c0; ch < c1; ++ch) to[ch] = from[ch];
+    } else if (continues) {
+      const float* from = state + (pos + taps - 1 - p0) * lds;
+      for (size_t ch = c0; ch < c1; ++ch) to[ch] = from[ch];
+    } else {
+      for (size_t ch = c0; ch < c1; ++ch) to[ch] = 0.0f;
+    }
+  }
+}
+
+}  // namespace octet
