@@ -12,13 +12,15 @@
 
 #include <cstddef>
 
+#include "kernels/f32_elementwise.h"
+
 namespace octet {
 
 struct CausalConv {
   const float* weight = nullptr;  // [channels, taps]
   const float* bias = nullptr;    // [channels] or null
   size_t taps = 0;
-  bool silu = false;              // act: x * sigmoid(x), else none
+  F32ActivationFn silu = nullptr;  // act: x * sigmoid(x) by this kernel (the table's), else none
 };
 
 // out rows may not overlap in rows. state: [taps - 1, lds] or null (continues false).

@@ -10,13 +10,16 @@
 //                                     o_t = S^T q_t
 //   y = RMSNorm(o) * lin.norm * silu(lin.in_z(in)) per head;  out = lin.out(y)
 //
-// A call over several tokens runs the rule in chunks of kChunk (transformers'
-// chunked form: within a chunk, with G the cumulative g and D[i][j] =
-// exp(G_i - G_j) for j <= i, solve (I + strict(beta k k^T * D)) [U | W] =
-// [beta v | beta exp(G) k] by forward substitution; u = U - W S; o = exp(G) q S +
-// (q k^T * D) u; S = exp(G_last) S + (exp(G_last - G) k)^T u), every difference of
-// G formed before its exp (g <= 0: no exp above 1); a step of one token runs
-// the recurrence. Both are exact forms of the same rule.
+// A call over several tokens runs the rule in chunks of kDeltaChunk (64) tokens
+// (transformers' chunked form; kernels/f32_delta_rule.h: within a chunk, with G
+// the cumulative g and D[i][j] = exp(G_i - G_j) for j <= i, solve
+// (I + strict(beta k k^T * D)) [U | W] = [beta v | beta exp(G) k] by forward
+// substitution; u = U - W S; o = exp(G) q S + (q k^T * D) u;
+// S = exp(G_last) S + (exp(G_last - G) k)^T u), every difference of G formed
+// before its exp (g <= 0: no exp above 1); a step of one token runs the
+// recurrence. Both are exact forms of the same rule; both run on the kernel
+// table's f32_delta_chunk and f32_delta_step, and the gated norm on its
+// f32_rmsnorm and f32_activation.
 //
 // State per sequence: the conv's last K - 1 inputs [K - 1, channels] and S per
 // value head [Hv, dk, dv], fp32, fixed in size. The projections are matrix
@@ -30,13 +33,12 @@
 #include "engine/causal_conv.h"
 #include "engine/forward_internal.h"
 #include "engine/mixer.h"
+#include "kernels/f32_delta_rule.h"
 
 namespace octet {
 namespace {
 
 using namespace fwd;
-
-constexpr size_t kChunk = 64;
 
 struct Shape {
   size_t hk, hv, dk, dv, taps;
@@ -85,16 +87,12 @@ size_t GdnWidest(const fb::Architecture& a) {
   return s.channels > s.value_cols ? s.channels : s.value_cols;
 }
 
-// Per thread: a chunk's q, k, W [kChunk, dk], U (then u), O [kChunk, dv], the
-// two [kChunk, kChunk] matrices, G and beta (RuleChunked); the recurrence's one
-// dv row; an even count, so that every thread's share starts 8-byte aligned (a
-// capture's dk doubles, MixingMatrix, reuse it).
-size_t ChunkFloats(const Shape& s) {
-  return kChunk * (3 * s.dk + 2 * s.dv) + 2 * kChunk * kChunk + 3 * kChunk;  // G: doubles
-}
+// Per thread: f32_delta_chunk's scratch (at least 2 dk floats: a capture's dk
+// doubles, MixingMatrix, reuse it), an even count, so that every thread's
+// share starts 8-byte aligned.
 size_t GdnThreadFloats(const fb::Architecture& a) {
   const Shape s = ShapeOf(a);
-  return (ChunkFloats(s) + s.dv + 1) & ~static_cast<size_t>(1);
+  return (F32DeltaChunkScratchFloats(s.dk, s.dv) + 1) & ~static_cast<size_t>(1);
 }
 
 // Sequence b's state in decoder layer l: the conv rows, then S per value head.
@@ -109,141 +107,6 @@ float Sigmoid(float x) { return static_cast<float>(1.0 / (1.0 + std::exp(-static
 // torch's softplus (beta 1, threshold 20: linear above it).
 float Softplus(float x) {
   return x > 20.0f ? x : static_cast<float>(std::log1p(std::exp(static_cast<double>(x))));
-}
-
-// One value head's recurrence over `n` rows of sequence rows `rows` (row stride
-// ld): reads q, k, v from the conv columns and beta, g from the b, a columns
-// (already transformed), writes o into the raw columns; S [dk, dv] in and out.
-void RuleRecurrent(const Shape& sh, const Cols& c, size_t h, float* rows, size_t ld, size_t n,
-                   float* S, float* tmp) {
-  const size_t kh = h / sh.group, dk = sh.dk, dv = sh.dv;
-  for (size_t t = 0; t < n; ++t) {
-    float* row = rows + t * ld;
-    const float* q = row + c.conv + kh * dk;
-    const float* k = row + c.conv + sh.hk * dk + kh * dk;
-    const float* v = row + c.conv + 2 * sh.hk * dk + h * dv;
-    const float beta = row[c.b + h];
-    const float decay = std::exp(row[c.a + h]);
-    float* kv = tmp;  // S^T k after the decay
-    for (size_t j = 0; j < dv; ++j) kv[j] = 0.0f;
-    for (size_t i = 0; i < dk; ++i) {
-      float* si = S + i * dv;
-      const float ki = k[i];
-      for (size_t j = 0; j < dv; ++j) {
-        si[j] *= decay;
-        kv[j] += ki * si[j];
-      }
-    }
-    for (size_t j = 0; j < dv; ++j) kv[j] = beta * (v[j] - kv[j]);  // delta
-    float* o = row + c.raw + h * dv;
-    for (size_t j = 0; j < dv; ++j) o[j] = 0.0f;
-    for (size_t i = 0; i < dk; ++i) {
-      float* si = S + i * dv;
-      const float ki = k[i], qi = q[i];
-      for (size_t j = 0; j < dv; ++j) {
-        si[j] += ki * kv[j];
-        o[j] += qi * si[j];
-      }
-    }
-  }
-}
-
-// The same rule in chunks of kChunk rows.
-void RuleChunked(const Shape& sh, const Cols& c, size_t h, float* rows, size_t ld, size_t n,
-                 float* S, float* scratch) {
-  const size_t kh = h / sh.group, dk = sh.dk, dv = sh.dv;
-  float* Q = scratch;              // [kChunk, dk]
-  float* K = Q + kChunk * dk;      // [kChunk, dk]
-  float* W = K + kChunk * dk;      // [kChunk, dk]
-  float* V = W + kChunk * dk;      // [kChunk, dv]: beta v, then U, then u
-  float* O = V + kChunk * dv;      // [kChunk, dv]
-  float* M = O + kChunk * dv;      // [kChunk, kChunk]: beta_i k_i.k_j D_ij (j < i)
-  float* A = M + kChunk * kChunk;  // [kChunk, kChunk]: q_i.k_j D_ij (j <= i)
-  // [kChunk] doubles (the offset is a multiple of kChunk floats: 8-byte aligned): the
-  // cumulative decays reach -100 within a chunk, where a float's exponent would be off by 1e-5.
-  double* G = reinterpret_cast<double*>(A + kChunk * kChunk);
-  float* B = A + kChunk * kChunk + 2 * kChunk;  // [kChunk]
-  for (size_t t0 = 0; t0 < n; t0 += kChunk) {
-    const size_t m = n - t0 < kChunk ? n - t0 : kChunk;
-    double acc = 0.0;
-    for (size_t i = 0; i < m; ++i) {
-      const float* row = rows + (t0 + i) * ld;
-      std::memcpy(Q + i * dk, row + c.conv + kh * dk, dk * sizeof(float));
-      std::memcpy(K + i * dk, row + c.conv + sh.hk * dk + kh * dk, dk * sizeof(float));
-      const float* v = row + c.conv + 2 * sh.hk * dk + h * dv;
-      B[i] = row[c.b + h];
-      acc += row[c.a + h];
-      G[i] = acc;
-      for (size_t j = 0; j < dv; ++j) V[i * dv + j] = B[i] * v[j];
-      const float eg = static_cast<float>(std::exp(G[i]));
-      for (size_t d = 0; d < dk; ++d) W[i * dk + d] = B[i] * eg * K[i * dk + d];
-    }
-    // M and A, and the forward substitutions (I + M) U = beta v, (I + M) W = beta exp(G) k.
-    for (size_t i = 0; i < m; ++i) {
-      const float* ki = K + i * dk;
-      const float* qi = Q + i * dk;
-      for (size_t j = 0; j <= i; ++j) {
-        const float* kj = K + j * dk;
-        double kk = 0.0, qk = 0.0;
-        for (size_t d = 0; d < dk; ++d) {
-          kk += static_cast<double>(ki[d]) * kj[d];
-          qk += static_cast<double>(qi[d]) * kj[d];
-        }
-        const double dij = std::exp(G[i] - G[j]);
-        M[i * kChunk + j] = static_cast<float>(B[i] * kk * dij);
-        A[i * kChunk + j] = static_cast<float>(qk * dij);
-      }
-      for (size_t j = 0; j < i; ++j) {
-        const float mij = M[i * kChunk + j];
-        const float* uj = V + j * dv;
-        float* ui = V + i * dv;
-        for (size_t e = 0; e < dv; ++e) ui[e] -= mij * uj[e];
-        const float* wj = W + j * dk;
-        float* wi = W + i * dk;
-        for (size_t d = 0; d < dk; ++d) wi[d] -= mij * wj[d];
-      }
-    }
-    // u = U - W S; O = exp(G) q S + A u.
-    for (size_t i = 0; i < m; ++i) {
-      float* ui = V + i * dv;
-      float* oi = O + i * dv;
-      const float* wi = W + i * dk;
-      const float* qi = Q + i * dk;
-      const float eg = static_cast<float>(std::exp(G[i]));
-      for (size_t e = 0; e < dv; ++e) oi[e] = 0.0f;
-      for (size_t d = 0; d < dk; ++d) {
-        const float* sd = S + d * dv;
-        const float wd = wi[d], qd = eg * qi[d];
-        for (size_t e = 0; e < dv; ++e) {
-          ui[e] -= wd * sd[e];
-          oi[e] += qd * sd[e];
-        }
-      }
-    }
-    for (size_t i = 0; i < m; ++i) {
-      float* oi = O + i * dv;
-      for (size_t j = 0; j <= i; ++j) {
-        const float aij = A[i * kChunk + j];
-        const float* uj = V + j * dv;
-        for (size_t e = 0; e < dv; ++e) oi[e] += aij * uj[e];
-      }
-      std::memcpy(rows + (t0 + i) * ld + c.raw + h * dv, oi, dv * sizeof(float));
-    }
-    // S = exp(G_last) S + sum_j exp(G_last - G_j) k_j u_j^T.
-    const double last = G[m - 1];
-    const float el = static_cast<float>(std::exp(last));
-    for (size_t d = 0; d < dk * dv; ++d) S[d] *= el;
-    for (size_t j = 0; j < m; ++j) {
-      const float f = static_cast<float>(std::exp(last - G[j]));
-      const float* kj = K + j * dk;
-      const float* uj = V + j * dv;
-      for (size_t d = 0; d < dk; ++d) {
-        const float kd = f * kj[d];
-        float* sd = S + d * dv;
-        for (size_t e = 0; e < dv; ++e) sd[e] += kd * uj[e];
-      }
-    }
-  }
 }
 
 // Value head h's token-mixing matrix over sequence rows `rows` (its first `n`
@@ -310,7 +173,7 @@ void RunGatedDeltaNet(const Forward& f, const LayerWeights& w, const MixerCall& 
   CausalConv conv;
   conv.weight = w.mixer.f32[RoleIndexInGroup(Role::kLinConv)];  // [channels, taps]
   conv.taps = sh.taps;
-  conv.silu = true;
+  conv.silu = f.kernels->f32_activation;
   {
     ProfileScope scope(f, OpKind::kConvolution);
     for (uint32_t b = 0; b < call.batch; ++b) {
@@ -372,10 +235,28 @@ void RunGatedDeltaNet(const Forward& f, const LayerWeights& w, const MixerCall& 
       for (size_t v = h0; v < h1; ++v) {
         float* S = state + (sh.taps - 1) * sh.channels + v * sh.dk * sh.dv;
         if (!continues) std::memset(S, 0, sh.dk * sh.dv * sizeof(float));
-        if (real == 1) {
-          RuleRecurrent(sh, c, v, rb, ld, real, S, mine + ChunkFloats(sh));
-        } else if (real > 1) {
-          RuleChunked(sh, c, v, rb, ld, real, S, mine);
+        const size_t kh = v / sh.group;
+        F32DeltaChunkArgs args;
+        args.dk = sh.dk;
+        args.dv = sh.dv;
+        args.ld = ld;
+        args.S = S;
+        args.scratch = mine;
+        for (size_t t0 = 0; t0 < real; t0 += kDeltaChunk) {
+          float* r0 = rb + t0 * ld;
+          args.m = real - t0 < kDeltaChunk ? real - t0 : kDeltaChunk;
+          args.q = r0 + c.conv + kh * sh.dk;
+          args.k = r0 + c.conv + (sh.hk + kh) * sh.dk;
+          args.v = r0 + c.conv + 2 * sh.hk * sh.dk + v * sh.dv;
+          args.beta = r0 + c.b + v;
+          args.g = r0 + c.a + v;
+          args.o = r0 + c.raw + v * sh.dv;
+          if (args.m == 1) {  // a decode step: the recurrence
+            f.kernels->f32_delta_step(sh.dk, sh.dv, args.q, args.k, args.v, *args.beta, *args.g,
+                                      S, args.o);
+          } else {
+            f.kernels->f32_delta_chunk(args);
+          }
         }
         for (size_t s = real; s < call.seq; ++s) {
           std::memset(rb + s * ld + c.raw + v * sh.dv, 0, sh.dv * sizeof(float));
@@ -401,17 +282,11 @@ void RunGatedDeltaNet(const Forward& f, const LayerWeights& w, const MixerCall& 
   ParallelRange(f, rows, 1, sh.value_cols * 4, [&](size_t r0, size_t r1, size_t) {
     for (size_t r = r0; r < r1; ++r) {
       float* row = buf + r * ld;
-      for (size_t v = 0; v < sh.hv; ++v) {
-        float* o = row + c.raw + v * sh.dv;
-        const float* zv = row + c.z + v * sh.dv;
-        double ss = 0.0;
-        for (size_t e = 0; e < sh.dv; ++e) ss += static_cast<double>(o[e]) * o[e];
-        const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(sh.dv) + eps));
-        for (size_t e = 0; e < sh.dv; ++e) {
-          const float zs = zv[e] * Sigmoid(zv[e]);
-          o[e] = norm[e] * (o[e] * inv) * zs;
-        }
-      }
+      float* o = row + c.raw;
+      float* zs = row + c.z;
+      f.kernels->f32_rmsnorm(sh.hv, sh.dv, o, sh.dv, norm, eps, o, sh.dv);
+      f.kernels->f32_activation(F32Activation::kSilu, sh.value_cols, zs);
+      for (size_t e = 0; e < sh.value_cols; ++e) o[e] *= zs[e];
     }
   });
   ObserveInput(f, ProductInput::kLinearOutput, buf + c.raw, rows, sh.value_cols, ld);

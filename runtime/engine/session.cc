@@ -88,6 +88,19 @@ struct Session::Layout {
     ArenaLayout activations, scratch, kv;
     OCTET_RETURN_IF_ERROR(PlanForward(a, GetForwardMode(model), fl, &activations, &scratch, &kv,
                                       &out->forward));
+    // The default chunk halves (down to kMinDefaultPrefillChunk) while the
+    // per-row buffers it plans exceed kPrefillBufferBytes: wide layers (a
+    // Gated DeltaNet's rows are ~14 hidden sizes wide) then cost a few percent
+    // of prefill speed instead of tens of MiB.
+    while (limits.prefill_chunk == 0 && fl.prefill_chunk > kMinDefaultPrefillChunk &&
+           activations.size() + scratch.size() > kPrefillBufferBytes) {
+      fl.prefill_chunk /= 2;
+      activations = ArenaLayout();
+      scratch = ArenaLayout();
+      kv = ArenaLayout();
+      OCTET_RETURN_IF_ERROR(PlanForward(a, GetForwardMode(model), fl, &activations, &scratch,
+                                        &kv, &out->forward));
+    }
     // Step positions, then (encoder-decoders) the source lengths: u32 [max_batch] each.
     out->positions = activations.Reserve(2 * limits.max_batch * sizeof(uint32_t));
     if (a.structure() != fb::Structure::EncoderOnly) {

@@ -41,7 +41,8 @@ struct SessionLimits {
   // prefill_chunk rows (a long prompt needs little more than its KV cache).
   // Results are the same bit for bit, but in Gated DeltaNet layers, whose rule
   // then adds in another order (float rounding). 0 = kDefaultPrefillChunk when
-  // last_logits_only, else one pass.
+  // last_logits_only (halved down to kMinDefaultPrefillChunk while its buffers
+  // exceed kPrefillBufferBytes), else one pass.
   uint32_t prefill_chunk = 0;
   // Weights one layer at a time, for a model larger than memory (the
   // converter's fp32 twin and report of a billion-parameter checkpoint): a
@@ -58,6 +59,10 @@ struct SessionLimits {
 };
 
 constexpr uint32_t kDefaultPrefillChunk = 512;
+// The default chunk is halved, down to this, while the activations and scratch
+// it plans exceed kPrefillBufferBytes.
+constexpr uint32_t kMinDefaultPrefillChunk = 128;
+constexpr size_t kPrefillBufferBytes = size_t{48} << 20;
 
 constexpr uint32_t kMaxSessionThreads = 256;
 

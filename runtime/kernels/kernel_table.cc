@@ -206,6 +206,28 @@ const KernelVariant<F32AttentionFn> kF32AttentionVariants[] = {
     {"f32_attention__ref", f32_attention__ref, 0},
 };
 
+const KernelVariant<F32DeltaStepFn> kF32DeltaStepVariants[] = {
+#if defined(OCTET_KERNELS_X86)
+    {"f32_delta_step__avx512", f32_delta_step__avx512, kCpuX86Avx512Vnni | kCpuX86Avx2},
+    {"f32_delta_step__avx2", f32_delta_step__avx2, kCpuX86Avx2},
+#endif
+#if defined(OCTET_KERNELS_NEON)
+    {"f32_delta_step__neon", f32_delta_step__neon, kCpuArmNeon},
+#endif
+    {"f32_delta_step__ref", f32_delta_step__ref, 0},
+};
+
+const KernelVariant<F32DeltaChunkFn> kF32DeltaChunkVariants[] = {
+#if defined(OCTET_KERNELS_X86)
+    {"f32_delta_chunk__avx512", f32_delta_chunk__avx512, kCpuX86Avx512Vnni | kCpuX86Avx2},
+    {"f32_delta_chunk__avx2", f32_delta_chunk__avx2, kCpuX86Avx2},
+#endif
+#if defined(OCTET_KERNELS_NEON)
+    {"f32_delta_chunk__neon", f32_delta_chunk__neon, kCpuArmNeon},
+#endif
+    {"f32_delta_chunk__ref", f32_delta_chunk__ref, 0},
+};
+
 // The first (fastest) variant whose features are all present.
 template <typename Fn>
 const KernelVariant<Fn>& Select(const KernelVariant<Fn>* variants, size_t count,
@@ -311,6 +333,16 @@ const KernelVariant<F32AttentionFn>* F32AttentionVariants(size_t* count) {
   return kF32AttentionVariants;
 }
 
+const KernelVariant<F32DeltaStepFn>* F32DeltaStepVariants(size_t* count) {
+  *count = sizeof(kF32DeltaStepVariants) / sizeof(kF32DeltaStepVariants[0]);
+  return kF32DeltaStepVariants;
+}
+
+const KernelVariant<F32DeltaChunkFn>* F32DeltaChunkVariants(size_t* count) {
+  *count = sizeof(kF32DeltaChunkVariants) / sizeof(kF32DeltaChunkVariants[0]);
+  return kF32DeltaChunkVariants;
+}
+
 KernelTable SelectKernels(uint32_t cpu_features) {
   KernelTable table{};
   Choose(Qs8GemmVariants, cpu_features, &table.qs8_gemm, &table.qs8_gemm_name);
@@ -340,6 +372,9 @@ KernelTable SelectKernels(uint32_t cpu_features) {
   Choose(Qs8SoftmaxTileVariants, cpu_features, &table.qs8_softmax_tile,
          &table.qs8_softmax_tile_name);
   Choose(F32AttentionVariants, cpu_features, &table.f32_attention, &table.f32_attention_name);
+  Choose(F32DeltaStepVariants, cpu_features, &table.f32_delta_step, &table.f32_delta_step_name);
+  Choose(F32DeltaChunkVariants, cpu_features, &table.f32_delta_chunk,
+         &table.f32_delta_chunk_name);
   return table;
 }
 

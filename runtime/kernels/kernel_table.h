@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/f32_attention.h"
+#include "kernels/f32_delta_rule.h"
 #include "kernels/f32_elementwise.h"
 #include "kernels/position.h"
 #include "kernels/qs8_dequantize_rows.h"
@@ -66,6 +67,11 @@ struct KernelTable {
   const char* qs8_softmax_tile_name;
   F32AttentionFn f32_attention;  // within the bound of kernels/f32_attention.h
   const char* f32_attention_name;
+  // The gated delta rule (linear attention), within the bound of kernels/f32_delta_rule.h.
+  F32DeltaStepFn f32_delta_step;
+  const char* f32_delta_step_name;
+  F32DeltaChunkFn f32_delta_chunk;
+  const char* f32_delta_chunk_name;
 };
 
 // The table for this machine (GetCpuInfo(), including OCTET_CPU_DISABLE).
@@ -103,5 +109,7 @@ const KernelVariant<F32AddFn>* F32AddVariants(size_t* count);
 const KernelVariant<F32RopeFn>* F32RopeVariants(size_t* count);
 const KernelVariant<Qs8SoftmaxTileFn>* Qs8SoftmaxTileVariants(size_t* count);
 const KernelVariant<F32AttentionFn>* F32AttentionVariants(size_t* count);
+const KernelVariant<F32DeltaStepFn>* F32DeltaStepVariants(size_t* count);
+const KernelVariant<F32DeltaChunkFn>* F32DeltaChunkVariants(size_t* count);
 
 }  // namespace octet

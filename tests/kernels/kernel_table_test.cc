@@ -132,6 +132,10 @@ TEST_CASE("the float kernel lists end with the reference and fill the table") {
                    &KernelTable::f32_rope_name);
   CheckFloatFamily(Qs8SoftmaxTileVariants, "qs8_softmax_tile_", &qs8_softmax_tile__ref,
                    &KernelTable::qs8_softmax_tile, &KernelTable::qs8_softmax_tile_name);
+  CheckFloatFamily(F32DeltaStepVariants, "f32_delta_step_", &f32_delta_step__ref,
+                   &KernelTable::f32_delta_step, &KernelTable::f32_delta_step_name);
+  CheckFloatFamily(F32DeltaChunkVariants, "f32_delta_chunk_", &f32_delta_chunk__ref,
+                   &KernelTable::f32_delta_chunk, &KernelTable::f32_delta_chunk_name);
   MESSAGE("float kernels: " << std::string(GetKernelTable().f32_activation_name) << ", "
                             << std::string(GetKernelTable().qs8_softmax_tile_name) << ", ...");
 }

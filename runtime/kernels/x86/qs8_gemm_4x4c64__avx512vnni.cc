@@ -43,6 +43,12 @@ namespace octet {
 namespace {
 
 constexpr size_t kKc = 64;  // k per step
+// A column tile's first row tile reads B's 4 rows from memory (a product with
+// one row, decoding, reads nothing else); the hardware prefetchers alone left
+// that stream at well under half the machine's read bandwidth (qs8_gemm_bench,
+// M = 1, B beyond the last-level cache). Each step asks for B's lines
+// kPrefetchTiles column tiles ahead (16 KB at K = 1024). 0 turns it off.
+constexpr size_t kPrefetchTiles = 4;
 
 // One row of a tile (or the B sums): an accumulator per column, 16 int32 lanes of
 // partial sums each.
@@ -76,10 +82,17 @@ OCTET_KERNEL_INLINE __m512i Load64(const int8_t* p, __mmask64 mask) {
 // One step of 64 k from k (with kMasked, only the k selected by `mask`) for rows
 // a[0..kRows-1]: acc.ri.cj += (A[i] + 128) . B[j]; with kSumB also
 // b_sum.cj += 128 . B[j].
+// With kSumB (a column tile's first row tile, the one that reads B from memory)
+// it also asks for B's rows `ahead` bytes further on (see kPrefetchTiles).
 template <size_t kRows, bool kSumB, bool kMasked>
 OCTET_KERNEL_INLINE void Step(const int8_t* const a[kMr], const int8_t* const b[kNr], size_t k,
-                              __mmask64 mask, TileAcc& acc, RowAcc& b_sum) {
+                              __mmask64 mask, size_t ahead, TileAcc& acc, RowAcc& b_sum) {
   const __m512i v128 = _mm512_set1_epi8(static_cast<char>(0x80));
+  if (kSumB && kPrefetchTiles > 0) {
+    for (size_t j = 0; j < kNr; ++j) {
+      _mm_prefetch(reinterpret_cast<const char*>(b[j] + k) + ahead, _MM_HINT_T0);
+    }
+  }
   const BRows vb = {Load64<kMasked>(b[0] + k, mask), Load64<kMasked>(b[1] + k, mask),
                     Load64<kMasked>(b[2] + k, mask), Load64<kMasked>(b[3] + k, mask)};
   if (kSumB) DotRow(b_sum, v128, vb);
@@ -113,7 +126,7 @@ OCTET_KERNEL_INLINE __m128i Reduce(const RowAcc& acc) {
 // *b_corr = [128 * sum_k B[j, k]] for j < 4; without, it uses the one given.
 template <size_t kRows, bool kSumB>
 OCTET_KERNEL_INLINE void VnniTile(const int8_t* const a[kMr], const int8_t* const b[kNr], size_t K,
-                                  __m128i* b_corr, __m128i rows[kMr]) {
+                                  size_t ahead, __m128i* b_corr, __m128i rows[kMr]) {
   const __m512i zero = _mm512_setzero_si512();
   const RowAcc zero_row = {zero, zero, zero, zero};
   TileAcc acc = {zero_row, zero_row, zero_row, zero_row};
@@ -121,9 +134,11 @@ OCTET_KERNEL_INLINE void VnniTile(const int8_t* const a[kMr], const int8_t* cons
   const size_t k_main = K - K % kKc;
   if (K % kKc != 0) {
     const __mmask64 mask = (static_cast<__mmask64>(1) << (K % kKc)) - 1;
-    Step<kRows, kSumB, true>(a, b, k_main, mask, acc, b_sum);
+    Step<kRows, kSumB, true>(a, b, k_main, mask, ahead, acc, b_sum);
   }
-  for (size_t k = 0; k < k_main; k += kKc) Step<kRows, kSumB, false>(a, b, k, 0, acc, b_sum);
+  for (size_t k = 0; k < k_main; k += kKc) {
+    Step<kRows, kSumB, false>(a, b, k, 0, ahead, acc, b_sum);
+  }
   if (kSumB) *b_corr = Reduce(b_sum);
   rows[0] = _mm_sub_epi32(Reduce(acc.r0), *b_corr);
   if (kRows > 1) rows[1] = _mm_sub_epi32(Reduce(acc.r1), *b_corr);
@@ -137,8 +152,12 @@ struct Vnni {
   static constexpr size_t kRowStep = 1;
 
   struct ColumnTile {
-    OCTET_KERNEL_INLINE ColumnTile(const int8_t* const* /*b*/, size_t k_total) : K(k_total) {}
+    // B's rows are ldb = b[1] - b[0] apart (0 in a last tile of one column:
+    // nothing follows it), the column tiles kNr rows apart.
+    OCTET_KERNEL_INLINE ColumnTile(const int8_t* const* b, size_t k_total)
+        : K(k_total), ahead(static_cast<size_t>(b[1] - b[0]) * kNr * kPrefetchTiles) {}
     const size_t K;
+    const size_t ahead;  // bytes from a column tile's rows to those kPrefetchTiles tiles on
     __m128i b_corr;  // [4]: 128 * sum_k B[n0 + j, k], set by the first row tile
   };
 
@@ -147,9 +166,9 @@ struct Vnni {
   OCTET_KERNEL_INLINE static void Tile(const int8_t* const a[kMr], const int8_t* const b[kNr],
                                        ColumnTile& cols, bool first, __m128i rows[kMr]) {
     if (first) {
-      VnniTile<kRows, true>(a, b, cols.K, &cols.b_corr, rows);
+      VnniTile<kRows, true>(a, b, cols.K, cols.ahead, &cols.b_corr, rows);
     } else {
-      VnniTile<kRows, false>(a, b, cols.K, &cols.b_corr, rows);
+      VnniTile<kRows, false>(a, b, cols.K, cols.ahead, &cols.b_corr, rows);
     }
   }
 
