@@ -241,6 +241,13 @@ std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint
     }
     const bool keep_f32 = overrides != nullptr && overrides->keep_f32.count(m.name) > 0;
     const RoleStorage storage = RoleOf(m.name).storage;
+    // A decoder's tied embedding is its head too: every step reads all of it
+    // as a product, so it is packed like the head (its looked-up rows are
+    // gathered from the tiles).
+    const bool tied_table = RoleOf(m.name).role == Role::kTokenEmbedding &&
+                            architecture.tied_embeddings &&
+                            architecture.structure != fb::Structure::EncoderOnly;
+    const bool packed = storage == RoleStorage::kProduct || tied_table;
     if (int8 && !keep_f32 && storage != RoleStorage::kF32) {
       const QuantizedMatrix* tuned = nullptr;
       if (overrides != nullptr) {
@@ -262,7 +269,7 @@ std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint
           const std::vector<float> values = replaced ? *replaced : ReadValues(m, checkpoint);
           return QuantizeRows(values.data(), m.shape[0], m.shape[1], false);
         };
-        if (storage == RoleStorage::kProduct) {
+        if (packed) {
           writer.AddPackedQs8Producer(m.name, m.shape, qs8_pack_weights_size(n, k),
                                       [round, n, k](void* out) {
                                         const QuantizedMatrix q = round();
@@ -295,7 +302,7 @@ std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint
       quant.scheme = fb::QuantScheme::PerChannel;
       quant.axis = 0;
       quant.scales = q.scales;
-      if (storage == RoleStorage::kProduct) {
+      if (packed) {
         // Linear layers and the head: in the int8 GEMM's packed tiles, so the
         // runtime maps them as they are (kernels/qs8_packed_gemm.h). A tuned
         // matrix is packed as the file is written (the overrides outlive it);
@@ -309,9 +316,9 @@ std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint
                                       },
                                       std::move(quant));
         } else {
-          std::vector<int8_t> packed(qs8_pack_weights_size(n, k));
-          qs8_pack_weights__ref(n, k, q.values.data(), k, packed.data());
-          writer.AddPackedQs8Copy(m.name, m.shape, packed.data(), packed.size(), std::move(quant));
+          std::vector<int8_t> tiles(qs8_pack_weights_size(n, k));
+          qs8_pack_weights__ref(n, k, q.values.data(), k, tiles.data());
+          writer.AddPackedQs8Copy(m.name, m.shape, tiles.data(), tiles.size(), std::move(quant));
         }
       } else {
         writer.AddTensorCopy(m.name, fb::DType::I8, m.shape, q.values.data(), std::move(quant));

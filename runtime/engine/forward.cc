@@ -270,8 +270,20 @@ void AddMatrixRow(const Matrix& m, size_t cols, size_t row, float multiplier, fl
     for (size_t i = 0; i < cols; ++i) out[i] += src[i] * multiplier;
     return;
   }
-  const int8_t* src = m.q8 + row * cols;  // [cols]
   const float scale = m.scales[row];
+  if (m.packed != nullptr) {
+    // Channel row % 16 of packed tile row / 16: 4 k at a time, one group row
+    // (16 channels x 4 k) apart (kernels/qs8_packed_gemm.h).
+    constexpr size_t kGroupRow = kQs8PackedNr * kQs8PackedKGroup;
+    const int8_t* w = m.packed + row / kQs8PackedNr * qs8_packed_tile_bytes(cols) +
+                      kQs8PackedCorrBytes + row % kQs8PackedNr * kQs8PackedKGroup;
+    for (size_t i = 0; i < cols; ++i) {
+      const int8_t v = w[i / kQs8PackedKGroup * kGroupRow + i % kQs8PackedKGroup];
+      out[i] += (static_cast<float>(v) * scale) * multiplier;
+    }
+    return;
+  }
+  const int8_t* src = m.q8 + row * cols;  // [cols]
   for (size_t i = 0; i < cols; ++i) out[i] += (static_cast<float>(src[i]) * scale) * multiplier;
 }
 

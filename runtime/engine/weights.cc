@@ -39,10 +39,10 @@ class Resolver {
     return Status::Ok();
   }
 
-  // A matrix [rows, cols]: F32, or I8 with per-row (axis 0) symmetric scales.
-  // Packed I8 (the GEMM's tiles) only where products read it (lookup false).
-  Status GetMatrix(const char* name, uint32_t rows, uint32_t cols, bool required, Matrix* out,
-                   bool lookup = false) {
+  // A matrix [rows, cols]: F32, or I8 with per-row (axis 0) symmetric scales,
+  // row-major or in the GEMM's packed tiles (a tied head's table: its rows are
+  // then gathered from the tiles).
+  Status GetMatrix(const char* name, uint32_t rows, uint32_t cols, bool required, Matrix* out) {
     *out = Matrix();
     const TensorView* t = model_.Find(name);
     if (t == nullptr || t->dtype != fb::DType::I8) {
@@ -70,10 +70,6 @@ class Resolver {
                            "GEMM's limit", name, cols);
     }
     if (t->layout == fb::TensorLayout::PackedQs8N16K4) {
-      if (lookup) {
-        return Status::Error(StatusCode::kInvalidModel, "tensor '%s' is packed for products, "
-                             "but its rows are looked up", name);
-      }
       out->packed = static_cast<const int8_t*>(t->data);
     } else {
       out->q8 = static_cast<const int8_t*>(t->data);
@@ -206,8 +202,7 @@ Status BindGroup(Resolver& r, const RoleArch& a, RoleGroup group, LayerStack sta
       slot.linear->in = cols;
       OCTET_RETURN_IF_ERROR(r.GetMatrix(name, rows, cols, required, &slot.linear->weight));
     } else if (slot.matrix != nullptr) {
-      OCTET_RETURN_IF_ERROR(r.GetMatrix(name, rows, cols, required, slot.matrix,
-                                        role.storage == RoleStorage::kLookup));
+      OCTET_RETURN_IF_ERROR(r.GetMatrix(name, rows, cols, required, slot.matrix));
     } else {
       OCTET_RETURN_IF_ERROR(r.Get(name, rows, cols, required, slot.f32));
     }

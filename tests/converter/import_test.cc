@@ -1066,9 +1066,13 @@ TEST_CASE("convert: int8 quantizes every matrix per output channel and stores th
       CHECK(qt.quant->axis() == 0);
       const uint32_t rows = ft.shape[0], cols = ft.shape[1];
       const float* w = static_cast<const float*>(ft.data);
-      // Products' matrices are packed for the GEMM (embeddings stay row-major
-      // for lookups): unpack them here, index by index.
-      const bool packed = name.find("embedding") == std::string::npos;
+      // Products' matrices are packed for the GEMM, a decoder's tied table too
+      // (its head); the other embeddings stay row-major for lookups: unpack
+      // them here, index by index.
+      const fb::Architecture& arch = q->architecture();
+      const bool tied_table = name == "token_embedding" && arch.tied_embeddings() &&
+                              arch.structure() != fb::Structure::EncoderOnly;
+      const bool packed = name.find("embedding") == std::string::npos || tied_table;
       CHECK(qt.layout == (packed ? fb::TensorLayout::PackedQs8N16K4 : fb::TensorLayout::RowMajor));
       std::vector<int8_t> unpacked(static_cast<size_t>(rows) * cols);
       const int8_t* raw = static_cast<const int8_t*>(qt.data);

@@ -785,6 +785,34 @@ TEST_CASE("chunked prompts and last-row logits give the same logits, bit for bit
   }
 }
 
+TEST_CASE("a tied table packed for the head gives the row-major table's logits, bit for bit") {
+  for (fb::Family family : {fb::Family::Llama, fb::Family::Gpt2, fb::Family::Gemma}) {
+    CAPTURE(static_cast<int>(family));
+    TinyModelOptions options;
+    options.family = family;
+    options.layers = 2;
+    options.int8 = true;
+    options.tied = true;
+    options.max_positions = 64;
+    const uint32_t batch = 2, seq = 11, steps = 5;
+    std::vector<int32_t> ids(batch * seq);
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 7 + 3) % 32);
+    const uint32_t lengths[batch] = {seq, 6};
+    std::vector<float> out[2];
+    for (int packed = 0; packed < 2; ++packed) {
+      options.packed = packed != 0;
+      Loaded m(options);
+      const TensorView* table = m.model.Find("token_embedding");
+      REQUIRE(table != nullptr);
+      CHECK((table->layout == fb::TensorLayout::PackedQs8N16K4) == options.packed);
+      out[packed] = PromptAndSteps(m.model, SessionLimits{batch, seq, steps}, ids, lengths, batch,
+                                   seq, steps);
+    }
+    REQUIRE(out[0].size() == out[1].size());
+    CHECK(std::memcmp(out[0].data(), out[1].data(), out[0].size() * sizeof(float)) == 0);
+  }
+}
+
 // Extend(k) against its two twins: k Steps (the same cache for the next step;
 // bit for bit with int8 attention, fp32 within the step-vs-prompt rounding)
 // and one Run over the whole sequence (bit for bit: a later prompt chunk).

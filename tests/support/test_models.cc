@@ -208,7 +208,9 @@ ModelWriter MakeTinyModelWriter(const TinyModelOptions& o) {
   std::mt19937 rng(o.seed);
   const uint32_t h = o.hidden;
   const bool packed = o.packed && o.layers > 0;  // layer-free tests read the head row-major
-  AddMatrix(writer, "token_embedding", o.vocab, h, o.int8, rng);
+  // A decoder's tied table is its head too: packed, as octet-convert writes it.
+  const bool packed_table = packed && o.tied && arch.structure != fb::Structure::EncoderOnly;
+  AddMatrix(writer, "token_embedding", o.vocab, h, o.int8, rng, 0.02f, packed_table);
   if (!o.tied) AddMatrix(writer, "lm_head", o.vocab, h, o.int8, rng, 0.02f, packed);
   const bool two_digits = o.int8 && o.two_digit_inputs;
   if (two_digits) {

@@ -25,7 +25,8 @@ struct TinyModelOptions {
   uint32_t position_offset = 0;  // learned positions: the first token's row (RoBERTa: 2)
   float layer_stddev = 0.02f;  // of the layers' weight matrices (larger: peakier attention)
   // int8 models with layers: the matrices that products read (not the
-  // embeddings) in the GEMM's packed tiles, as octet-convert writes them.
+  // embeddings, but a decoder's tied table, the head) in the GEMM's packed
+  // tiles, as octet-convert writes them.
   bool packed = false;
   // int8 models: every matrix that products read takes 16-bit inputs
   // (Tensor.input_bits 16: two int8 digits per value).
