@@ -10,7 +10,7 @@ namespace convert {
 
 const char kSupportedModelTypes[] =
     "bert, distilbert, roberta, xlm-roberta, gpt2, llama, qwen2, qwen3, mistral, phi3, gemma, "
-    "gemma2, gemma3_text, marian, t5, modernbert, lfm2, qwen3_5, qwen3_5_text, qwen3_next";
+    "gemma2, gemma3_text, marian, t5, modernbert, lfm2, qwen3_5, qwen3_5_text, qwen3_next, rwkv";
 
 std::string SupportedModelType(const ConfigView& config) {
   const nlohmann::json* type = config.Find("model_type");
@@ -22,7 +22,7 @@ std::string SupportedModelType(const ConfigView& config) {
   for (const char* known : {"bert", "distilbert", "roberta", "xlm-roberta", "gpt2", "llama",
                             "qwen2", "qwen3", "mistral", "phi3", "gemma", "gemma2",
                             "gemma3_text", "marian", "t5", "modernbert", "lfm2", "qwen3_5",
-                            "qwen3_5_text", "qwen3_next"}) {
+                            "qwen3_5_text", "qwen3_next", "rwkv"}) {
     if (t == known) return t;
   }
   Fail(config.where(), ": model_type '", t, "' is not supported (supported: ", kSupportedModelTypes,
@@ -40,6 +40,7 @@ ModelSpec Import(const ConfigView& config, const Checkpoint& checkpoint) {
   if (t == "phi3") return ImportPhi3(config, checkpoint);
   if (t == "modernbert") return ImportModernBert(config, checkpoint);
   if (t == "lfm2") return ImportLfm2(config, checkpoint);
+  if (t == "rwkv") return ImportRwkv(config, checkpoint);
   if (t == "qwen3_5" || t == "qwen3_5_text" || t == "qwen3_next") {
     return ImportQwen35(config, checkpoint);
   }

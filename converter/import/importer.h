@@ -8,6 +8,10 @@
 //   phi3.cc        phi3
 //   marian.cc      marian
 //   t5.cc          t5
+//   modernbert.cc  modernbert
+//   lfm2.cc        lfm2
+//   qwen3_5.cc     qwen3_5, qwen3_5_text, qwen3_next
+//   rwkv.cc        rwkv
 // An importer reads only the config values it understands and rejects, with
 // one line naming the field and its value, any value that changes the
 // computation in a way the architecture table cannot express.
@@ -51,6 +55,7 @@ ModelSpec ImportPhi3(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportModernBert(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportLfm2(const ConfigView& config, const Checkpoint& checkpoint);
 ModelSpec ImportQwen35(const ConfigView& config, const Checkpoint& checkpoint);
+ModelSpec ImportRwkv(const ConfigView& config, const Checkpoint& checkpoint);
 
 // --- Helpers shared by the importers ------------------------------------------
 

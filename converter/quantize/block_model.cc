@@ -70,6 +70,7 @@ BlockCut CutBlock(const ModelSpec& spec, LayerStack stack, uint32_t layer,
     b.attention->sliding_layers = {a.attention->sliding_layers.at(index)};
   }
   if (!b.layer_mixers.empty()) b.layer_mixers = {a.layer_mixers.at(index)};
+  if (!b.layer_norm_eps.empty()) b.layer_norm_eps = {a.layer_norm_eps.at(index)};
   // Only the stack's own layer 0 goes without attn_norm (ModernBERT).
   if (layer != 0) b.first_attn_norm = true;
   if (!cut.first) {

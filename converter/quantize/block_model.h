@@ -5,8 +5,8 @@
 // weights at a time.
 //
 // The block of layer l is the architecture cut to that one layer, its
-// per-layer entries (attention.sliding_layers, layer_mixers) those of layer l,
-// so it attends, rotates and mixes as layer l does. Its layer tensors are
+// per-layer entries (attention.sliding_layers, layer_mixers, layer_norm_eps)
+// those of layer l, so it attends, rotates, mixes and norms as layer l does. Its layer tensors are
 // layer l's, named as layer 0's. The first block carries the embeddings (its
 // input is made from token ids), the last the final norm and the head (and a
 // tied head's table); the others get stand-ins (a one-token vocabulary, norms

@@ -69,6 +69,15 @@ InputWriter WriterOf(ProductInput which, const fb::ArchitectureT& a) {
     case ProductInput::kHead: return {F::kNorm, Role::kFinalNorm};
     case ProductInput::kConvOutput: return {};  // c * conv(b * x): c is a third of in_proj's rows
     case ProductInput::kLinearOutput: return {};  // RMSNorm(o) * w * silu(z): not linear in z
+    // RWKV: each product reads its own mix of the normed row and the previous
+    // one (per channel, not a norm's output), or a gated or squared output.
+    case ProductInput::kRwkvKey:
+    case ProductInput::kRwkvValue:
+    case ProductInput::kRwkvReceptance:
+    case ProductInput::kRwkvOutput:
+    case ProductInput::kRwkvChannelKey:
+    case ProductInput::kRwkvChannelReceptance:
+    case ProductInput::kRwkvChannelValue: return {};
   }
   return {};
 }

@@ -49,6 +49,7 @@ const char* FamilyName(fb::Family family) {
     case fb::Family::ModernBert: return "modernbert";
     case fb::Family::Lfm2: return "lfm2";
     case fb::Family::Qwen35: return "qwen3_5";
+    case fb::Family::Rwkv: return "rwkv";
     default: return "unknown";
   }
 }

@@ -162,6 +162,11 @@ void ArchitectureSection(const fb::Architecture& a, DescribeWriter* w) {
   w->Key("final_logit_softcap").Float(a.final_logit_softcap());
   w->Key("sandwich_norms").Bool(a.sandwich_norms());
   w->Key("position_offset").Uint(a.position_offset());
+  // (format 1.9)
+  w->Key("channel_mixer").Enum(fb::EnumNameChannelMixer, a.channel_mixer());
+  w->Key("layer_norm_eps");
+  FloatList(a.layer_norm_eps(), w);
+  w->Key("final_norm_eps").Float(a.final_norm_eps());
   w->EndObject();
 }
 

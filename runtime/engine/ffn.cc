@@ -1,6 +1,7 @@
-// The channel mixer of a layer: the feed-forward (plain or gated), position
-// by position.
+// The feed-forward channel mixer (engine/mixer.h): plain or gated, position
+// by position, no state.
 #include "engine/forward_internal.h"
+#include "engine/mixer.h"
 #include "kernels/f32_elementwise.h"
 
 namespace octet {
@@ -51,4 +52,23 @@ void FeedForward(const Forward& f, const LayerWeights& w, const float* in, size_
 }
 
 }  // namespace fwd
+
+namespace {
+
+size_t NoChannelState(const fb::Architecture&) { return 0; }
+size_t NoChannelRows(const fb::Architecture&) { return 0; }  // up and gate are its rows
+
+void RunFeedForward(const Forward& f, const LayerWeights& w, const MixerCall& call,
+                    const float* in, float* out) {
+  fwd::FeedForward(f, w, in, static_cast<size_t>(call.batch) * call.seq, out);
+}
+
+void CopyNoChannelState(const Forward&, uint32_t, uint32_t, bool, uint8_t**) {}
+
+}  // namespace
+
+const ChannelMixer kFeedForwardMixer = {fb::ChannelMixer::FeedForward, "feed_forward",
+                                        RoleGroup::kFeedForward, NoChannelState, RunFeedForward,
+                                        NoChannelRows, CopyNoChannelState};
+
 }  // namespace octet

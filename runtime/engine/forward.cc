@@ -249,10 +249,10 @@ void Normalize(const Forward& f, const NormWeights& n, const float* in, size_t r
   const size_t h = a.hidden_size();
   ParallelRange(f, rows, 1, h, [&](size_t r0, size_t r1, size_t) {
     if (a.norm() == fb::NormKind::LayerNorm) {
-      f.kernels->f32_layernorm(r1 - r0, h, in + r0 * h, h, n.weight, n.bias, a.norm_eps(), out + r0 * h,
-                         h);
+      f.kernels->f32_layernorm(r1 - r0, h, in + r0 * h, h, n.weight, n.bias, n.eps, out + r0 * h,
+                               h);
     } else {
-      f.kernels->f32_rmsnorm(r1 - r0, h, in + r0 * h, h, n.weight, a.norm_eps(), out + r0 * h, h);
+      f.kernels->f32_rmsnorm(r1 - r0, h, in + r0 * h, h, n.weight, n.eps, out + r0 * h, h);
     }
   });
 }
@@ -368,7 +368,8 @@ void Residual(const Forward& f, const NormWeights& norm, size_t rows, float* x, 
 
 // The layers of one stack over x [batch * seq, hidden], then its final norm:
 // each layer's token mixer (engine/mixer.h), cross-attention (encoder-decoder
-// decoders) and feed-forward, each in its norm-and-residual frame (Residual).
+// decoders) and channel mixer (the feed-forward, ...), each in its
+// norm-and-residual frame (Residual).
 void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const CrossInput* cross,
               const uint32_t* pos0, const uint32_t* valid, uint32_t batch, uint32_t seq,
               float* x) {
@@ -377,6 +378,7 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
   const LayerStack id = !enc_dec ? LayerStack::kSingle
                         : decoder ? LayerStack::kDecoder
                                   : LayerStack::kEncoder;
+  const ChannelMixer& channel = ModelChannelMixer(*f.arch);
   for (uint32_t l = 0; l < stack.num_layers; ++l) {
     const LayerWeights& w = stack.layers[l];
     BeginLayer(f, id, l, w, x, rows);
@@ -405,9 +407,10 @@ void RunStack(const Forward& f, const StackWeights& stack, bool decoder, const C
                             capture_cross ? capture : nullptr);
       });
     }
+    call.capture = nullptr;
     Residual(
         f, w.ffn_norm, rows, x,
-        [&](const float* in) { FeedForward(f, w, in, rows, f.buffer<FB::kDelta>()); },
+        [&](const float* in) { channel.run(f, w, call, in, f.buffer<FB::kDelta>()); },
         w.post_ffn_norm);
     EndLayer(f, id, l, w, x, rows);
   }
@@ -529,10 +532,11 @@ ForwardMode GetForwardMode(const Model& model) {
 
 namespace {
 
-// The decoder layers' token-mixer states (engine/mixer.h): each layer's size
-// per sequence, its slot among the layers that keep positions (the KV cache's
-// layers) and the offset of its fixed states: layer after layer, each layer's
-// max_batch sequences one after the other. out (null: not filled) holds one
+// The decoder layers' token- and channel-mixer states (engine/mixer.h): each
+// layer's size per sequence, its slot among the layers that keep positions (the
+// KV cache's layers) and the offsets of its fixed states: layer after layer,
+// each layer's max_batch token-mixer states one after the other, then its
+// max_batch channel-mixer states. out (null: not filled) holds one
 // LayerState per decoder layer; *kv_layers and *fixed_bytes (per sequence) sum them.
 void DecoderLayerStates(const fb::Architecture& a, const ForwardMode& mode, uint64_t max_batch,
                         LayerState* out, uint64_t* kv_layers, uint64_t* fixed_bytes) {
@@ -540,13 +544,16 @@ void DecoderLayerStates(const fb::Architecture& a, const ForwardMode& mode, uint
   *fixed_bytes = 0;
   const LayerStack stack = a.structure() == fb::Structure::EncoderDecoder ? LayerStack::kDecoder
                                                                            : LayerStack::kSingle;
+  const size_t channel = ModelChannelMixer(a).state_bytes(a);
   for (uint32_t l = 0; l < DecoderLayers(a); ++l) {
     LayerState st;
     st.size = LayerTokenMixer(a, stack, l).state_size(a, mode);
     st.kv_slot = static_cast<uint32_t>(*kv_layers);
     st.fixed_offset = static_cast<size_t>(*fixed_bytes * max_batch);
+    st.channel_fixed = channel;
+    st.channel_offset = st.fixed_offset + static_cast<size_t>(st.size.fixed * max_batch);
     if (st.size.per_position != 0) ++*kv_layers;
-    *fixed_bytes += st.size.fixed;
+    *fixed_bytes += st.size.fixed + st.channel_fixed;
     if (out != nullptr) out[l] = st;
   }
 }
@@ -589,6 +596,8 @@ struct PlanShape {
   uint64_t mixer_row_floats = 0;   // the token mixers' own scratch per row (TokenMixer)
   uint64_t mixer_widest = 0;       // the widest input or output of their products
   uint64_t mixer_thread_floats = 0;  // their scratch per thread
+  uint64_t channel_row_floats = 0;  // the channel mixer's own scratch per row
+  bool feed_forward = false;        // the channel mixer is the feed-forward (up, gate)
   uint64_t attention_bytes = 0;
   uint64_t widest_in = 0;   // int8 matrices: the widest product input
   uint64_t acc = 0;         // int8 matrices: int32 elements of acc
@@ -643,8 +652,9 @@ BufferExtent BufferSize(const PlanShape& s, ForwardBuffer buffer) {
     case FB::kK8Scales: return {scale_rows * s.kv_heads, f};
     case FB::kV8: return {kv_rows * s.kvd, be.value_bytes};
     case FB::kV8Scales: return {scale_rows * s.kv_heads, f};
-    case FB::kUp: return {lr * s.inter, f};
-    case FB::kGate: return {s.gated ? lr * s.inter : 0, f};
+    case FB::kUp: return {s.feed_forward ? lr * s.inter : 0, f};
+    case FB::kGate: return {s.feed_forward && s.gated ? lr * s.inter : 0, f};
+    case FB::kChannel: return {lr * s.channel_row_floats, f};
     case FB::kQin: return {int8_rows * s.widest_in, 1};
     case FB::kQinScales: return {int8_rows, f};
     case FB::kAcc: return {s.int8_matrices ? s.acc : 0, sizeof(int32_t)};
@@ -719,6 +729,8 @@ PlanShape GetPlanShape(const fb::Architecture& a, const ForwardMode& mode,
   s.self_rows = kv_layers * limits.max_batch * plan->kv_positions;
   s.cross_rows = s.enc_dec ? decoder_layers * s.full_rows : 0;
   MixerScratch(a, &s.mixer_row_floats, &s.mixer_widest, &s.mixer_thread_floats);
+  s.channel_row_floats = ModelChannelMixer(a).row_floats(a);
+  s.feed_forward = a.channel_mixer() == fb::ChannelMixer::FeedForward;
   if (mode.int8_matrices) {
     // MatMul's int8 rows and int32 block: [kLinearWideRows, widest layer
     // output] (fewer rows when fewer are run), and at least [kLinearRows,

@@ -112,7 +112,8 @@ enum class OpKind : uint32_t {
   kAttention,   // attention proper: Q·Kᵀ, softmax, P·V (and K/V into the cache)
   kLocalAttention,  // the same in layers with a sliding window (their cost grows as n·w)
   kConvolution, // short convolutions' gates and taps (and their state)
-  kLinearAttention,  // Gated DeltaNet: the gates, the delta rule (chunked or recurrent), its norm
+  kLinearAttention,  // Gated DeltaNet: the gates, the delta rule (chunked or recurrent), its norm;
+                     // RWKV: the token shifts, the WKV recurrence, the receptance gate
   kRope,        // rotary position embeddings
   kActivation,  // GELU, SiLU, ... (gated: act(gate) * up)
   kResidual,    // residual adds

@@ -81,8 +81,11 @@ enum class ForwardPhase : uint8_t {
   ROW(Mixer, "mixer", float, kScratch, kAttention, kAttention)                                  \
   /* [threads, the mixers' thread_floats]: a token mixer's scratch per thread */               \
   ROW(MixerThreads, "mixer_threads", float, kScratch, kAttention, kAttention)                   \
-  ROW(Up, "up", float, kScratch, kFeedForward, kFeedForward)     /* [rows, intermediate] */     \
-  ROW(Gate, "gate", float, kScratch, kFeedForward, kFeedForward) /* [rows, intermediate] */     \
+  /* [rows, intermediate]: the feed-forward's (engine/ffn.cc) */                              \
+  ROW(Up, "up", float, kScratch, kFeedForward, kFeedForward)                                    \
+  ROW(Gate, "gate", float, kScratch, kFeedForward, kFeedForward)                                \
+  /* [rows, the channel mixer's row_floats]: another channel mixer's own rows */              \
+  ROW(Channel, "channel", float, kScratch, kFeedForward, kFeedForward)                          \
   /* int8 matrices: quantized input rows, int32 block; 16-bit inputs: the low digits */       \
   ROW(Qin, "qin", int8_t, kScratch, kAttention, kHead) /* [rows, widest input] */               \
   ROW(QinScales, "qin_scales", float, kScratch, kAttention, kHead) /* [rows] */                 \
@@ -102,7 +105,7 @@ enum class ForwardPhase : uint8_t {
   ROW(CrossV, "cross_v", uint8_t, kKvCache, kEmbed, kHead)                                      \
   ROW(CrossKScales, "cross_k_scales", float, kKvCache, kEmbed, kHead)                           \
   ROW(CrossVScales, "cross_v_scales", float, kKvCache, kEmbed, kHead)                           \
-  /* [max_batch x the decoder layers' fixed state bytes]: token mixers' fixed states */       \
+  /* [max_batch x the decoder layers' fixed state bytes]: the mixers' fixed states */         \
   ROW(MixerState, "mixer_state", uint8_t, kKvCache, kEmbed, kHead)
 
 enum class ForwardBuffer : uint8_t {

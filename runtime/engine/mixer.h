@@ -1,9 +1,11 @@
-// Token mixers. A layer of a stack is a frame of norms and residual adds
-// (forward.cc RunStack) around a token mixer, which moves information between
-// positions, (in encoder-decoder decoders) a cross-attention, and a channel
-// mixer (ffn.cc), which works position by position:
+// Token and channel mixers. A layer of a stack is a frame of norms and
+// residual adds (forward.cc RunStack) around a token mixer, which moves
+// information between positions, (in encoder-decoder decoders) a
+// cross-attention, and a channel mixer, which mixes the channels of each
+// position (the feed-forward, ffn.cc; RWKV's channel mix, which also reads the
+// previous position's row):
 //
-//   x += Mixer(Norm(x));  [x += Cross(Norm(x));]  x += Ffn(Norm(x))   (pre-norm)
+//   x += Mixer(Norm(x));  [x += Cross(Norm(x));]  x += Channel(Norm(x))   (pre-norm)
 //
 // The token mixer is chosen per layer by the model file
 // (Architecture.layer_mixers; attention when it lists none), so a stack may mix
@@ -16,6 +18,13 @@
 //   short_conv    mixer_short_conv.cc   state: the last kernel - 1 gated rows (fixed)
 //   gated_deltanet mixer_gated_deltanet.cc state: the conv's last inputs and a d_k x d_v
 //                                       matrix per value head (fixed)
+//   rwkv_time_mix mixer_rwkv.cc         state: the last row and the WKV sums (fixed)
+//
+// The channel mixer is the model's (Architecture.channel_mixer), from a
+// registry of its own beside the token mixers':
+//
+//   feed_forward     ffn.cc         no state
+//   rwkv_channel_mix mixer_rwkv.cc  state: the last row (fixed)
 //
 // A mixer owns its tensors (a group of the role table, format/tensor_roles.h),
 // its per-sequence state in decoder layers (sized here, placed by the plan in
@@ -24,9 +33,14 @@
 // the pass's ForwardMode says) and whether its probabilities can be captured
 // (heatmaps, AttentionCapture).
 //
+// A channel mixer owns its tensors, its fixed state per sequence in decoder
+// layers (after the token mixer's, copied by its own copy_state) and its
+// scratch rows (buffer kChannel), the same way.
+//
 // State is per sequence: a call whose sequence starts at position 0 starts it
-// afresh (the KV rows before a position are never read; a fixed state reads as
-// zero), so a new prompt needs no reset.
+// afresh (the KV rows before a position are never read; a fixed state is
+// taken as its kind's start: zeros, or RWKV's empty sums), so a new prompt
+// needs no reset.
 #pragma once
 
 #include <cstddef>
@@ -87,20 +101,48 @@ struct TokenMixer {
                      uint8_t** cursor);
 };
 
+// A layer's channel mixer (one kind for the whole model, Architecture.channel_mixer).
+// Its calls get the token mixer's MixerCall (capture null).
+struct ChannelMixer {
+  fb::ChannelMixer kind;
+  const char* name;  // as plans, errors and `octet inspect` name it
+  RoleGroup roles;   // its tensors
+  // Per sequence, in a decoder layer: the fixed bytes it keeps between calls.
+  size_t (*state_bytes)(const fb::Architecture& a);
+  // out [batch * seq, hidden] from the normed rows in [batch * seq, hidden].
+  void (*run)(const Forward& f, const LayerWeights& w, const MixerCall& call, const float* in,
+              float* out);
+  // Floats per row of its own scratch (the plan's buffer kChannel: [rows, row_floats]);
+  // 0 for none.
+  size_t (*row_floats)(const fb::Architecture& a);
+  // Copies sequence b's state in decoder layer l to (save) or from (!save)
+  // *cursor and advances it by state_bytes.
+  void (*copy_state)(const Forward& f, uint32_t l, uint32_t b, bool save, uint8_t** cursor);
+};
+
 // The registry's row of a kind.
 const TokenMixer& GetTokenMixer(fb::TokenMixer kind);
+const ChannelMixer& GetChannelMixer(fb::ChannelMixer kind);
+// The model's channel mixer.
+const ChannelMixer& ModelChannelMixer(const fb::Architecture& a);
 // The token mixer of layer `layer` of `stack`.
 const TokenMixer& LayerTokenMixer(const fb::Architecture& a, LayerStack stack, uint32_t layer);
 
 // Where decoder layer l's state sits, as PlanForward placed it
 // (Forward::layer_states[l]).
 struct LayerState {
-  MixerStateSize size;     // per sequence
+  MixerStateSize size;     // the token mixer's, per sequence
   uint32_t kv_slot = 0;    // layers with per-position state: its rows of the KV cache
                            // (the kv_slot-th such decoder layer)
   size_t fixed_offset = 0; // bytes into buffer<kMixerState>: sequence b's fixed state
                            // at fixed_offset + b * size.fixed (each layer's max_batch
                            // sequences together)
+  size_t channel_fixed = 0;   // the channel mixer's fixed bytes per sequence
+  size_t channel_offset = 0;  // bytes into buffer<kMixerState>: sequence b's channel-mixer
+                              // state at channel_offset + b * channel_fixed (after the
+                              // layer's token-mixer states)
+  // A sequence's state in this layer: the token mixer's and the channel mixer's.
+  MixerStateSize total() const { return {size.per_position, size.fixed + channel_fixed}; }
 };
 
 // The rows of the registry (each defined in its mixer's file).
@@ -108,6 +150,9 @@ extern const TokenMixer kAttentionMixer;
 extern const TokenMixer kTokenShiftMixer;
 extern const TokenMixer kShortConvMixer;
 extern const TokenMixer kGatedDeltaNetMixer;
+extern const TokenMixer kRwkvTimeMixer;
+extern const ChannelMixer kFeedForwardMixer;
+extern const ChannelMixer kRwkvChannelMixer;
 
 // For mixers with no scratch of their own (TokenMixer::row_floats, widest_product).
 inline size_t NoMixerScratch(const fb::Architecture&) { return 0; }

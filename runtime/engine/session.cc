@@ -117,10 +117,12 @@ struct Session::Layout {
     if (a.structure() != fb::Structure::EncoderOnly) {
       const ForwardMode mode = GetForwardMode(model);
       const uint32_t layers = enc_dec ? a.num_decoder_layers() : a.num_layers();
+      const size_t channel = ModelChannelMixer(a).state_bytes(a);
       for (uint32_t l = 0; l < layers; ++l) {
-        const MixerStateSize size =
+        MixerStateSize size =
             LayerTokenMixer(a, enc_dec ? LayerStack::kDecoder : LayerStack::kSingle, l)
                 .state_size(a, mode);
+        size.fixed += channel;
         out->plan.kv_layers += size.per_position != 0;
         out->plan.kv_bytes_per_position += size.per_position;
         out->plan.fixed_state_layers += size.fixed != 0;
@@ -630,8 +632,8 @@ LayerStack DecoderStack(const fb::Architecture& a) {
 }
 
 // The bytes of one sequence's state in the decoder layers after `position`
-// positions: each layer's token-mixer state (engine/mixer.h) and, with a
-// source (encoder-decoder: source_seq > 0), its cross-attention rows.
+// positions: each layer's token- and channel-mixer states (engine/mixer.h)
+// and, with a source (encoder-decoder: source_seq > 0), its cross-attention rows.
 size_t SequenceStateBytes(const Forward& f, const fb::Architecture& a, uint32_t position,
                           uint32_t source_seq) {
   const fb::Attention& att = *a.attention();
@@ -640,21 +642,24 @@ size_t SequenceStateBytes(const Forward& f, const fb::Architecture& a, uint32_t 
                                 (f.cross_kv.k_scales != nullptr ? kvh * sizeof(float) : 0));
   size_t bytes = 0;
   for (uint32_t l = 0; l < DecoderLayers(a); ++l) {
-    const MixerStateSize& size = f.layer_states[l].size;
+    const MixerStateSize size = f.layer_states[l].total();
     bytes += position * size.per_position + size.fixed + source_seq * cross_row;
   }
   return bytes;
 }
 
-// Copies the decoder layers' states of sequences [0, batch) to (save) or from (!save) *cursor, layer by layer and
-// sequence by sequence through each layer's mixer, then the cross-attention
-// rows layer by layer.
+// Copies the decoder layers' states of sequences [0, batch) to (save) or from
+// (!save) *cursor, layer by layer and sequence by sequence through each
+// layer's token mixer, then its channel mixer, then the cross-attention rows
+// layer by layer.
 void CopyDecoderState(const Forward& f, const fb::Architecture& a, const uint32_t* positions,
                       uint32_t batch, uint32_t source_seq, bool save, uint8_t** cursor) {
   const uint32_t layers = DecoderLayers(a);
+  const ChannelMixer& channel = ModelChannelMixer(a);
   for (uint32_t l = 0; l < layers; ++l) {
     const TokenMixer& mixer = LayerTokenMixer(a, DecoderStack(a), l);
     for (uint32_t b = 0; b < batch; ++b) mixer.copy_state(f, l, b, positions[b], save, cursor);
+    for (uint32_t b = 0; b < batch; ++b) channel.copy_state(f, l, b, save, cursor);
   }
   for (uint32_t l = 0; source_seq > 0 && l < layers; ++l) {
     const KvRows kv = DecoderCrossKv(f, l);

@@ -72,11 +72,12 @@ struct SessionPlan {
   size_t scratch_bytes = 0;     // per-op temporaries (quantized rows, accumulators)
   size_t kv_cache_bytes = 0;    // decoder keys and values
   size_t total() const { return activation_bytes + scratch_bytes + kv_cache_bytes; }
-  // What one sequence keeps between calls, by its decoder layers' token
-  // mixers (engine/mixer.h): KV rows in the layers with attention (bytes per
-  // position kept), a fixed state in the others (a short convolution's or
-  // Gated DeltaNet's: bytes whatever the length); kv_cache_bytes holds both
-  // for max_batch sequences. Encoder-only models: all 0.
+  // What one sequence keeps between calls, by its decoder layers' token and
+  // channel mixers (engine/mixer.h): KV rows in the layers with attention
+  // (bytes per position kept), a fixed state in the others (a short
+  // convolution's, Gated DeltaNet's, RWKV's time and channel mixes': bytes
+  // whatever the length); kv_cache_bytes holds both for max_batch sequences.
+  // Encoder-only models: all 0.
   uint32_t kv_layers = 0;
   size_t kv_bytes_per_position = 0;
   uint32_t fixed_state_layers = 0;

@@ -137,17 +137,19 @@ Slot LayerSlot(LayerWeights& w, Role role) {
     case Role::kFfnDownBias: return F32Slot(&w.down.bias);
     default: break;
   }
-  // Other token mixers' tensors: by their place in their group.
+  // Other token and channel mixers' tensors: by their place in their group.
   const RoleInfo& info = GetRole(role);
   const size_t i = RoleIndexInGroup(role);
-  if (!GetRoleGroup(info.group).indexed_slots || i >= kMaxMixerTensors) return {};
-  if (info.storage == RoleStorage::kProduct) return LinearSlot(&w.mixer.linear[i]);
+  const RoleSlots slots = GetRoleGroup(info.group).slots;
+  if (slots == RoleSlots::kNamed || i >= kMaxMixerTensors) return {};
+  MixerTensors& t = slots == RoleSlots::kTokenMixer ? w.mixer : w.channel;
+  if (info.storage == RoleStorage::kProduct) return LinearSlot(&t.linear[i]);
   // A matrix's bias goes with it (the fp32 operators add it).
   if (info.storage == RoleStorage::kF32 && info.with != role &&
       GetRole(info.with).storage == RoleStorage::kProduct) {
-    return F32Slot(&w.mixer.linear[RoleIndexInGroup(info.with)].bias);
+    return F32Slot(&t.linear[RoleIndexInGroup(info.with)].bias);
   }
-  if (info.storage == RoleStorage::kF32) return F32Slot(&w.mixer.f32[i]);
+  if (info.storage == RoleStorage::kF32) return F32Slot(&t.f32[i]);
   return {};
 }
 
@@ -210,8 +212,18 @@ Status BindGroup(Resolver& r, const RoleArch& a, RoleGroup group, LayerStack sta
   return Status::Ok();
 }
 
-Status ResolveStack(Resolver& r, const RoleArch& a, LayerStack stack, uint32_t count,
-                    LayerWeights* layers, StackWeights* out) {
+// The epsilon of the norms of layer `layer` of `stack` (Architecture.layer_norm_eps,
+// the encoder's or only stack's layers first, then the decoder's), else norm_eps.
+float LayerNormEps(const fb::Architecture& a, LayerStack stack, uint32_t layer) {
+  const auto* eps = a.layer_norm_eps();
+  const uint64_t i = stack == LayerStack::kDecoder && a.structure() == fb::Structure::EncoderDecoder
+                         ? static_cast<uint64_t>(a.num_layers()) + layer
+                         : layer;
+  return eps != nullptr && i < eps->size() ? eps->Get(static_cast<uint32_t>(i)) : a.norm_eps();
+}
+
+Status ResolveStack(Resolver& r, const fb::Architecture& arch, const RoleArch& a,
+                    LayerStack stack, uint32_t count, LayerWeights* layers, StackWeights* out) {
   for (uint32_t i = 0; i < count; ++i) {
     LayerWeights* w = new (&layers[i]) LayerWeights();  // the struct starts its life in arena memory
     for (size_t g = 0; g < static_cast<size_t>(RoleGroup::kCount); ++g) {
@@ -219,6 +231,11 @@ Status ResolveStack(Resolver& r, const RoleArch& a, LayerStack stack, uint32_t c
       if (GetRoleGroup(group).scope != RoleScope::kLayer) continue;
       OCTET_RETURN_IF_ERROR(
           BindGroup(r, a, group, stack, i, [w](Role role) { return LayerSlot(*w, role); }));
+    }
+    const float eps = LayerNormEps(arch, stack, i);
+    for (NormWeights* n : {&w->attn_norm, &w->post_attn_norm, &w->cross_attn_norm, &w->ffn_norm,
+                           &w->post_ffn_norm}) {
+      n->eps = eps;
     }
   }
   out->layers = layers;
@@ -250,7 +267,8 @@ bool UsesInt8Attention(const Model& model) {
 }
 
 Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* out) {
-  const RoleArch a = RoleArchOf(model.architecture());
+  const fb::Architecture& arch = model.architecture();
+  const RoleArch a = RoleArchOf(arch);
   new (out) ModelWeights();  // the struct starts its life in arena memory
   Resolver r(model);
   auto model_slot = [out, &a](Role role) { return ModelSlot(*out, role, a); };
@@ -262,10 +280,15 @@ Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* ou
                                   a.structure == fb::Structure::EncoderOnly
                               ? &out->encoder
                               : &out->decoder;
-    OCTET_RETURN_IF_ERROR(ResolveStack(r, a, stacks[s].stack, stacks[s].layers, layers, stack));
+    OCTET_RETURN_IF_ERROR(
+        ResolveStack(r, arch, a, stacks[s].stack, stacks[s].layers, layers, stack));
     layers += stacks[s].layers;
   }
   OCTET_RETURN_IF_ERROR(BindGroup(r, a, RoleGroup::kStacks, LayerStack::kSingle, 0, model_slot));
+  out->embedding_norm.eps = arch.norm_eps();
+  const float final_eps = arch.final_norm_eps() > 0.0f ? arch.final_norm_eps() : arch.norm_eps();
+  out->encoder.final_norm.eps = final_eps;
+  out->decoder.final_norm.eps = final_eps;
   if (a.structure != fb::Structure::EncoderOnly && a.tied_embeddings) {
     out->head = out->token_embedding;
   }
@@ -284,10 +307,12 @@ Status ForEachLayerProduct(LayerWeights& w, Fn&& fn) {
     if (lw->weight.f32 == nullptr || lw->out == 0 || lw->in == 0) continue;
     OCTET_RETURN_IF_ERROR(fn(lw->weight.f32, lw->bias, lw->out, lw->in, &lw->fc));
   }
-  // Other token mixers' products (engine/weights.h MixerTensors).
-  for (LinearWeights& lw : w.mixer.linear) {
-    if (lw.weight.f32 == nullptr || lw.out == 0 || lw.in == 0) continue;
-    OCTET_RETURN_IF_ERROR(fn(lw.weight.f32, lw.bias, lw.out, lw.in, &lw.fc));
+  // Other token and channel mixers' products (engine/weights.h MixerTensors).
+  for (MixerTensors* t : {&w.mixer, &w.channel}) {
+    for (LinearWeights& lw : t->linear) {
+      if (lw.weight.f32 == nullptr || lw.out == 0 || lw.in == 0) continue;
+      OCTET_RETURN_IF_ERROR(fn(lw.weight.f32, lw.bias, lw.out, lw.in, &lw.fc));
+    }
   }
   return Status::Ok();
 }

@@ -27,6 +27,8 @@ namespace octet {
 struct NormWeights {
   const float* weight = nullptr;  // [hidden]; null: no norm here
   const float* bias = nullptr;    // [hidden]; LayerNorm only
+  float eps = 1e-5f;              // its epsilon: the layer's (Architecture.layer_norm_eps),
+                                  // the final norm's (final_norm_eps) or norm_eps
 };
 
 // A matrix [rows, cols], either F32 or int8 with per-row scales:
@@ -63,8 +65,9 @@ struct AttentionWeights {
   LinearWeights gate;             // [heads * head_dim, hidden]: Attention.output_gate
 };
 
-// The tensors of a token mixer other than attention (a role group with
-// indexed_slots, format/tensor_roles.h), each at its place in its group
+// The tensors of a token mixer other than attention, or of a channel mixer
+// other than the feed-forward (a role group with RoleSlots kTokenMixer or
+// kChannelMixer, format/tensor_roles.h), each at its place in its group
 // (RoleIndexInGroup): matrices that products read in linear[], F32 tensors in
 // f32[]. Null / absent where the group has no such row.
 constexpr size_t kMaxMixerTensors = 16;
@@ -85,6 +88,7 @@ struct LayerWeights {
   LinearWeights gate;  // [intermediate, hidden]; gated_ffn only
   LinearWeights up;    // [intermediate, hidden]
   LinearWeights down;  // [hidden, intermediate]
+  MixerTensors channel;  // other channel mixers' (Architecture.channel_mixer, engine/mixer.h)
 };
 
 // One stack of layers: the only stack of an encoder-only or decoder-only model,

@@ -109,6 +109,12 @@ Status CheckLayerMixers(const fb::Architecture& a) {
                              lin->key_heads());
       }
     }
+    // (format 1.9) RWKV's time mix keeps a state per sequence: decoders only.
+    if (mixers->Get(i) == fb::TokenMixer::RwkvTimeMix &&
+        a.structure() != fb::Structure::DecoderOnly) {
+      return Status::Error(kBad, "architecture: layer %u is an RWKV time mix, which only "
+                                 "decoder-only models have", i);
+    }
     // (format 1.7) A short convolution's taps.
     if (mixers->Get(i) == fb::TokenMixer::ShortConv) {
       if (a.short_conv() == nullptr) {
@@ -118,6 +124,46 @@ Status CheckLayerMixers(const fb::Architecture& a) {
       OCTET_RETURN_IF_ERROR(
           CheckRange(a.short_conv()->kernel(), 2, kMaxShortConvKernel, "short_conv.kernel"));
     }
+  }
+  return Status::Ok();
+}
+
+// (format 1.9) Architecture.channel_mixer, layer_norm_eps and final_norm_eps.
+Status CheckChannelMixerAndEps(const fb::Architecture& a) {
+  const uint8_t channel = static_cast<uint8_t>(a.channel_mixer());
+  if (channel > static_cast<uint8_t>(fb::ChannelMixer::MAX)) {
+    return Status::Error(kBad, "architecture: channel_mixer is %u, not a channel mixer this "
+                               "runtime knows (a newer file?)", channel);
+  }
+  if (a.channel_mixer() == fb::ChannelMixer::RwkvChannelMix &&
+      (a.structure() != fb::Structure::DecoderOnly ||
+       a.norm_placement() != fb::NormPlacement::Pre)) {
+    // Its token shift keeps the last row of each sequence between calls.
+    return Status::Error(kBad, "architecture: channel_mixer RwkvChannelMix is for pre-norm "
+                               "decoder-only models (the file has %s, %s-norm)",
+                         fb::EnumNameStructure(a.structure()),
+                         fb::EnumNameNormPlacement(a.norm_placement()));
+  }
+  if (const auto* eps = a.layer_norm_eps()) {
+    const uint64_t layers = static_cast<uint64_t>(a.num_layers()) +
+                            (a.structure() == fb::Structure::EncoderDecoder ? a.num_decoder_layers()
+                                                                            : 0);
+    if (eps->size() != 0 && eps->size() != layers) {
+      return Status::Error(kBad, "architecture: layer_norm_eps has %u entries for %llu layers",
+                           eps->size(), static_cast<unsigned long long>(layers));
+    }
+    for (uint32_t i = 0; i < eps->size(); ++i) {
+      const float e = eps->Get(i);
+      if (!IsFiniteFloat(e) || !(e > 0.0f)) {
+        return Status::Error(kBad, "architecture: layer_norm_eps[%u] = %g must be finite and > 0",
+                             i, static_cast<double>(e));
+      }
+    }
+  }
+  const float final_eps = a.final_norm_eps();
+  if (!IsFiniteFloat(final_eps) || final_eps < 0.0f) {
+    return Status::Error(kBad, "architecture: final_norm_eps = %g must be finite and > 0 "
+                               "(0: norm_eps)", static_cast<double>(final_eps));
   }
   return Status::Ok();
 }
@@ -226,6 +272,7 @@ Status CheckArchitecture(const fb::Architecture& a) {
     return Status(kBad, "architecture: first_attn_norm false is for pre-norm encoders");
   }
   OCTET_RETURN_IF_ERROR(CheckLayerMixers(a));
+  OCTET_RETURN_IF_ERROR(CheckChannelMixerAndEps(a));
   if (a.position() == fb::PositionKind::Rope) {
     const fb::Rope* rope = a.rope();
     if (rope == nullptr) return Status(kBad, "architecture: position Rope without rope parameters");

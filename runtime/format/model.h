@@ -18,7 +18,7 @@ namespace octet {
 
 // The format this build writes and reads. Readers reject a newer major.
 constexpr uint16_t kFormatMajor = 1;
-constexpr uint16_t kFormatMinor = 8;  // 1.1: packed int8 matrices (Tensor.layout); 1.2: compiled tokenizer;
+constexpr uint16_t kFormatMinor = 9;  // 1.1: packed int8 matrices (Tensor.layout); 1.2: compiled tokenizer;
                                       // 1.3: 16-bit inputs of int8 matrices (Tensor.input_bits);
                                       // 1.4: Qwen3, Gemma 1-3, Phi-3 (Q/K norms, soft-capping,
                                       // sliding/global layers, sandwich norms, LongRope,
@@ -28,7 +28,9 @@ constexpr uint16_t kFormatMinor = 8;  // 1.1: packed int8 matrices (Tensor.layou
                                       // before layer 0's attention); 1.7: LFM2 (short
                                       // convolutions: TokenMixer.ShortConv, ShortConv);
                                       // 1.8: Qwen3.5 (TokenMixer.GatedDeltaNet,
-                                      // LinearAttention, Attention.output_gate)
+                                      // LinearAttention, Attention.output_gate);
+                                      // 1.9: RWKV-4 (TokenMixer.RwkvTimeMix, ChannelMixer,
+                                      // per-layer and final norm epsilons)
 constexpr uint64_t kDataAlignment = 64;
 constexpr int kMaxTensorRank = 8;
 

@@ -20,7 +20,8 @@ P LearnedPositions(const RoleArch& a) {
 }
 P TokenTypes(const RoleArch& a) { return a.type_vocab > 0 ? P::kRequired : P::kAbsent; }
 P EmbeddingNorm(const RoleArch& a) {  // layer-free BERT files may leave it out
-  return (FamilyIsBertLike(a.family) || a.family == fb::Family::ModernBert) &&
+  return (FamilyIsBertLike(a.family) || a.family == fb::Family::ModernBert ||
+          a.family == fb::Family::Rwkv) &&
                  a.num_layers + a.num_decoder_layers > 0
              ? P::kRequired
              : P::kOptional;
@@ -160,6 +161,20 @@ constexpr RoleInfo kRoles[] = {
     ROW(kLinOut, kGatedDeltaNet, "lin.out.weight", kH, Dim::kLinValues, Always, kLinOut,
         S::kProduct, In::kLinearOutput),
 
+    ROW(kTimeMixK, kRwkvTimeMix, "time_mix.mix_k", kH, kN, Always, kTimeMixK, S::kF32, kAny),
+    ROW(kTimeMixV, kRwkvTimeMix, "time_mix.mix_v", kH, kN, Always, kTimeMixV, S::kF32, kAny),
+    ROW(kTimeMixR, kRwkvTimeMix, "time_mix.mix_r", kH, kN, Always, kTimeMixR, S::kF32, kAny),
+    ROW(kTimeDecay, kRwkvTimeMix, "time_mix.decay", kH, kN, Always, kTimeDecay, S::kF32, kAny),
+    ROW(kTimeFirst, kRwkvTimeMix, "time_mix.first", kH, kN, Always, kTimeFirst, S::kF32, kAny),
+    ROW(kTimeKey, kRwkvTimeMix, "time_mix.key.weight", kH, kH, Always, kTimeKey, S::kProduct,
+        In::kRwkvKey),
+    ROW(kTimeValue, kRwkvTimeMix, "time_mix.value.weight", kH, kH, Always, kTimeValue,
+        S::kProduct, In::kRwkvValue),
+    ROW(kTimeReceptance, kRwkvTimeMix, "time_mix.receptance.weight", kH, kH, Always,
+        kTimeReceptance, S::kProduct, In::kRwkvReceptance),
+    ROW(kTimeOutput, kRwkvTimeMix, "time_mix.output.weight", kH, kH, Always, kTimeOutput,
+        S::kProduct, In::kRwkvOutput),
+
     ROW(kCrossAttnNorm, kCrossAttention, "cross_attn_norm.weight", kH, kN, Always, kCrossAttnNorm,
         S::kF32, kAny),
     ROW(kCrossAttnNormBias, kCrossAttention, "cross_attn_norm.bias", kH, kN, NormBias,
@@ -188,6 +203,17 @@ constexpr RoleInfo kRoles[] = {
     ROW(kFfnDown, kFeedForward, "ffn.down.weight", kH, kI, Always, kFfnDown, S::kProduct,
         In::kFfnHidden),
     ROW(kFfnDownBias, kFeedForward, "ffn.down.bias", kH, kN, FfnBias, kFfnDown, S::kF32, kAny),
+
+    ROW(kChannelMixK, kRwkvChannelMix, "channel_mix.mix_k", kH, kN, Always, kChannelMixK,
+        S::kF32, kAny),
+    ROW(kChannelMixR, kRwkvChannelMix, "channel_mix.mix_r", kH, kN, Always, kChannelMixR,
+        S::kF32, kAny),
+    ROW(kChannelKey, kRwkvChannelMix, "channel_mix.key.weight", kI, kH, Always, kChannelKey,
+        S::kProduct, In::kRwkvChannelKey),
+    ROW(kChannelReceptance, kRwkvChannelMix, "channel_mix.receptance.weight", kH, kH, Always,
+        kChannelReceptance, S::kProduct, In::kRwkvChannelReceptance),
+    ROW(kChannelValue, kRwkvChannelMix, "channel_mix.value.weight", kH, kI, Always,
+        kChannelValue, S::kProduct, In::kRwkvChannelValue),
 };
 #undef ROW
 
@@ -199,23 +225,32 @@ template <fb::TokenMixer kMixer>
 bool MixerLayers(const RoleArch& a, LayerStack stack, uint32_t layer) {
   return LayerMixer(a, stack, layer) == kMixer;
 }
+template <fb::ChannelMixer kMixer>
+bool ChannelMixerLayers(const RoleArch& a, LayerStack, uint32_t) {
+  return a.channel_mixer == kMixer;
+}
 
 constexpr RoleGroupInfo kGroups[] = {
-    {RoleGroup::kEmbeddings, "embeddings", RoleScope::kModel, EveryLayer, false},
-    {RoleGroup::kStacks, "stacks", RoleScope::kModel, EveryLayer, false},
-    {RoleGroup::kHead, "head", RoleScope::kModel, EveryLayer, false},
-    {RoleGroup::kLayerFrame, "layer frame", RoleScope::kLayer, EveryLayer, false},
+    {RoleGroup::kEmbeddings, "embeddings", RoleScope::kModel, EveryLayer, RoleSlots::kNamed},
+    {RoleGroup::kStacks, "stacks", RoleScope::kModel, EveryLayer, RoleSlots::kNamed},
+    {RoleGroup::kHead, "head", RoleScope::kModel, EveryLayer, RoleSlots::kNamed},
+    {RoleGroup::kLayerFrame, "layer frame", RoleScope::kLayer, EveryLayer, RoleSlots::kNamed},
     {RoleGroup::kAttention, "attention", RoleScope::kLayer,
-     MixerLayers<fb::TokenMixer::Attention>, false},
+     MixerLayers<fb::TokenMixer::Attention>, RoleSlots::kNamed},
     {RoleGroup::kTokenShift, "token shift", RoleScope::kLayer,
-     MixerLayers<fb::TokenMixer::TokenShift>, true},
+     MixerLayers<fb::TokenMixer::TokenShift>, RoleSlots::kTokenMixer},
     {RoleGroup::kShortConv, "short convolution", RoleScope::kLayer,
-     MixerLayers<fb::TokenMixer::ShortConv>, true},
+     MixerLayers<fb::TokenMixer::ShortConv>, RoleSlots::kTokenMixer},
     {RoleGroup::kGatedDeltaNet, "gated deltanet", RoleScope::kLayer,
-     MixerLayers<fb::TokenMixer::GatedDeltaNet>, true},
+     MixerLayers<fb::TokenMixer::GatedDeltaNet>, RoleSlots::kTokenMixer},
+    {RoleGroup::kRwkvTimeMix, "rwkv time mix", RoleScope::kLayer,
+     MixerLayers<fb::TokenMixer::RwkvTimeMix>, RoleSlots::kTokenMixer},
     {RoleGroup::kCrossAttention, "cross-attention", RoleScope::kLayer, EncoderDecoderDecoder,
-     false},
-    {RoleGroup::kFeedForward, "feed-forward", RoleScope::kLayer, EveryLayer, false},
+     RoleSlots::kNamed},
+    {RoleGroup::kFeedForward, "feed-forward", RoleScope::kLayer,
+     ChannelMixerLayers<fb::ChannelMixer::FeedForward>, RoleSlots::kNamed},
+    {RoleGroup::kRwkvChannelMix, "rwkv channel mix", RoleScope::kLayer,
+     ChannelMixerLayers<fb::ChannelMixer::RwkvChannelMix>, RoleSlots::kChannelMixer},
 };
 
 // Row i is role i, groups are in enum order and their rows consecutive, and a
@@ -284,6 +319,7 @@ RoleArch RoleArchOf(const fb::Architecture& a) {
     r.lin_value_dim = lin->value_dim();
     r.lin_taps = lin->conv_kernel();
   }
+  r.channel_mixer = a.channel_mixer();
   if (const auto* mixers = a.layer_mixers()) {
     r.layer_mixers = mixers->data();
     r.num_layer_mixers = mixers->size();
@@ -331,6 +367,7 @@ RoleArch RoleArchOf(const fb::ArchitectureT& a) {
     r.lin_value_dim = lin->value_dim;
     r.lin_taps = lin->conv_kernel;
   }
+  r.channel_mixer = a.channel_mixer;
   r.layer_mixers = a.layer_mixers.data();
   r.num_layer_mixers = static_cast<uint32_t>(a.layer_mixers.size());
   return r;

@@ -11,9 +11,10 @@
 // the row's suffix (encoder-only and decoder-only models) or
 // "encoder.layers.{i}." / "decoder.layers.{i}." (encoder-decoders). A layer's
 // groups are its frame (the norms around its sub-blocks, whatever mixes inside
-// them), its token mixer (self-attention today; linear attention, short
-// convolutions, ... each a group of its own), the cross-attention of
-// encoder-decoder decoder layers, and its channel mixer (the feed-forward).
+// them), its token mixer (self-attention; linear attention, short
+// convolutions, RWKV's time mixing, ... each a group of its own), the
+// cross-attention of encoder-decoder decoder layers, and its channel mixer (the
+// feed-forward, or RWKV's channel mixing).
 //
 // Shapes are [rows, cols] with rows = output features (matrices are [out, in],
 // the file's GEMM layout), or [n] for vectors.
@@ -42,6 +43,15 @@ enum class ProductInput : uint8_t {
   kConvOutput,       // a short convolution's out_proj: its gated output [rows, hidden]
   kLinearOutput,     // a Gated DeltaNet's out projection: its gated, normed output
                      // [rows, value_heads * value_dim]
+  // RWKV's mixers read rows mixed with the previous position's (token shift), a
+  // different mix per product, so each product has an input of its own [rows, hidden]:
+  kRwkvKey,          // time mix key: in * mix_k + shifted * (1 - mix_k)
+  kRwkvValue,        // time mix value: with mix_v
+  kRwkvReceptance,   // time mix receptance: with mix_r
+  kRwkvOutput,       // time mix output: r * wkv
+  kRwkvChannelKey,   // channel mix key: with its mix_k
+  kRwkvChannelReceptance,  // channel mix receptance: with its mix_r
+  kRwkvChannelValue, // channel mix value: relu(key(...))^2 [rows, intermediate]
 };
 
 enum class RoleGroup : uint8_t {
@@ -53,8 +63,10 @@ enum class RoleGroup : uint8_t {
   kTokenShift,      // layer, token mixer: the previous position's row, scaled (tests)
   kShortConv,       // layer, token mixer: a gated short convolution (LFM2)
   kGatedDeltaNet,   // layer, token mixer: linear attention, the gated delta rule (Qwen3.5)
+  kRwkvTimeMix,     // layer, token mixer: RWKV-4's time mixing
   kCrossAttention,  // layer: cross-attention (decoder layers of encoder-decoders)
   kFeedForward,     // layer, channel mixer: the (gated) feed-forward
+  kRwkvChannelMix,  // layer, channel mixer: RWKV-4's channel mixing
   kCount,
 };
 
@@ -120,6 +132,16 @@ enum class Role : uint8_t {
   kLinDtBias,  // lin.dt_bias       [value_heads]
   kLinNorm,    // lin.norm.weight   [value_dim]: RMSNorm of each head's output (weight as stored)
   kLinOut,     // lin.out.weight    [hidden, value_heads * value_dim]
+  // kRwkvTimeMix (engine/mixer_rwkv.cc)
+  kTimeMixK,        // time_mix.mix_k             [hidden]: key's share of the current row
+  kTimeMixV,        // time_mix.mix_v             [hidden]
+  kTimeMixR,        // time_mix.mix_r             [hidden]
+  kTimeDecay,       // time_mix.decay             [hidden]: w = -exp(decay) per step
+  kTimeFirst,       // time_mix.first             [hidden]: the current token's bonus u
+  kTimeKey,         // time_mix.key.weight        [hidden, hidden]
+  kTimeValue,       // time_mix.value.weight      [hidden, hidden]
+  kTimeReceptance,  // time_mix.receptance.weight [hidden, hidden]
+  kTimeOutput,      // time_mix.output.weight     [hidden, hidden]
   // kCrossAttention (K and V read the encoder output)
   kCrossAttnNorm,  // cross_attn_norm.weight
   kCrossAttnNormBias,
@@ -137,6 +159,12 @@ enum class Role : uint8_t {
   kFfnUpBias,    // ffn.up.bias     [intermediate]
   kFfnDown,      // ffn.down.weight [hidden, intermediate]
   kFfnDownBias,  // ffn.down.bias   [hidden]
+  // kRwkvChannelMix (engine/mixer_rwkv.cc)
+  kChannelMixK,           // channel_mix.mix_k              [hidden]
+  kChannelMixR,           // channel_mix.mix_r              [hidden]
+  kChannelKey,            // channel_mix.key.weight         [intermediate, hidden]
+  kChannelReceptance,     // channel_mix.receptance.weight  [hidden, hidden]
+  kChannelValue,          // channel_mix.value.weight       [hidden, intermediate]
   kCount,
 };
 constexpr size_t kRoleCount = static_cast<size_t>(Role::kCount);
@@ -198,6 +226,7 @@ struct RoleArch {
   // Architecture.linear_attention (0: no table)
   uint32_t lin_key_heads = 0, lin_value_heads = 0, lin_key_dim = 0, lin_value_dim = 0;
   uint32_t lin_taps = 0;
+  fb::ChannelMixer channel_mixer = fb::ChannelMixer::FeedForward;  // Architecture.channel_mixer
   // Architecture.layer_mixers: the token mixer of each layer (the encoder's or
   // the only stack's first, then the decoder's), or null: attention everywhere.
   // Points into the architecture it was made from.
@@ -212,6 +241,16 @@ RoleArch RoleArchOf(const fb::ArchitectureT& a);
 fb::TokenMixer LayerMixer(const RoleArch& a, LayerStack stack, uint32_t layer);
 
 enum class RoleScope : uint8_t { kModel, kLayer };
+
+// Where the engine binds a layer group's tensors (engine/weights.h).
+enum class RoleSlots : uint8_t {
+  kNamed,         // each row to a field of its own (LayerWeights::attn, ffn_norm, up, ...)
+  kTokenMixer,    // a token mixer other than attention: by the row's place in its group
+                  // (RoleIndexInGroup) in LayerWeights::mixer, so a new mixer's rows need no
+                  // field of their own
+  kChannelMixer,  // a channel mixer other than the feed-forward: the same, in
+                  // LayerWeights::channel
+};
 
 struct RoleInfo {
   Role role;
@@ -236,10 +275,8 @@ struct RoleGroupInfo {
   // mixer of a hybrid model may change from layer to layer). kModel: stack
   // kSingle, layer 0.
   bool (*applies)(const RoleArch& a, LayerStack stack, uint32_t layer);
-  // Token-mixer groups other than attention: the engine binds their tensors by
-  // their place in the group (LayerWeights::mixer, RoleIndexInGroup), so a new
-  // mixer's rows need no slot of their own.
-  bool indexed_slots;
+  // Where the engine binds the group's tensors.
+  RoleSlots slots;
 };
 
 // Rows [begin, end) of a group, for range-for.

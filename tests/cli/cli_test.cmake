@@ -153,7 +153,7 @@ elseif(CASE STREQUAL "version")
 elseif(CASE STREQUAL "inspect")
   make_model(llama --family llama --layers 2)
   run(${OCTET} inspect llama.octet)
-  expect_ok("format version +1\\.8" "family +Llama" "structure +DecoderOnly" "vocab_size +32"
+  expect_ok("format version +1\\.9" "family +Llama" "structure +DecoderOnly" "vocab_size +32"
             "hidden_size +16" "num_layers +2" "norm +RmsNorm" "activation +Silu"
             "attention\\.num_heads +2" "attention\\.head_dim +8" "rope\\.theta +10000"
             "position +Rope" "token_embedding +I8 +\\[32, 16\\] +512 "
@@ -164,7 +164,7 @@ elseif(CASE STREQUAL "inspect")
 elseif(CASE STREQUAL "inspect_json")
   make_model(llama --family llama --layers 1)
   run(${OCTET} inspect llama.octet --json)
-  expect_ok("^{\n" "}\n$" "\"file\": {" "\"size_bytes\": [0-9]+" "\"format_version\": \"1\\.8\""
+  expect_ok("^{\n" "}\n$" "\"file\": {" "\"size_bytes\": [0-9]+" "\"format_version\": \"1\\.9\""
             "\"architecture\": {" "\"family\": \"Llama\"" "\"attention\": {" "\"rope\": {"
             "\"tensors\": ." "\"name\": \"token_embedding\"" "\"shape\": \\[32, 16\\]"
             "\"scheme\": \"PerChannel\"" "\"min_scale\": [0-9]" "\"weights\": {"

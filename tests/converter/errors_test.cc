@@ -117,7 +117,7 @@ TEST_CASE("config.json: bad JSON, missing or unknown model_type, missing and inv
   CHECK(error_with_config("{\"model_type\": \"bart\"}") ==
         "config.json: model_type 'bart' is not supported (supported: bert, distilbert, roberta, "
         "xlm-roberta, gpt2, llama, qwen2, qwen3, mistral, phi3, gemma, gemma2, gemma3_text, "
-        "marian, t5, modernbert, lfm2, qwen3_5, qwen3_5_text, qwen3_next)");
+        "marian, t5, modernbert, lfm2, qwen3_5, qwen3_5_text, qwen3_next, rwkv)");
   HfCheckpoint c = Llama();
   c.config.erase("hidden_size");
   CHECK(ConvertError(c) == "config.json: hidden_size is missing (a positive integer)");
@@ -320,6 +320,48 @@ TEST_CASE("lfm2: config values and tensors that do not fit name the field and th
   m = MakeHfCheckpoint("lfm2", o);
   m.Remove("model.layers.1.self_attn.q_layernorm.weight");
   CHECK(Has(ConvertError(m), "missing tensor model.layers.1.self_attn.q_layernorm.weight"));
+}
+
+TEST_CASE("rwkv: config values and tensors that do not fit name the field and the value") {
+  HfOptions o;
+  o.layers = 2;
+  HfCheckpoint m = MakeHfCheckpoint("rwkv", o);
+  // A time mix narrower than the stream.
+  m.config["attention_hidden_size"] = 16;
+  CHECK(Has(ConvertError(m), "config.json: attention_hidden_size = 16 is not supported"));
+  CHECK(Has(ConvertError(m), "as wide as the stream: hidden_size 32"));
+  m = MakeHfCheckpoint("rwkv", o);
+  m.config["rescale_every"] = 1.5;
+  CHECK(Has(ConvertError(m), "config.json: rescale_every"));
+  m.config["rescale_every"] = "six";
+  CHECK(Has(ConvertError(m), "config.json: rescale_every"));
+  m = MakeHfCheckpoint("rwkv", o);
+  m.config["layer_norm_epsilon"] = 0;
+  CHECK(Has(ConvertError(m), "config.json: layer_norm_epsilon"));
+  // An intermediate_size that the key matrix does not have.
+  m = MakeHfCheckpoint("rwkv", o);
+  m.config["intermediate_size"] = 64;
+  CHECK(Has(ConvertError(m), "tensor rwkv.blocks.0.feed_forward.key.weight"));
+  CHECK(Has(ConvertError(m), "expected [64, 32]"));
+  // Missing tensors: a decay, the embeddings' norm, the head of an untied model.
+  m = MakeHfCheckpoint("rwkv", o);
+  m.Remove("rwkv.blocks.1.attention.time_decay");
+  CHECK(Has(ConvertError(m), "missing tensor rwkv.blocks.1.attention.time_decay"));
+  m = MakeHfCheckpoint("rwkv", o);
+  m.Remove("rwkv.blocks.0.pre_ln.bias");
+  CHECK(Has(ConvertError(m), "missing tensor rwkv.blocks.0.pre_ln.bias"));
+  m = MakeHfCheckpoint("rwkv", o);
+  m.Remove("head.weight");
+  CHECK(Has(ConvertError(m), "missing tensor head.weight"));
+  // A pre_ln in another block is not part of RWKV-4.
+  m = MakeHfCheckpoint("rwkv", o);
+  m.Add("rwkv.blocks.1.pre_ln.weight", {o.hidden});
+  CHECK(Has(ConvertError(m), "rwkv.blocks.1.pre_ln.weight"));
+  // A rescaling whose epsilons leave float range.
+  o.layers = 3;
+  m = MakeHfCheckpoint("rwkv", o);
+  m.config["layer_norm_epsilon"] = 1e38;
+  CHECK(Has(ConvertError(m), "beyond float range"));
 }
 
 TEST_CASE("qwen3_5, qwen3_next: what octet does not run is named") {

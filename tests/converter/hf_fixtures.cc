@@ -349,6 +349,52 @@ HfCheckpoint MakeHfCheckpoint(const std::string& type, const HfOptions& o) {
     }
     c.Add(p + "embedding_norm.weight", {H});
     if (!o.tied) c.Add("lm_head.weight", {V, H});
+  } else if (type == "rwkv") {
+    // RwkvForCausalLM (RWKV-4): rescale_every 1 (each layer's norms at 4x the last's),
+    // intermediate_size null (4 x hidden), pre_ln in block 0 only; rwkv. prefix.
+    c.config = {{"model_type", "rwkv"},
+                {"architectures", {"RwkvForCausalLM"}},
+                {"vocab_size", V},
+                {"hidden_size", H},
+                {"num_hidden_layers", L},
+                {"attention_hidden_size", nullptr},
+                {"intermediate_size", nullptr},
+                {"context_length", P},
+                {"layer_norm_epsilon", 1e-5},
+                {"rescale_every", 1},
+                {"tie_word_embeddings", o.tied},
+                {"bos_token_id", 0},
+                {"eos_token_id", 0}};
+    const std::string p = o.prefix ? "rwkv." : "";
+    const uint64_t F = 4 * H;
+    c.Add(p + "embeddings.weight", {V, H});
+    for (uint64_t i = 0; i < L; ++i) {
+      const std::string l = p + "blocks." + std::to_string(i) + ".";
+      if (i == 0) {
+        c.Add(l + "pre_ln.weight", {H});
+        c.Add(l + "pre_ln.bias", {H});
+      }
+      for (const char* ln : {"ln1", "ln2"}) {
+        c.Add(l + ln + ".weight", {H});
+        c.Add(l + ln + ".bias", {H});
+      }
+      c.Add(l + "attention.time_decay", {H});
+      c.Add(l + "attention.time_first", {H});
+      for (const char* m : {"key", "value", "receptance"}) {
+        c.Add(l + "attention.time_mix_" + m, {1, 1, H});
+      }
+      for (const char* m : {"key", "value", "receptance", "output"}) {
+        c.Add(l + "attention." + m + ".weight", {H, H});
+      }
+      c.Add(l + "feed_forward.time_mix_key", {1, 1, H});
+      c.Add(l + "feed_forward.time_mix_receptance", {1, 1, H});
+      c.Add(l + "feed_forward.key.weight", {F, H});
+      c.Add(l + "feed_forward.receptance.weight", {H, H});
+      c.Add(l + "feed_forward.value.weight", {H, F});
+    }
+    c.Add(p + "ln_out.weight", {H});
+    c.Add(p + "ln_out.bias", {H});
+    if (!o.tied) c.Add("head.weight", {V, H});
   } else if (type == "qwen3_5_text" || type == "qwen3_5" || type == "qwen3_next") {
     // Gated DeltaNets (2 key heads, 4 value heads of 8, a conv of 4 taps) with full attention
     // every second layer (q_proj twice as wide: each head's query, then its gate).

@@ -87,8 +87,8 @@ struct HfOptions {
 
 // model_type: bert, distilbert, roberta, xlm-roberta, gpt2, llama, qwen2, qwen3, mistral, phi3,
 // gemma, gemma2, gemma3_text, marian, t5, modernbert, lfm2, qwen3_5_text, qwen3_5 (the
-// multimodal checkpoint), qwen3_next (dense). roberta: max_positions usable positions, a table of
-// max_positions + 2 rows.
+// multimodal checkpoint), qwen3_next (dense), rwkv. roberta: max_positions usable positions, a
+// table of max_positions + 2 rows.
 HfCheckpoint MakeHfCheckpoint(const std::string& model_type, const HfOptions& options = {});
 
 // Marian's sinusoidal table [rows, dim], as transformers builds it.

@@ -928,6 +928,69 @@ TEST_CASE("t5: gated-gelu feed-forward (v1.1) with an untied head") {
   CHECK(Has(ConvertError(c), "config.json: feed_forward_proj = \"gated-tanh\" is not supported"));
 }
 
+TEST_CASE("rwkv: time and channel mixes, pre_ln as the embedding norm, rescaling as epsilons") {
+  HfOptions o;
+  o.layers = 3;
+  HfCheckpoint c = MakeHfCheckpoint("rwkv", o);
+  c.config["rescale_every"] = 2;
+  c.config["layer_norm_epsilon"] = 1e-6;
+  const auto conv = Convert(c, "BF16");
+  const Model& m = conv->model;
+  const fb::Architecture& a = m.architecture();
+  CHECK(a.family() == fb::Family::Rwkv);
+  CHECK(a.structure() == fb::Structure::DecoderOnly);
+  CHECK(a.norm() == fb::NormKind::LayerNorm);
+  CHECK(a.norm_placement() == fb::NormPlacement::Pre);
+  CHECK(a.position() == fb::PositionKind::None);
+  CHECK(a.intermediate_size() == 4 * o.hidden);  // null: 4 x hidden
+  CHECK(a.channel_mixer() == fb::ChannelMixer::RwkvChannelMix);
+  REQUIRE(a.layer_mixers() != nullptr);
+  REQUIRE(a.layer_mixers()->size() == 3);
+  for (uint32_t i = 0; i < 3; ++i) CHECK(a.layer_mixers()->Get(i) == fb::TokenMixer::RwkvTimeMix);
+  // Block i reads the stream divided by 2^(i // 2): its norms at eps x 4^(i // 2); ln_out
+  // (1e-5 whatever layer_norm_epsilon says) at 1e-5 x 4^(3 // 2).
+  CHECK(a.norm_eps() == 1e-6f);
+  REQUIRE(a.layer_norm_eps() != nullptr);
+  REQUIRE(a.layer_norm_eps()->size() == 3);
+  CHECK(a.layer_norm_eps()->Get(0) == 1e-6f);
+  CHECK(a.layer_norm_eps()->Get(1) == 1e-6f);
+  CHECK(a.layer_norm_eps()->Get(2) == static_cast<float>(4e-6));
+  CHECK(a.final_norm_eps() == static_cast<float>(4e-5));
+  CHECK(Extra(m, "rescale_every") == "2");
+  // The format's attention table is a placeholder no layer reads: no attention tensors.
+  CHECK(a.attention()->num_heads() == 1);
+  CHECK(m.Find("layers.0.attn.q.weight") == nullptr);
+  CHECK(m.Find("layers.0.ffn.up.weight") == nullptr);
+  CheckCopied(m, "embedding_norm.weight", c, "rwkv.blocks.0.pre_ln.weight");
+  CheckCopied(m, "embedding_norm.bias", c, "rwkv.blocks.0.pre_ln.bias");
+  CheckCopied(m, "layers.2.attn_norm.bias", c, "rwkv.blocks.2.ln1.bias");
+  CheckCopied(m, "layers.1.ffn_norm.weight", c, "rwkv.blocks.1.ln2.weight");
+  CheckCopied(m, "layers.1.time_mix.mix_v", c, "rwkv.blocks.1.attention.time_mix_value");
+  CHECK(Shape(m, "layers.1.time_mix.mix_v") == std::vector<uint32_t>{32});
+  CheckCopied(m, "layers.0.time_mix.decay", c, "rwkv.blocks.0.attention.time_decay");
+  CheckCopied(m, "layers.0.time_mix.first", c, "rwkv.blocks.0.attention.time_first");
+  CheckCopied(m, "layers.2.time_mix.output.weight", c, "rwkv.blocks.2.attention.output.weight");
+  CheckCopied(m, "layers.2.channel_mix.mix_r", c, "rwkv.blocks.2.feed_forward.time_mix_receptance");
+  CheckCopied(m, "layers.0.channel_mix.key.weight", c, "rwkv.blocks.0.feed_forward.key.weight");
+  CheckCopied(m, "layers.0.channel_mix.value.weight", c,
+              "rwkv.blocks.0.feed_forward.value.weight");
+  CheckCopied(m, "final_norm.bias", c, "rwkv.ln_out.bias");
+  CheckCopied(m, "lm_head", c, "head.weight");
+  // rescale_every <= 0: no rescaling, the configured epsilon everywhere.
+  c.config["rescale_every"] = 0;
+  const auto plain = Convert(c);
+  const fb::Architecture& p = plain->model.architecture();
+  CHECK((p.layer_norm_eps() == nullptr || p.layer_norm_eps()->size() == 0));
+  CHECK(p.final_norm_eps() == 1e-5f);
+  // Tied: no head.weight needed; one that differs from the embeddings is refused.
+  HfCheckpoint tied = MakeHfCheckpoint("rwkv", o);
+  tied.config["tie_word_embeddings"] = true;
+  tied.Remove("head.weight");
+  CHECK(Convert(tied)->model.architecture().tied_embeddings());
+  tied.Add("head.weight", {o.vocab, o.hidden});
+  CHECK(Has(ConvertError(tied), "head.weight differs from rwkv.embeddings.weight"));
+}
+
 TEST_CASE("F16 and BF16 checkpoints widen exactly, special values included") {
   HfOptions o;
   o.layers = 1;

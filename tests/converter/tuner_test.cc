@@ -154,7 +154,7 @@ TEST_CASE("calibration: each generated sequence has its own random stream") {
 TEST_CASE("tuner: layer blocks chained give the whole model's streams bit for bit") {
   for (const char* family :
        {"llama", "gpt2", "bert", "gemma2", "gemma3_text", "mistral", "t5", "marian",
-        "modernbert", "lfm2", "qwen3_5_text", "qwen3_5", "qwen3_next"}) {
+        "modernbert", "lfm2", "qwen3_5_text", "qwen3_5", "qwen3_next", "rwkv"}) {
     CAPTURE(family);
     HfOptions o;
     o.layers = 3;
@@ -342,6 +342,49 @@ TEST_CASE("tuner: --keep-fp32 patterns must name an int8 tensor") {
   REQUIRE(t5_tuned.steps.size() >= 2);
   CHECK(t5_tuned.steps[1].name == "layer by layer");
   CHECK(t5_tuned.overrides.keep_f32.count("encoder.layers.0.attn.o.weight") == 1);
+}
+
+// RWKV-4's products read token-shift mixes (a mix of the normed row and the
+// previous one per channel, not a norm's output), a gated WKV and a squared
+// ReLU: smoothing folds nothing into them (the head, after ln_out, still gets
+// its factors), and every step runs its layers.
+TEST_CASE("tuner: RWKV-4's products are tuned with nothing folded into their inputs") {
+  HfOptions o;
+  o.layers = 2;
+  HfCheckpoint c = MakeHfCheckpoint("rwkv", o);
+  TempDir dir;
+  c.Write(dir.path(), "F32");
+  const Converted conv = Import(dir.path());
+  const convert::Calibration calibration = convert::DefaultCalibration(o.vocab, 64);
+  convert::TuneOptions t;
+  t.target_ppl_ratio = 0.5;  // no target stops it
+  t.clipping = t.compensation = t.wide_inputs = t.fp32_fallback = false;
+  t.keep_all = true;
+  const convert::TuneResult smoothed = convert::TuneQuantization(
+      conv.spec, *conv.checkpoint, calibration, calibration.sequences, t);
+  REQUIRE(smoothed.steps.size() == 2);
+  CHECK(smoothed.steps[1].name == "layer by layer");
+  CHECK(smoothed.smoothing.count("lm_head") == 1);
+  for (const auto& [name, factors] : smoothed.smoothing) CHECK_MESSAGE(name == "lm_head", name);
+  CHECK_FALSE(smoothed.overrides.values.empty());
+  for (const auto& [name, values] : smoothed.overrides.values) {
+    CHECK_MESSAGE((name == "final_norm.weight" || name == "final_norm.bias"), name);
+  }
+  // Every step: 2 layers x (4 time-mix + 3 channel-mix matrices) + the head,
+  // each int8 or kept fp32.
+  convert::TuneOptions all;
+  all.target_ppl_ratio = 0.5;
+  const convert::TuneResult r = convert::TuneQuantization(conv.spec, *conv.checkpoint,
+                                                          calibration, calibration.sequences, all);
+  CHECK_FALSE(r.skipped);
+  REQUIRE(r.steps.size() >= 2);
+  CHECK(r.total_matrices == 2 * 7 + 1);
+  for (const char* m : {"time_mix.key", "time_mix.value", "time_mix.receptance",
+                        "time_mix.output", "channel_mix.key", "channel_mix.receptance",
+                        "channel_mix.value"}) {
+    const std::string name = std::string("layers.1.") + m + ".weight";
+    CHECK_MESSAGE(r.overrides.int8.count(name) + r.overrides.keep_f32.count(name) == 1, name);
+  }
 }
 
 }  // namespace

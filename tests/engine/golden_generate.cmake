@@ -4,8 +4,11 @@
 # of a full forward pass (no cache) over its prompt and the tokens before it.
 # This checks the prefill and the decode steps (RoPE at later positions, the
 # cached keys, windows reached by the steps) against the path the goldens check.
+# With -DCONTINUATION=ON and a "continuation" in inputs.json (the reference's
+# own greedy tokens after each sequence, gen_goldens.py), the generated tokens
+# must also be those.
 #   cmake -DOCTET=... -DEMULATOR="qemu|..." -DCASE_DIR=... -DMODEL=... -DTOKENS=8
-#         -P golden_generate.cmake
+#         [-DCONTINUATION=ON] -P golden_generate.cmake
 cmake_minimum_required(VERSION 3.25)
 
 string(REPLACE "|" ";" EMULATOR "${EMULATOR}")
@@ -13,6 +16,11 @@ if(NOT EXISTS "${MODEL}")
   message(FATAL_ERROR "${MODEL} is missing: convert.golden_cases did not convert this case")
 endif()
 file(READ "${CASE_DIR}/inputs.json" inputs)
+file(READ "${CASE_DIR}/config.json" config)
+string(JSON eos_value ERROR_VARIABLE no_eos GET "${config}" eos_token_id)
+if(NOT no_eos)
+  set(eos "${eos_value}")
+endif()
 
 string(JSON batch LENGTH "${inputs}" ids)
 set(prompts "")
@@ -45,7 +53,26 @@ foreach(b RANGE ${last})
   string(REPLACE "," ";" tokens "${CMAKE_MATCH_1}")
   list(LENGTH tokens count)
   if(NOT count EQUAL TOKENS)
-    message(FATAL_ERROR "sequence ${b}: ${count} tokens generated, ${TOKENS} asked")
+    # Fewer only when generation stopped at the config's end-of-sequence id.
+    list(GET tokens -1 last_id)
+    if(count GREATER TOKENS OR NOT DEFINED eos OR NOT last_id STREQUAL eos)
+      message(FATAL_ERROR "sequence ${b}: ${count} tokens generated, ${TOKENS} asked")
+    endif()
+    message(STATUS "sequence ${b}: stopped at the end-of-sequence id ${eos} after ${count} tokens")
+  endif()
+  string(JSON has_continuation ERROR_VARIABLE no_continuation GET "${inputs}" continuation)
+  if(CONTINUATION AND NOT no_continuation)
+    set(want "")
+    math(EXPR last_token "${count} - 1")
+    foreach(i RANGE ${last_token})
+      string(JSON id GET "${inputs}" continuation ${b} ${i})
+      list(APPEND want ${id})
+    endforeach()
+    if(NOT want STREQUAL tokens)
+      message(FATAL_ERROR "sequence ${b}: generated ${tokens}, the reference's greedy "
+                          "continuation is ${want}")
+    endif()
+    message(STATUS "sequence ${b}: the reference's greedy continuation, token for token")
   endif()
   foreach(token IN LISTS tokens)
     execute_process(COMMAND ${EMULATOR} ${OCTET} run "${MODEL}" --ids ${ids}

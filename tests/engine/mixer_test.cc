@@ -5,12 +5,16 @@
 // its definition says, that its fixed state survives decode steps, prompt
 // chunks and a save/restore, that the plan keeps KV rows only for the
 // attention layers, and that files and requests that do not fit are refused
-// with a clear message.
+// with a clear message. The same checks hold the other mixers to it: short
+// convolutions, Gated DeltaNets, RWKV's time mix beside attention, and RWKV-4
+// whole, whose channel mixer (the channel-mixer seam) keeps a state too.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/mixer.h"
@@ -40,13 +44,26 @@ TinyModelOptions Options(bool int8) {
   return o;
 }
 
+// RWKV-4 whole: time mixes in every layer, with its channel mixes.
+const std::vector<fb::TokenMixer> kRwkv = {fb::TokenMixer::RwkvTimeMix,
+                                           fb::TokenMixer::RwkvTimeMix,
+                                           fb::TokenMixer::RwkvTimeMix};
+
+// The tiny model of a stack of `mixers`: RWKV-4 (LayerNorms, channel mixes)
+// for kRwkv, else the tiny Llama with those token mixers.
+TinyModelOptions MixedOptions(bool int8, const std::vector<fb::TokenMixer>& mixers) {
+  TinyModelOptions o = Options(int8);
+  if (mixers == kRwkv) o.family = fb::Family::Rwkv;
+  o.mixers = mixers;  // each layer gets its mixer's tensors (a short convolution's)
+  o.packed = int8;
+  return o;
+}
+
 // The tiny Llama with `mixers` per layer; token-shift layers get a shift
 // vector (deterministic, not all equal). with_shift false: left out.
 struct MixedModel {
   MixedModel(bool int8, const std::vector<fb::TokenMixer>& mixers, bool with_shift = true) {
-    TinyModelOptions o = Options(int8);
-    o.mixers = mixers;  // each layer gets its mixer's tensors (a short convolution's)
-    o.packed = int8;
+    TinyModelOptions o = MixedOptions(int8, mixers);
     ModelWriter writer = testing::MakeTinyModelWriter(o);
     fb::ArchitectureT a = testing::TinyArchitecture(o);
     a.layer_mixers = mixers;
@@ -82,6 +99,13 @@ const std::vector<fb::TokenMixer> kConvHybrid = {fb::TokenMixer::ShortConv,
 const std::vector<fb::TokenMixer> kLinearHybrid = {fb::TokenMixer::GatedDeltaNet,
                                                    fb::TokenMixer::Attention,
                                                    fb::TokenMixer::GatedDeltaNet};
+// RWKV's time mix as a token mixer beside attention, in Llama's frame (feed-forwards).
+const std::vector<fb::TokenMixer> kRwkvHybrid = {fb::TokenMixer::RwkvTimeMix,
+                                                 fb::TokenMixer::Attention,
+                                                 fb::TokenMixer::RwkvTimeMix};
+// Every kind of stack the tests below hold to the seam's promises.
+const std::vector<fb::TokenMixer>* const kStacks[] = {&kHybrid, &kConvHybrid, &kLinearHybrid,
+                                                      &kRwkvHybrid, &kRwkv};
 
 std::vector<float> Rms(const float* x, float eps) {
   double sum = 0;
@@ -113,12 +137,38 @@ TEST_CASE("the registry has one row per token-mixer kind, each naming its kind a
     CHECK((m.run != nullptr));
     CHECK((m.copy_state != nullptr));
     // Its tensors bind by their place in the group (engine/weights.h MixerTensors).
-    if (GetRoleGroup(m.roles).indexed_slots) {
+    if (GetRoleGroup(m.roles).slots != RoleSlots::kNamed) {
       const RoleRange rows = RolesOf(m.roles);
       CHECK(static_cast<size_t>(rows.end() - rows.begin()) <= kMaxMixerTensors);
     }
   }
   CHECK(std::string(GetTokenMixer(fb::TokenMixer::TokenShift).name) == "token_shift");
+}
+
+TEST_CASE("the channel-mixer registry has one row per kind, each naming its kind and role group") {
+  for (uint32_t k = 0; k <= static_cast<uint32_t>(fb::ChannelMixer::MAX); ++k) {
+    const ChannelMixer& m = GetChannelMixer(static_cast<fb::ChannelMixer>(k));
+    CHECK(static_cast<uint32_t>(m.kind) == k);
+    CHECK((m.name != nullptr));
+    CHECK((m.run != nullptr));
+    CHECK((m.copy_state != nullptr));
+    const RoleGroupInfo& group = GetRoleGroup(m.roles);
+    if (group.slots != RoleSlots::kNamed) {
+      CHECK(group.slots == RoleSlots::kChannelMixer);
+      const RoleRange rows = RolesOf(m.roles);
+      CHECK(static_cast<size_t>(rows.end() - rows.begin()) <= kMaxMixerTensors);
+    }
+  }
+  CHECK(GetChannelMixer(fb::ChannelMixer::FeedForward).roles == RoleGroup::kFeedForward);
+  CHECK(std::string(GetChannelMixer(fb::ChannelMixer::RwkvChannelMix).name) ==
+        "rwkv_channel_mix");
+  // A feed-forward keeps nothing between calls; RWKV's channel mix its last row.
+  MixedModel m(false, kRwkv);
+  REQUIRE_MESSAGE(m.status.ok(), std::string(m.status.message()));
+  const fb::Architecture& a = m.model.architecture();
+  CHECK(ModelChannelMixer(a).kind == fb::ChannelMixer::RwkvChannelMix);
+  CHECK(ModelChannelMixer(a).state_bytes(a) == kHidden * sizeof(float));
+  CHECK(GetChannelMixer(fb::ChannelMixer::FeedForward).state_bytes(a) == 0);
 }
 
 TEST_CASE("a token-shift layer adds shift * the previous position's normed row") {
@@ -170,7 +220,7 @@ std::vector<float> LastLogits(const Model& model, const std::vector<int32_t>& pr
 
 TEST_CASE("a hybrid stack gives the same logits whole, in prompt chunks and by decode steps") {
   const std::vector<int32_t> prompt = {5, 9, 1, 30, 12, 7, 22, 3};
-  for (const auto* mixers : {&kHybrid, &kConvHybrid, &kLinearHybrid})
+  for (const auto* mixers : kStacks)
   for (bool int8 : {false, true}) {
     CAPTURE(int8);
     CAPTURE(GetTokenMixer((*mixers)[0]).name);
@@ -211,7 +261,7 @@ TEST_CASE("a hybrid stack gives the same logits whole, in prompt chunks and by d
 TEST_CASE("a hybrid stack decodes a padded batch as each sequence alone") {
   const std::vector<std::vector<int32_t>> prompts = {{4, 8, 15, 16, 23}, {1, 2, 3}};
   const std::vector<std::vector<int32_t>> steps = {{11, 19}, {7, 30}, {2, 5}};
-  for (const auto* mixers : {&kHybrid, &kConvHybrid, &kLinearHybrid})
+  for (const auto* mixers : kStacks)
   for (bool int8 : {false, true}) {
     CAPTURE(int8);
     CAPTURE(GetTokenMixer((*mixers)[0]).name);
@@ -276,7 +326,7 @@ TEST_CASE("a Gated DeltaNet's chunked prefill and its recurrence agree over 150 
 }
 
 TEST_CASE("a hybrid session's state saves and restores through its mixers") {
-  for (const auto* mixers : {&kHybrid, &kConvHybrid, &kLinearHybrid})
+  for (const auto* mixers : kStacks)
   for (bool int8 : {false, true}) {
     CAPTURE(int8);
     CAPTURE(GetTokenMixer((*mixers)[0]).name);
@@ -320,10 +370,8 @@ TEST_CASE("a hybrid session's state saves and restores through its mixers") {
     REQUIRE(a->Step(next, 2).ok());
     CHECK(std::memcmp(a->output().data, again.data, 2 * again.dim * sizeof(float)) == 0);
     // A state of another model with the same shapes (other weights) is refused.
-    TinyModelOptions other_options = Options(int8);
+    TinyModelOptions other_options = MixedOptions(int8, *mixers);
     other_options.seed = 12;
-    other_options.mixers = *mixers;
-    other_options.packed = int8;
     ModelWriter writer = testing::MakeTinyModelWriter(other_options);
     if ((*mixers)[0] == fb::TokenMixer::TokenShift) {
       const std::vector<float> shift(kHidden, 0.5f);
@@ -368,6 +416,123 @@ TEST_CASE("the plan keeps KV rows for the attention layers only, and a fixed row
   CHECK(c->kv_cache_bytes <= per_layer + 2 * 2 * 2 * kHidden * sizeof(float) + 3 * 64);
 }
 
+// RWKV-4's recurrence: a prompt of 150 tokens in one pass and token by token
+// through the states (the WKV sums and both mixes' last rows) agree within
+// 1e-5 of the logits' scale; int8 within 1e-2 of it.
+TEST_CASE("RWKV-4 over 150 tokens: one pass and decode steps agree") {
+  for (bool int8 : {false, true}) {
+    CAPTURE(int8);
+    MixedModel m(int8, kRwkv);
+    REQUIRE_MESSAGE(m.status.ok(), std::string(m.status.message()));
+    constexpr uint32_t kLen = 150;
+    std::vector<int32_t> prompt(kLen);
+    for (uint32_t i = 0; i < kLen; ++i) prompt[i] = static_cast<int32_t>((i * 13 + 5) % kVocab);
+    Result<Session> whole = Session::Create(m.model, SessionLimits{1, kLen, 0});
+    REQUIRE_MESSAGE(whole.ok(), std::string(whole.status().message()));
+    const uint32_t len[1] = {kLen};
+    REQUIRE(whole->Run(prompt.data(), len, 1, kLen).ok());
+    const OutputView all = whole->output();
+    REQUIRE(all.seq == kLen);
+    Result<Session> stepped = Session::Create(m.model, SessionLimits{1, 1, kLen});
+    REQUIRE(stepped.ok());
+    const uint32_t one[1] = {1};
+    double worst = 0, scale = 0;
+    for (uint32_t t = 0; t < kLen; ++t) {
+      const Status st =
+          t == 0 ? stepped->Run(prompt.data(), one, 1, 1) : stepped->Step(&prompt[t], 1);
+      REQUIRE_MESSAGE(st.ok(), std::string(st.message()));
+      const OutputView out = stepped->output();
+      const float* ref = all.data + static_cast<size_t>(t) * all.dim;
+      for (size_t i = 0; i < out.dim; ++i) {
+        worst = std::max(worst, static_cast<double>(std::fabs(out.data[i] - ref[i])));
+        scale = std::max(scale, static_cast<double>(std::fabs(ref[i])));
+      }
+    }
+    MESSAGE("largest difference " << worst << " of logits up to " << scale);
+    CHECK(worst <= (int8 ? 1e-2 : 1e-5) * scale);
+  }
+}
+
+// A new prompt from position 0 starts every state afresh (no reset call), and a
+// saved state loaded into another session forks the sequence: each branch goes
+// on as a session that ran its whole text.
+TEST_CASE("RWKV-4 sessions restart, fork and continue through their states") {
+  for (const auto* mixers : {&kRwkv, &kRwkvHybrid}) {
+    CAPTURE(GetTokenMixer((*mixers)[0]).name);
+    MixedModel m(false, *mixers);
+    REQUIRE(m.status.ok());
+    const std::vector<int32_t> first = {3, 9, 27, 17, 8, 24};
+    const std::vector<int32_t> second = {30, 1, 4, 15};
+    const auto run = [&](Session& s, const std::vector<int32_t>& ids) {
+      const uint32_t len[1] = {static_cast<uint32_t>(ids.size())};
+      REQUIRE(s.Run(ids.data(), len, 1, len[0]).ok());
+      const OutputView out = s.output();
+      const float* last = out.data + (static_cast<size_t>(out.seq) - 1) * out.dim;
+      return std::vector<float>(last, last + out.dim);
+    };
+    Result<Session> used = Session::Create(m.model, SessionLimits{1, 8, 4});
+    Result<Session> fresh = Session::Create(m.model, SessionLimits{1, 8, 4});
+    REQUIRE(used.ok());
+    REQUIRE(fresh.ok());
+    run(*used, first);
+    REQUIRE(used->Step(&first[0], 1).ok());
+    CHECK(run(*used, second) == run(*fresh, second));  // restarted: bit for bit
+    // Fork after `first`: both branches step on with other tokens.
+    run(*used, first);
+    std::vector<uint8_t> state(used->StateBytes());
+    size_t written = 0;
+    REQUIRE(used->SaveState(state.data(), state.size(), &written).ok());
+    Result<Session> branch = Session::Create(m.model, SessionLimits{1, 8, 4});
+    REQUIRE(branch.ok());
+    REQUIRE(branch->LoadState(state.data(), written).ok());
+    const int32_t a_next = 11, b_next = 29;
+    REQUIRE(used->Step(&a_next, 1).ok());
+    REQUIRE(branch->Step(&b_next, 1).ok());
+    for (const auto& [session, next] : {std::make_pair(&*used, a_next),
+                                        std::make_pair(&*branch, b_next)}) {
+      std::vector<int32_t> text = first;
+      text.push_back(next);
+      Result<Session> whole = Session::Create(m.model, SessionLimits{1, 8, 4});
+      REQUIRE(whole.ok());
+      const std::vector<float> want = run(*whole, text);
+      const OutputView got = session->output();
+      for (size_t i = 0; i < got.dim; ++i) {
+        CHECK(got.data[i] == doctest::Approx(want[i]).epsilon(1e-5));
+      }
+    }
+    const OutputView oa = used->output(), ob = branch->output();
+    CHECK(std::memcmp(oa.data, ob.data, oa.dim * sizeof(float)) != 0);
+  }
+}
+
+TEST_CASE("an RWKV-4 plan keeps no KV rows: fixed states of both mixers in every layer") {
+  MixedModel rwkv(false, kRwkv);
+  REQUIRE(rwkv.status.ok());
+  const SessionLimits limits{2, 64, 64};
+  Result<SessionPlan> p = Session::Plan(rwkv.model, limits);
+  REQUIRE(p.ok());
+  // Per layer and sequence: the time mix's last row and WKV sums (4 rows of
+  // hidden floats), the channel mix's last row (1 row).
+  CHECK(p->kv_layers == 0);
+  CHECK(p->kv_bytes_per_position == 0);
+  CHECK(p->fixed_state_layers == 3);
+  CHECK(p->fixed_state_bytes == 3 * 5 * kHidden * sizeof(float));
+  CHECK(p->kv_cache_bytes >= 2 * 3 * 5 * kHidden * sizeof(float));
+  CHECK(p->kv_cache_bytes <= 2 * 3 * 5 * kHidden * sizeof(float) + 64);
+  // The state does not grow with the positions planned.
+  Result<SessionPlan> longer = Session::Plan(rwkv.model, SessionLimits{2, 64, 4096});
+  REQUIRE(longer.ok());
+  CHECK(longer->kv_cache_bytes == p->kv_cache_bytes);
+  // Beside attention: KV rows for the attention layer only.
+  MixedModel hybrid(false, kRwkvHybrid);
+  REQUIRE(hybrid.status.ok());
+  Result<SessionPlan> h = Session::Plan(hybrid.model, limits);
+  REQUIRE(h.ok());
+  CHECK(h->kv_layers == 1);
+  CHECK(h->fixed_state_layers == 2);
+  CHECK(h->fixed_state_bytes == 2 * 4 * kHidden * sizeof(float));
+}
+
 TEST_CASE("files and requests that do not fit a hybrid stack are refused with a clear message") {
   // A token-shift layer without its tensor.
   MixedModel missing(false, kHybrid, /*with_shift=*/false);
@@ -398,6 +563,34 @@ TEST_CASE("files and requests that do not fit a hybrid stack are refused with a 
   CHECK(std::string(refused.message()).find("token_shift") != std::string::npos);
   capture.layer = 1;  // the attention layer
   CHECK(session->SetAttentionCapture(&capture).ok());
+}
+
+TEST_CASE("RWKV-4 files that do not fit are refused with a clear message") {
+  // The channel mix with the feed-forward's tensors: its own are missing.
+  TinyModelOptions ffn = MixedOptions(false, kRwkvHybrid);
+  ModelWriter with_ffn = testing::MakeTinyModelWriter(ffn);
+  fb::ArchitectureT a = testing::TinyArchitecture(ffn);
+  a.channel_mixer = fb::ChannelMixer::RwkvChannelMix;
+  with_ffn.SetArchitecture(a);
+  AlignedBytes ffn_bytes(with_ffn.WriteToBuffer());
+  Result<Model> model = Model::FromBuffer(ffn_bytes.data(), ffn_bytes.size());
+  REQUIRE_MESSAGE(model.ok(), std::string(model.status().message()));
+  Result<Session> s = Session::Create(*model, SessionLimits{1, 8, 0});
+  REQUIRE_FALSE(s.ok());
+  CHECK(std::string(s.status().message()).find("layers.0.channel_mix.mix_k") != std::string::npos);
+  // No attention probabilities in a time-mix layer.
+  MixedModel m(false, kRwkv);
+  REQUIRE(m.status.ok());
+  Result<Session> session = Session::Create(m.model, SessionLimits{1, 8, 0});
+  REQUIRE(session.ok());
+  std::vector<float> probs(8 * 8);
+  AttentionCapture capture;
+  capture.layer = 1;
+  capture.probs = probs.data();
+  capture.capacity = probs.size();
+  const Status refused = session->SetAttentionCapture(&capture);
+  CHECK(refused.code() == StatusCode::kInvalidArgument);
+  CHECK(std::string(refused.message()).find("rwkv_time_mix") != std::string::npos);
 }
 
 }  // namespace

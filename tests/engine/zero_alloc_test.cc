@@ -69,8 +69,8 @@ TEST_CASE("zero heap allocations while running fp32 and int8 models with layers,
   for (uint32_t threads : {1u, 3u})
   for (int kind : {0, 1, 2})  // fp32, int8, int8 with 16-bit inputs
   for (fb::Family family :
-       {fb::Family::Llama, fb::Family::Lfm2, fb::Family::Qwen35, fb::Family::Bert,
-        fb::Family::Roberta, fb::Family::T5}) {
+       {fb::Family::Llama, fb::Family::Lfm2, fb::Family::Qwen35, fb::Family::Rwkv,
+        fb::Family::Bert, fb::Family::Roberta, fb::Family::T5}) {
     const bool int8 = kind > 0;
     CAPTURE(threads);
     CAPTURE(kind);
@@ -114,7 +114,7 @@ TEST_CASE("zero heap allocations while running fp32 and int8 models with layers,
         if (session->StepEncoderDecoder(next, 4).ok()) FAIL("a step beyond the KV cache was accepted");
       }
       if (family == fb::Family::Llama || family == fb::Family::Lfm2 ||
-          family == fb::Family::Qwen35) {
+          family == fb::Family::Qwen35 || family == fb::Family::Rwkv) {
         for (int step = 0; step < 8; ++step) {
           const Status t = session->Step(next, 4);
           if (!t.ok()) FAIL(std::string(t.message()));

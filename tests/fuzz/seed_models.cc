@@ -22,6 +22,7 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedModels() {
       {"t5_fp32", fb::Family::T5, false, false, true},
       {"lfm2_int8", fb::Family::Lfm2, true, true, false},  // a short convolution, then attention
       {"qwen3_5_int8", fb::Family::Qwen35, true, false, false},  // Gated DeltaNets, gated attention
+      {"rwkv_int8", fb::Family::Rwkv, true, false, false},  // time and channel mixes, layer epsilons
   };
   std::vector<std::pair<std::string, std::vector<uint8_t>>> out;
   for (const Seed& s : seeds) {
@@ -32,7 +33,9 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedModels() {
     options.int8 = s.int8;
     options.tied = s.tied;
     options.tokenizer = s.tokenizer;
-    options.layers = s.family == fb::Family::Lfm2 ? 2 : s.family == fb::Family::Qwen35 ? 4 : 1;
+    options.layers = s.family == fb::Family::Lfm2 || s.family == fb::Family::Rwkv ? 2
+                     : s.family == fb::Family::Qwen35                           ? 4
+                                                                                : 1;
     out.emplace_back(std::string(s.name) + ".octet", MakeTinyModelBytes(options));
   }
   return out;

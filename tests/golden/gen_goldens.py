@@ -41,6 +41,7 @@ from ref_models.phi3 import Phi3ForCausalLM  # noqa: E402
 from ref_models.qwen3 import Qwen3ForCausalLM  # noqa: E402
 from ref_models.qwen3_5 import Qwen3_5ForCausalLM, Qwen3_5GatedDeltaNet  # noqa: E402
 from ref_models.roberta import RobertaModel  # noqa: E402
+from ref_models.rwkv import RwkvFeedForward, RwkvForCausalLM, RwkvSelfAttention  # noqa: E402
 from ref_models.t5 import T5ForConditionalGeneration, relative_position_bucket  # noqa: E402
 
 SCRIPT = "tests/golden/gen_goldens.py"
@@ -66,6 +67,7 @@ MODELS = {
     "lfm2": Lfm2ForCausalLM,
     "qwen3_5_text": Qwen3_5ForCausalLM,
     "qwen3_5": Qwen3_5ForCausalLM,
+    "rwkv": RwkvForCausalLM,
 }
 
 # --- the cases -----------------------------------------------------------------------------------
@@ -607,13 +609,44 @@ CASES = [
             "vision_config": {"model_type": "qwen3_5", "depth": 1, "hidden_size": 16},
             "torch_dtype": "bfloat16",
         }),
+    dict(
+        name="rwkv_rescale",
+        covers="RWKV-4 (RwkvForCausalLM): 5 blocks with rescale_every 2 (the stream halved after "
+               "blocks 1 and 3: norm epsilons x1, x4, x16 and ln_out's x16), a small stream "
+               "(pre_ln, output and value x 0.1) so that the epsilons matter, pre_ln on the "
+               "embeddings, intermediate_size null (4 x hidden), attention_hidden_size null, "
+               "untied head; sequences of 150 and 70 tokens",
+        layout="rwkv_lm", dtype="F32", lengths=[150, 70], continuation=8,
+        config={
+            "architectures": ["RwkvForCausalLM"], "model_type": "rwkv",
+            "vocab_size": 96, "hidden_size": 32, "num_hidden_layers": 5,
+            "attention_hidden_size": None, "intermediate_size": None, "context_length": 256,
+            "layer_norm_epsilon": 1e-5, "rescale_every": 2, "bos_token_id": 0,
+            "eos_token_id": 0, "tie_word_embeddings": False, "use_cache": True,
+            "torch_dtype": "float32",
+        }),
+    dict(
+        name="rwkv_bf16",
+        covers="RWKV-4, BF16 checkpoint with time_decay and time_first in F32 (transformers keeps "
+               "them in float32), 3 blocks with rescale_every 1 (epsilons x1, x4, x16, ln_out's "
+               "x64), intermediate_size 48, layer_norm_epsilon 1e-6, untied head; the shorter "
+               "sequence first",
+        layout="rwkv_lm", dtype="BF16", lengths=[11, 37], continuation=8,
+        config={
+            "architectures": ["RwkvForCausalLM"], "model_type": "rwkv",
+            "vocab_size": 80, "hidden_size": 32, "num_hidden_layers": 3,
+            "attention_hidden_size": 32, "intermediate_size": 48, "context_length": 128,
+            "layer_norm_epsilon": 1e-6, "rescale_every": 1, "bos_token_id": 0,
+            "eos_token_id": 0, "tie_word_embeddings": False, "use_cache": True,
+            "torch_dtype": "bfloat16",
+        }),
 ]
 
 # Standard deviation of the random embeddings per family (other weights: see init_weights).
 EMBED_STD = {"bert": 1.0, "gpt2": 0.5, "llama": 1.0, "qwen2": 1.0, "mistral": 1.0,
              "qwen3": 1.0, "phi3": 1.0, "marian": 32 ** -0.5, "t5": 1.0, "distilbert": 1.0,
              "roberta": 1.0, "xlm-roberta": 1.0, "gemma": 1.0, "gemma2": 1.0, "gemma3_text": 1.0,
-             "modernbert": 1.0, "lfm2": 1.0, "qwen3_5_text": 1.0, "qwen3_5": 1.0}
+             "modernbert": 1.0, "lfm2": 1.0, "qwen3_5_text": 1.0, "qwen3_5": 1.0, "rwkv": 1.0}
 
 
 def family(case):
@@ -672,6 +705,7 @@ def init_weights(model, gen, embed_std, query_std_factor=1.0):
         if hasattr(model, "final_logits_bias"):
             model.final_logits_bias.copy_(randn(*model.final_logits_bias.shape, std=0.5))
         shape_delta_rules(model, KEY_QUERY_ALIGNMENT, VALUE_SCALE)
+        shape_rwkv(model, gen, RWKV_STREAM_SCALE)
 
 
 # Gated DeltaNet layers read their state with the query: o_t = S_t^T q_t, a sum over past tokens
@@ -696,6 +730,39 @@ def shape_delta_rules(model, a, value_scale):
             for w in (m.in_proj_qkv.weight, m.conv1d.weight):
                 w[kd:2 * kd] = a * w[:kd] + math.sqrt(1.0 - a * a) * w[kd:2 * kd]
             m.in_proj_qkv.weight[2 * kd:] *= value_scale
+
+
+# RWKV's mixes and decays are parameters of their own (init_weights leaves them at 0): drawn
+# around the values RwkvPreTrainedModel._init_weights gives them (mixes in [0, 1], decay
+# speeds from -5 to 3: w = -exp(decay) from -0.007, a long memory, to -20, none; the bonus
+# around log(0.3)), with noise. The residual stream is kept small (pre_ln's weight and bias,
+# attention.output and feed_forward.value scaled by RWKV_STREAM_SCALE): the rescaling's
+# norm epsilons then move the outputs well past the goldens' tolerance, so a wrong epsilon
+# shows.
+RWKV_STREAM_SCALE = 0.1
+
+
+def shape_rwkv(model, gen, stream_scale):
+    def rand(*shape):
+        return torch.rand(*shape, generator=gen)
+
+    for name, m in model.named_modules():
+        if isinstance(m, RwkvSelfAttention):
+            h = m.time_decay.shape[0]
+            speed = torch.tensor([-5 + 8 * (i / (h - 1)) ** 1.5 for i in range(h)])
+            m.time_decay.copy_(speed + 0.3 * torch.randn(h, generator=gen))
+            zigzag = torch.tensor([((i + 1) % 3 - 1) * 0.5 for i in range(h)])
+            m.time_first.copy_(math.log(0.3) + zigzag + 0.3 * torch.randn(h, generator=gen))
+            for p in (m.time_mix_key, m.time_mix_value, m.time_mix_receptance):
+                p.copy_(rand(*p.shape))
+            m.output.weight.mul_(stream_scale)
+        elif isinstance(m, RwkvFeedForward):
+            for p in (m.time_mix_key, m.time_mix_receptance):
+                p.copy_(rand(*p.shape))
+            m.value.weight.mul_(stream_scale)
+        elif name.endswith("pre_ln"):
+            m.weight.mul_(stream_scale)
+            m.bias.mul_(stream_scale)
 
 
 # --- checkpoint layouts --------------------------------------------------------------------------
@@ -776,6 +843,13 @@ def export(model, case, gen):
         out["model.visual.merger.linear_fc1.weight"] = randn(32, 64, std=0.125)
         out["mtp.fc.weight"] = randn(h, 2 * h, std=(2 * h) ** -0.5)
         out["mtp.norm.weight"] = randn(h, std=0.1)
+    elif layout == "rwkv_lm":
+        # RwkvForCausalLM; transformers keeps time_decay and time_first in float32
+        # (_keep_in_fp32_modules), so a 16-bit checkpoint saves them in F32.
+        out = dict(sd)
+        for k in out:
+            if k.endswith((".time_decay", ".time_first")):
+                extra_dtype[k] = "F32"
     elif layout == "gpt2_model":
         out = {k[len("transformer."):]: t for k, t in sd.items()}
     elif layout == "marian_full":
@@ -1043,11 +1117,50 @@ def self_checks(model, case, ids, dec, expected, pad_id):
         if not v <= TOLERANCE:
             raise AssertionError(f"{case['name']}: self-check {k} failed: {v:.3g}")
 
+    if fam == "rwkv":
+        checks.update(check_rwkv_rescale(model, case, ids, expected, pad_id))
     if model.kind == "decoder":
         checks["receptive_field"] = check_receptive_field(model, case, max(ids, key=len))
     if model.kind == "encoder-decoder":
         checks["decoder_causality"] = check_decoder_causality(model, ids[0], dec[0])
     return checks
+
+
+def check_rwkv_rescale(model, case, ids, expected, pad_id):
+    """RWKV's inference rescaling against the form octet converts to: the unscaled weights and
+    stream with the norms' epsilons times 4^(i // R) equal transformers' rescaled model
+    (rescale_as_norm_eps, <= TOLERANCE), while the configured epsilons alone do not
+    (rescale_without_eps must be far from it, or the case could not tell them apart)."""
+    out = {}
+    try:
+        model.form = "eps"
+        as_eps = rel_err(run(model, ids, None, pad_id), expected)
+        model.form = "plain"
+        plain = rel_err(run(model, ids, None, pad_id), expected)
+    finally:
+        model.form = "rescaled"
+    if not as_eps <= TOLERANCE:
+        raise AssertionError(f"{case['name']}: the rescaled model is not the norm-eps form: "
+                             f"{as_eps:.3g}")
+    if not plain > 100 * TOLERANCE:
+        raise AssertionError(f"{case['name']}: the norm epsilons barely matter ({plain:.3g}): "
+                             "the case cannot catch a wrong one")
+    out["rescale_as_norm_eps"] = as_eps
+    out["rescale_without_eps"] = f"ok ({plain:.3g}: the configured epsilons alone are far off)"
+    return out
+
+
+def greedy_continuation(model, ids, tokens):
+    """Each sequence alone, `tokens` greedy ids, each the argmax of a full pass."""
+    out = []
+    for seq in ids:
+        seq, more = list(seq), []
+        for _ in range(tokens):
+            logits = run(model, [seq])[0]
+            more.append(int(logits[-1].argmax()))
+            seq.append(more[-1])
+        out.append(more)
+    return out
 
 
 def changed_positions(a, b):
@@ -1178,6 +1291,8 @@ def generate(case, out_root, seed):
         expected = run(model, ids, dec, pad_id)
         checks = self_checks(model, case, ids, dec, expected, pad_id)
         debug = debug_tables(model, case)
+        continuation = (greedy_continuation(model, ids, case["continuation"])
+                        if case.get("continuation") else None)
 
     np.save(os.path.join(out_dir, "expected.npy"), expected.numpy().astype(np.float32))
     args = []
@@ -1190,6 +1305,8 @@ def generate(case, out_root, seed):
     inputs = {"ids": ids, "args": args, "output": output, "shape": list(expected.shape)}
     if dec is not None:
         inputs["decoder_ids"] = dec
+    if continuation is not None:
+        inputs["continuation"] = continuation
     with open(os.path.join(out_dir, "inputs.json"), "w") as f:  # one key per line
         f.write("{\n" + ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}"
                                     for k, v in sorted(inputs.items())) + "\n}\n")
@@ -1212,6 +1329,9 @@ def generate(case, out_root, seed):
         "self_checks": checks,
         "debug": debug,
     }
+    sources = getattr(sys.modules[type(model).__module__], "SOURCES", None)
+    if sources:
+        provenance["restated_from"] = {"repository": "huggingface/transformers", "files": sources}
     write_json(os.path.join(out_dir, "provenance.json"), provenance)
     sizes = {f: os.path.getsize(os.path.join(out_dir, f)) for f in files}
     return checks, sizes, list(expected.shape)

@@ -146,6 +146,28 @@ fb::ArchitectureT TinyArchitecture(const TinyModelOptions& o) {
       a.bos_token_id = 1;
       a.eos_token_id = 2;
       break;
+    case fb::Family::Rwkv:
+      // RWKV-4: LayerNorms (the embeddings' too), time mixes and channel mixes
+      // in every layer, per-layer norm epsilons as a rescaling every 2 layers
+      // leaves them; the attention table is a placeholder no layer reads.
+      a.structure = fb::Structure::DecoderOnly;
+      a.num_layers = o.layers;
+      a.norm = fb::NormKind::LayerNorm;
+      a.norm_eps = 1e-5f;
+      a.activation = fb::Activation::Relu;
+      a.position = fb::PositionKind::None;
+      a.attention->num_heads = 1;
+      a.attention->num_kv_heads = 1;
+      a.attention->head_dim = 8;
+      a.channel_mixer = fb::ChannelMixer::RwkvChannelMix;
+      for (uint32_t i = 0; i < o.layers; ++i) {
+        a.layer_mixers.push_back(fb::TokenMixer::RwkvTimeMix);
+        a.layer_norm_eps.push_back(1e-5f * static_cast<float>(1u << (2 * (i / 2))));
+      }
+      a.final_norm_eps = 1e-5f * static_cast<float>(1u << (2 * (o.layers / 2)));
+      a.bos_token_id = 0;
+      a.eos_token_id = 0;
+      break;
     case fb::Family::Lfm2:
       // Llama's decoder with Q/K norms in its attention layers and short
       // convolutions in the others.
@@ -182,6 +204,7 @@ fb::ArchitectureT TinyArchitecture(const TinyModelOptions& o) {
   }
   if (o.max_positions != 0 && a.max_positions != 0) a.max_positions = o.max_positions;
   if (!o.mixers.empty()) a.layer_mixers = o.mixers;
+  if (o.set_channel_mixer) a.channel_mixer = o.channel_mixer;
   for (fb::TokenMixer m : a.layer_mixers) {
     if (m == fb::TokenMixer::ShortConv && a.short_conv == nullptr) {
       a.short_conv = std::make_unique<fb::ShortConvT>();
@@ -274,6 +297,28 @@ ModelWriter MakeTinyModelWriter(const TinyModelOptions& o) {
     AddVector(writer, p + "lin.norm.weight", l.value_dim, 1.0f);
     add_linear(p + "lin.out", h, values, false);
   };
+  // RWKV's mixes in [0, 1], decay speeds from slow to fast, bonuses around log(0.3).
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  auto add_mixes = [&](const std::string& p, std::initializer_list<const char*> names) {
+    for (const char* name : names) {
+      std::vector<float> mix(h);
+      for (float& m : mix) m = unit(rng);
+      writer.AddTensorCopy(p + name, fb::DType::F32, {h}, mix.data());
+    }
+  };
+  auto add_time_mix = [&](const std::string& p) {
+    add_mixes(p, {"time_mix.mix_k", "time_mix.mix_v", "time_mix.mix_r"});
+    std::vector<float> decay(h), first(h);
+    for (uint32_t i = 0; i < h; ++i) {
+      decay[i] = -5.0f + 8.0f * static_cast<float>(i) / static_cast<float>(h - 1);
+      first[i] = -1.2f + 0.5f * static_cast<float>(static_cast<int>((i + 1) % 3) - 1);
+    }
+    writer.AddTensorCopy(p + "time_mix.decay", fb::DType::F32, {h}, decay.data());
+    writer.AddTensorCopy(p + "time_mix.first", fb::DType::F32, {h}, first.data());
+    for (const char* m : {"key", "value", "receptance", "output"}) {
+      add_linear(p + "time_mix." + m, h, h, false);
+    }
+  };
   auto add_short_conv = [&](const std::string& p) {
     const uint32_t taps = arch.short_conv->kernel;
     add_linear(p + "conv.in_proj", 3 * h, h, arch.short_conv->bias);
@@ -300,6 +345,8 @@ ModelWriter MakeTinyModelWriter(const TinyModelOptions& o) {
         add_short_conv(p);
       } else if (mixer == fb::TokenMixer::GatedDeltaNet) {
         add_gated_deltanet(p);
+      } else if (mixer == fb::TokenMixer::RwkvTimeMix) {
+        add_time_mix(p);
       }
       if (stack == "decoder.") {
         add_norm(p + "cross_attn_norm");
@@ -308,6 +355,13 @@ ModelWriter MakeTinyModelWriter(const TinyModelOptions& o) {
       if (arch.sandwich_norms) add_norm(p + "post_attn_norm");
       add_norm(p + "ffn_norm");
       if (arch.sandwich_norms) add_norm(p + "post_ffn_norm");
+      if (arch.channel_mixer == fb::ChannelMixer::RwkvChannelMix) {
+        add_mixes(p, {"channel_mix.mix_k", "channel_mix.mix_r"});
+        add_linear(p + "channel_mix.key", inter, h, false);
+        add_linear(p + "channel_mix.receptance", h, h, false);
+        add_linear(p + "channel_mix.value", h, inter, false);
+        continue;
+      }
       if (arch.gated_ffn) add_linear(p + "ffn.gate", inter, h, false);
       add_linear(p + "ffn.up", inter, h, ffn_bias);
       add_linear(p + "ffn.down", h, inter, ffn_bias);
@@ -315,10 +369,14 @@ ModelWriter MakeTinyModelWriter(const TinyModelOptions& o) {
   }
   // Model-level norms and tables. (Layer-free BERT models keep no embedding
   // norm: tests check their raw embeddings.)
-  if (FamilyIsBertLike(o.family) && o.layers > 0) add_norm("embedding_norm");
+  if ((FamilyIsBertLike(o.family) || o.family == fb::Family::Rwkv) && o.layers > 0) {
+    add_norm("embedding_norm");
+  }
   if (enc_dec) {
     add_norm("encoder.final_norm");
     add_norm("decoder.final_norm");
+  } else if (o.family == fb::Family::Rwkv) {
+    add_norm("final_norm");
   } else {
     AddVector(writer, "final_norm.weight", h, 1.0f);
   }

@@ -38,6 +38,11 @@ struct TinyModelOptions {
   std::vector<fb::TokenMixer> mixers;
   uint32_t conv_kernel = 3;  // ShortConv layers' taps
   bool conv_bias = false;    // and their biases
+  // Decoders: every layer's channel mixer (Architecture.channel_mixer; the
+  // family's when not set: Rwkv's channel mix, the feed-forward elsewhere).
+  // RwkvChannelMix layers get its tensors instead of ffn.*.
+  bool set_channel_mixer = false;
+  fb::ChannelMixer channel_mixer = fb::ChannelMixer::FeedForward;
 };
 
 // The architecture table for a tiny model of the given family.

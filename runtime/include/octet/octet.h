@@ -115,7 +115,8 @@ typedef struct octet_model_info {
   size_t struct_size;       /* in: sizeof(octet_model_info) */
   const char* family;       /* config.json's model_type: "bert", "distilbert", "roberta",
                                "xlm-roberta", "gpt2", "llama", "qwen2", "qwen3", "mistral",
-                               "gemma", "gemma2", "gemma3_text", "phi3", "marian", "t5" */
+                               "gemma", "gemma2", "gemma3_text", "phi3", "marian", "t5",
+                               "modernbert", "lfm2", "qwen3_5", "rwkv" */
   int32_t structure;        /* an octet_structure */
   uint32_t vocab_size;
   uint32_t hidden_size;
