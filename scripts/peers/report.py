@@ -6,6 +6,7 @@ Each figure is the median over the rounds of each process's own median. Standard
 """
 import collections
 import json
+import math
 import statistics
 import sys
 
@@ -37,6 +38,193 @@ def w4_seqs(lines):
 def w4_floor_ms(seq, peak_gops):
     """W4's int8 floor: the weight GEMMs and the attention products (in-band keys only) at the peak."""
     return 2 * (seq * wl.W4_MACS_PER_TOKEN + wl.w4_attention_macs(seq)) / (peak_gops * 1e9) * 1e3
+
+
+W3_ENGINES = [("octet int8", "octet-int8"), ("octet fp32", "octet-fp32"), ("torch fp32", "torch-fp32"),
+              ("llama.cpp Q8_0", "llamacpp-q8_0")]
+
+
+def w3_seqs(lines):
+    """W3's sequence lengths in the timed results (workload labels w3-SEQ), ascending."""
+    return sorted({int(d["workload"][3:]) for d in lines if str(d.get("workload", "")).startswith("w3-")})
+
+
+def w3_section(lines, timed, metric, mach, thread_counts):
+    """W3's tables: speed with the machine's limits, octet's profile, peak RSS, the logits check."""
+    meta = next((d for d in lines if d.get("engine") == "meta"), {})
+    shape = meta.get("w3") or {}
+    layers, vocab = shape.get("layers", wl.W3["layers"]), shape.get("vocab", wl.W3["vocab"])
+    kinds = wl.w3_layer_kinds(layers)
+    n_full, n_lin = kinds.count("full_attention"), kinds.count("linear_attention")
+    macs = wl.w3_macs_per_token(layers)
+    full = (layers, vocab) == (wl.W3["layers"], wl.W3["vocab"])
+    name = "W3 (Qwen3.5-0.8B shape" + ("" if full else f", reduced: {layers} layers, vocab {vocab}") + ")"
+    out = []
+    seqs = w3_seqs(timed)
+    pre_keys, dec_keys = ("ms_per_forward", "prefill_ms"), ("decode_tok_s", "decode_tokens_per_s")
+    if seqs:
+        out.append(f"| {name} | thr | octet int8 | octet fp32 | torch fp32 | llama.cpp Q8_0 "
+                   "| octet int8 ÷ llama.cpp | octet fp32 ÷ torch | machine limit |")
+        out.append("|---|---|---|---|---|---|---|---|---|")
+        for s in seqs:
+            for label, keys in ((f"prefill {s} tokens, ms", pre_keys), (f"decode after {s}, tok/s", dec_keys)):
+                for t in thread_counts:
+                    cells = {e: metric(e, f"w3-{s}", t, keys) for _, e in W3_ENGINES}
+                    if not any(cells.values()):
+                        continue
+                    val = lambda e: cells[e][0] if cells[e] else None  # noqa: E731
+                    ratio = lambda a, b: fmt(val(a) / val(b), "ratio") if val(a) and val(b) else "–"  # noqa: E731
+                    row = [label, str(t)] + [fmt(val(e)) for _, e in W3_ENGINES]
+                    row += [ratio("octet-int8", "llamacpp-q8_0"), ratio("octet-fp32", "torch-fp32")]
+                    o, limit = val("octet-int8"), "–"
+                    peak, bw = mach(t, "vnni_zmm_gops_best"), mach(t, "mem_read_gbps")
+                    if keys is pre_keys and peak:
+                        ops = 2 * (s * macs + wl.w3_attention_macs(s, layers) + wl.W3["d"] * vocab)
+                        floor = ops / (peak * 1e9) * 1e3
+                        limit = f"floor {floor:.0f} ms" + (f" (octet int8 at {100 * floor / o:.0f} %)" if o else "")
+                    elif keys is dec_keys and bw:
+                        wb = [d["decode_weight_bytes_per_step"] for d in timed if d["engine"] == "octet-int8"
+                              and d.get("workload") == f"w3-{s}" and d.get("decode_weight_bytes_per_step")]
+                        if wb:
+                            limit = (f"{wb[0] / 1e6:.0f} MB of weights a token: ceiling {bw * 1e9 / wb[0]:.0f} tok/s "
+                                     f"at {bw:.0f} GB/s")
+                    out.append("| " + " | ".join(row + [limit]) + " |")
+        out.append("")
+        out.append("Ratios: of prefill times (below 1: octet faster) and of decode tokens/s (above 1: octet faster). "
+                   "Decode: tokens/s of single-token steps after the prompt (llama.cpp: "
+                   "`llama-bench -p 0 -n N -d SEQ`, the prompt run once untimed; octet: `octet bench --decode N` "
+                   "after each timed prefill; torch: greedy steps through its cache). Prefill floor: the layers' "
+                   f"weight GEMMs ({macs // 10**6} M multiply-adds a token), the causal attention products of the "
+                   f"{layers_of(n_full, 'full-attention')} and the head of the last position at the int8 peak; "
+                   "decode ceiling: octet's int8 weights read per step (decode_weight_bytes_per_step) at the measured "
+                   "read bandwidth.")
+        out.append("")
+
+        # octet's profile: median over the rounds of each kind's time
+        prof = []
+        for s in seqs:
+            for t in thread_counts:
+                ds = [d for d in timed if d["engine"] == "octet-int8" and d.get("workload") == f"w3-{s}"
+                      and d["threads"] == t and isinstance(d.get("profile"), dict)]
+                if not ds:
+                    continue
+                def med(part, k):
+                    return statistics.median(d["profile"].get(part, {}).get(k) or 0 for d in ds)
+                total = statistics.median(d["prefill_ms"] for d in ds)
+                la = med("prefill_ms", "linear_attention")
+                row = [f"{s} tokens, {t} thr", f"{total:.0f}",
+                       f"{la:.0f} ({1e3 * la / s:.0f}; {100 * la / total:.0f} %)"]
+                row += [f"{med('prefill_ms', k):.0f}" for k in ("convolution", "attention", "linear", "head")]
+                row += [f"{med('decode_ms', k):.2f}"
+                        for k in ("linear_attention", "convolution", "attention", "linear")]
+                prof.append("| " + " | ".join(row) + " |")
+        if prof:
+            out.append("| W3 octet int8 --profile | prefill ms | linear attention, ms (per token, µs) | conv, ms "
+                       "| full attention, ms | linear layers, ms | head, ms | decode ms / step: linear attention "
+                       "| conv | full attention | linear layers |")
+            out.append("|---|---|---|---|---|---|---|---|---|---|---|")
+            out += prof
+            out.append("")
+            out.append("octet's profile (`octet bench --profile`, R more runs timed per operation kind): linear "
+                       f"attention = the {layers_of(n_lin, 'Gated DeltaNet')}' delta rule (chunks of 64 in a prefill, "
+                       "the recurrence in a decode step) and gated norm; conv = their causal depthwise conv; full "
+                       f"attention = the {layers_of(n_full, 'softmax')}; linear layers = every weight GEMM but the "
+                       "head.")
+            out.append("")
+
+        cols = [(s, t) for s in seqs for t in thread_counts]
+        rss = []
+        for label, eng in W3_ENGINES:
+            cells = []
+            for s, t in cols:
+                vs = [d["peak_rss_bytes"] for d in timed if d["engine"] == eng and d.get("workload") == f"w3-{s}"
+                      and d["threads"] == t and d.get("peak_rss_bytes")]
+                cells.append(f"{statistics.median(vs) / 2**20:.0f}" if vs else "–")
+            if any(c != "–" for c in cells):
+                rss.append(f"| {label} | " + " | ".join(cells) + " |")
+        if rss:
+            out.append("| W3 peak RSS, MiB | " + " | ".join(f"{s} tok, {t} thr" for s, t in cols) + " |")
+            out.append("|---|" + "---|" * len(cols))
+            out += rss
+            params = sum(math.prod(v) for v in w3_shapes(layers, vocab))
+            out.append("")
+            out.append("Peak RSS of the whole process (prefill and decode): octet `octet bench` peak_rss_bytes; "
+                       "llama.cpp the larger of its two llama-bench processes (the mapped model file, compute "
+                       "buffers, KV cache and states); torch the peak while running, reset after the model was "
+                       f"built (its fp32 weights, {4 * params / 2**30:.1f} GiB, included).")
+            out.append("")
+
+    checks = {d["engine"]: d for d in lines if d.get("check") == "w3"}
+    if checks:
+        n = next(iter(checks.values())).get("seq", wl.W3["n_check"])
+        out.append(f"| W3 check: logits of every position on {n} ids against torch fp32 | rel L2 err | cosine "
+                   "| lowest position cosine | top-1 equal | greedy 16 equal | passes |")
+        out.append("|---|---|---|---|---|---|---|")
+        split = checks.get("llamacpp-f32-split", {})
+        rows = [("octet int8", "octet-int8"), ("octet fp32", "octet-fp32"),
+                ("llama.cpp f32 GGUF, one batch", "llamacpp-f32"),
+                (f"llama.cpp f32 GGUF, {split.get('n_first')} in a batch + {n - (split.get('n_first') or 0)} "
+                 "single steps", "llamacpp-f32-split"),
+                ("llama.cpp Q8_0 GGUF (the timed one)", "llamacpp-q8_0")]
+        for label, eng in rows:
+            d = checks.get(eng)
+            if d is None:
+                continue
+            g = "–"
+            if "greedy_equal" in d:
+                g = f"{d['greedy_equal']}/{d['greedy_of']}"
+                if "first_difference" in d:
+                    g += (f" (first difference at {d['first_difference']}, "
+                          f"torch's top-2 margin {d['torch_top2_margin_there']})")
+            ok = {True: "yes", False: "**no**"}.get(d.get("ok"), "–")
+            out.append(f"| {label} | {d['rel_err_vs_torch_fp32']} | {d['cosine']} "
+                       f"| {d.get('min_position_cosine', '–')} | {d.get('top1_equal', '–')} | {g} | {ok} |")
+        ref = next((d for d in checks.values() if d.get("nearest_wrong_model")), None)
+        if ref:
+            out.append("")
+            nearest, worst = ref["nearest_wrong_model"], ref["smallest_wrong_model_rel_err"]
+            others = ", ".join(v for k, v in wl.W3_VARIANTS.items() if k != nearest)
+            text = (f"Deliberately wrong torch models land at relative error {worst} and more (nearest: {nearest}; "
+                    f"also {others}).")
+            f32 = checks.get("llamacpp-f32")
+            if f32:
+                text += (f" llama.cpp's f32 runs pass below {f32['pass_below']} and half the nearest wrong model, its "
+                         "Q8_0 below half the nearest; llama.cpp keeps the KV cache in F16 (its default).")
+            out.append(text)
+            quant = [(label, checks[e]["rel_err_vs_torch_fp32"]) for label, e in
+                     (("llama.cpp Q8_0 GGUF (the timed one)", "llamacpp-q8_0"), ("octet int8", "octet-int8"))
+                     if e in checks]
+            if quant:
+                text = "Quantized engines: " + ", ".join(
+                    f"{label} {v} ({v / worst:.2f} x the nearest wrong model)" for label, v in quant) + "."
+                if full:  # measured on the full shape: noise of 1 % of the embeddings' norm, 130 ids
+                    text += (" W3's random weights amplify quantization noise through the layers (a 1 % input "
+                             "perturbation is ~7 % at the last layer): its int8 errors are large next to a trained "
+                             "model's, and read best against each other.")
+                out.append(text)
+        out.append("")
+    return out
+
+
+def layers_of(n, kind):
+    """"6 full-attention layers", "1 softmax layer"."""
+    return f"{n} {kind} layer" + ("s" if n != 1 else "")
+
+
+def w3_shapes(layers, vocab):
+    """The shapes of W3's tensors (numbers only: no weights drawn)."""
+    c = wl.W3
+    d, key, value = c["d"], c["lin_heads"] * c["lin_dk"], c["lin_heads"] * c["lin_dv"]
+    qd, kvd = c["heads"] * c["head_dim"], c["kv_heads"] * c["head_dim"]
+    shapes = [(vocab, d), (d,)]
+    for kind in wl.w3_layer_kinds(layers):
+        shapes += [(d,), (d,), (c["ff"], d), (c["ff"], d), (d, c["ff"])]
+        if kind == "linear_attention":
+            shapes += [(2 * key + value, d), (value, d), (c["lin_heads"], d), (c["lin_heads"], d),
+                       (2 * key + value, c["conv"]), (c["lin_heads"],), (c["lin_heads"],), (c["lin_dv"],), (d, value)]
+        else:
+            shapes += [(2 * qd, d), (kvd, d), (kvd, d), (d, qd), (c["head_dim"],), (c["head_dim"],)]
+    return shapes
 
 
 def fmt(v, unit=None):
@@ -122,8 +310,7 @@ def main():
     for name, _, base in PEERS:
         head += [name, "fp32 ratio" if base == "octet-fp32" else "ratio"]
     head.append("machine limit")
-    out.append("| " + " | ".join(head) + " |")
-    out.append("|" + "---|" * len(head))
+    table = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     spreads = []
     rows = ROWS + [(f"W4 {s} tokens, ms / forward", f"w4-{s}", "ms", ("ms_per_forward", "prefill_ms"))
                    for s in w4_seqs(lines)]
@@ -167,18 +354,19 @@ def main():
                     if o:
                         limit += f"; octet int8 {o * per_tok / 1e9:.1f} GB/s ({100 * o * per_tok / 1e9 / bw:.0f} %)"
             row.append(limit)
-            out.append("| " + " | ".join(row) + " |")
-    out.append("")
-    out.append("ratio = octet int8 ÷ peer (fp32 ratio: octet fp32 ÷ torch fp32): of times for W1 and W4 "
-               "(below 1: octet faster), of tokens/s for W2 (above 1: octet faster). "
-               "ORT: the faster of its two int8 forms (mmi = DynamicQuantizeLinear + MatMulInteger, "
-               "fused = QAttention + DynamicQuantizeMatMul + SkipLayerNorm), named in brackets. "
-               "W1 floor = 21.7 G ops of weight GEMMs at the int8 peak; W2 prefill ceiling = 170 M ops a "
-               "token at the peak (GEMMs only); W2 decode: the int8 weights read per token (all but the "
-               "embedding table, from `octet bench` weights_bytes) against the measured read bandwidth. "
-               "W4 floor = the weight GEMMs (110 M multiply-adds a token) and the attention products "
-               "(every key in the 8 global layers, the 129-key band in the 14 local ones) at the int8 peak.")
-    out.append("")
+            table.append("| " + " | ".join(row) + " |")
+    if len(table) > 2:  # a row of W1, W2 or W4
+        out += table + [""]
+        out.append("ratio = octet int8 ÷ peer (fp32 ratio: octet fp32 ÷ torch fp32): of times for W1 and W4 "
+                   "(below 1: octet faster), of tokens/s for W2 (above 1: octet faster). "
+                   "ORT: the faster of its two int8 forms (mmi = DynamicQuantizeLinear + MatMulInteger, "
+                   "fused = QAttention + DynamicQuantizeMatMul + SkipLayerNorm), named in brackets. "
+                   "W1 floor = 21.7 G ops of weight GEMMs at the int8 peak; W2 prefill ceiling = 170 M ops a "
+                   "token at the peak (GEMMs only); W2 decode: the int8 weights read per token (all but the "
+                   "embedding table, from `octet bench` weights_bytes) against the measured read bandwidth. "
+                   "W4 floor = the weight GEMMs (110 M multiply-adds a token) and the attention products "
+                   "(every key in the 8 global layers, the 129-key band in the 14 local ones) at the int8 peak.")
+        out.append("")
 
     # ---- W4 peak RSS ----
     seqs = w4_seqs(timed)
@@ -256,6 +444,9 @@ def main():
                        "The f32 GGUF passes below half the nearest wrong model; the Q8_0 one below 0.05 "
                        "(quantization noise, as octet int8's).")
         out.append("")
+
+    # ---- W3 ----
+    out += w3_section(lines, timed, metric, mach, thread_counts)
 
     # ---- notes ----
     notes = []
