@@ -16,7 +16,8 @@
 # four the compiler may call in freestanding code (memcpy, memmove, memset,
 # memcmp) and the libm functions the float kernels reach through __builtin_*
 # (every Android has libm; rintf: core/quant.h's rounding, on armv7, which has
-# no vrintx), and the reference kernels (octet::*__ref); on a defined symbol other
+# no vrintx; exp: the delta rule's decays, in double as its reference takes
+# them), and the reference kernels (octet::*__ref); on a defined symbol other
 # than the file's own function (octet::<file name>): an inline function or template
 # of a shared header emitted as a weak symbol would be merged across files compiled
 # with different ISA flags (see kernels/qs8_gemm_driver.h); on a header under
@@ -121,7 +122,7 @@ for triple in aarch64-linux-android24 armv7a-linux-androideabi24 x86_64-linux-an
     if [ "$have_nm" = 1 ]; then
       # octet::<family>__ref: a reference kernel, which some variants call for
       # rare inputs (compiled for the baseline ISA, in the same library).
-      undefined=$("$nm" -u "$obj" | awk '{print $NF}' | grep -Ev '^(memcpy|memmove|memset|memcmp|expf|erff|tanhf|sqrtf|sqrt|logf|powf|sinf|cosf|rintf)$' |
+      undefined=$("$nm" -u "$obj" | awk '{print $NF}' | grep -Ev '^(memcpy|memmove|memset|memcmp|expf|exp|erff|tanhf|sqrtf|sqrt|logf|powf|sinf|cosf|rintf)$' |
                   grep -Ev '^_ZN5octet[0-9]+[a-z0-9_]+__refE' || true)
       if [ -n "$undefined" ]; then
         echo "FAIL $triple $rel: needs symbols a freestanding kernel must not use:" $undefined >&2

@@ -1,8 +1,9 @@
 // The bodies of the vector variants of kernels/f32_delta_rule.h, written once
 // over an ISA's vector operations V (kernels/f32_vector_math.h, "The vector
-// interface"); kernels/<isa>/f32_delta_rule__<isa>.cc instantiates them with
-// its V and MR, the rows of a matrix-product tile (as many as its registers
-// hold: MR x 2 accumulators, two B vectors and a broadcast).
+// interface"); kernels/<isa>/f32_delta_step__<isa>.cc and
+// f32_delta_chunk__<isa>.cc instantiate them with its V and MR, the rows of a
+// matrix-product tile (as many as its registers hold: MR x 2 accumulators, two
+// B vectors and a broadcast).
 //
 // The chunk's products run as blocked matrix products C (+)= alpha A B over
 // row-major operands (MatMul below), tiles of MR rows x 2 vectors; columns

@@ -1,5 +1,5 @@
-// f32_delta_step__avx512, f32_delta_chunk__avx512: the bodies of kernels/f32_delta_rule_vector.h on
-// VecAvx512 (kernels/x86/f32_vector_avx512.h); matrix-product tiles of 8 rows x 2 vectors.
+// f32_delta_step__avx512: DeltaStep of kernels/f32_delta_rule_vector.h on VecAvx512
+// (kernels/x86/f32_vector_avx512.h).
 #include "kernels/f32_delta_rule.h"
 #include "kernels/f32_delta_rule_vector.h"
 #include "kernels/x86/f32_vector_avx512.h"
@@ -10,7 +10,5 @@ void f32_delta_step__avx512(size_t dk, size_t dv, const float* q, const float* k
                             float beta, float g, float* S, float* o) {
   DeltaStep<VecAvx512>(dk, dv, q, k, v, beta, g, S, o);
 }
-
-void f32_delta_chunk__avx512(const F32DeltaChunkArgs& a) { DeltaChunk<VecAvx512, 8>(a); }
 
 }  // namespace octet
