@@ -128,12 +128,13 @@ void MatMulTwoDigits(const Forward& f, const Matrix& m, size_t n, size_t k, cons
 void MatMul(const Forward& f, const Matrix& m, const F32FullyConnected* fc, size_t n, size_t k,
             const float* in, size_t ldi, size_t rows, float* out, size_t ldo,
             const float* bias = nullptr, const QuantizedRows* pre = nullptr) {
-  if (fc != nullptr && ldi == k && ldo == n) {  // one task per column piece
+  if (fc != nullptr && ldi == fc->in_stride() && ldo == fc->out_stride()) {  // a task per piece
     ParallelFor(f, fc->pieces(), [&](size_t p, size_t) { fc->RunPiece(p, rows, in, out); });
     return;
   }
   // Threads split the output columns (in multiples of 16).
   if (m.f32 != nullptr) {
+    if (f.profile != nullptr) ++f.profile->reference_products;
     ParallelRange(f, n, 16, rows * k, [&](size_t n0, size_t n1, size_t) {
       f32_gemm__ref(rows, n1 - n0, k, in, ldi, m.f32 + n0 * k, k, out + n0, ldo);
       if (bias != nullptr) f.kernels->f32_add_bias(rows, n1 - n0, out + n0, ldo, bias + n0);

@@ -138,6 +138,9 @@ struct ForwardProfile {
   uint64_t calls[static_cast<size_t>(OpKind::kCount)] = {};
   double linear_ops = 0;  // 2 x multiply-adds of kLinear products
   double head_ops = 0;    // same for kHead
+  // F32 products run on f32_gemm__ref: none has an operator (no XNNPACK), or
+  // one's call strides are not its operator's (LinearWeights::in_stride).
+  uint64_t reference_products = 0;
   AttentionTiles attention_tiles;        // layers without a window (and cross-attention)
   AttentionTiles local_attention_tiles;  // layers with a sliding window
   void Clear() { *this = ForwardProfile(); }

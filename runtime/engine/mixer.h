@@ -99,6 +99,12 @@ struct TokenMixer {
   // per_position + fixed bytes.
   void (*copy_state)(const Forward& f, uint32_t l, uint32_t b, uint32_t positions, bool save,
                      uint8_t** cursor);
+  // The row strides of the product in role `role` (one of its group's
+  // products) where its calls read or write columns of wider rows, else 0
+  // (contiguous); null when every product's are. Read when a layer is bound
+  // (LinearWeights::in_stride), so fp32 operators are made for them.
+  void (*product_strides)(const fb::Architecture& a, Role role, uint32_t* in_stride,
+                          uint32_t* out_stride);
 };
 
 // A layer's channel mixer (one kind for the whole model, Architecture.channel_mixer).

@@ -462,7 +462,8 @@ uint32_t AttentionHeads(const fb::Architecture& a) { return a.attention()->num_h
 const TokenMixer kAttentionMixer = {fb::TokenMixer::Attention, "attention", RoleGroup::kAttention,
                                     CaptureKind::kProbabilities, AttentionHeads,
                                     AttentionStateSize, RunAttention, AttentionRowFloats,
-                                    AttentionRowFloats, NoMixerScratch, CopyAttentionState};
+                                    AttentionRowFloats, NoMixerScratch, CopyAttentionState,
+                                    nullptr};
 
 namespace fwd {
 

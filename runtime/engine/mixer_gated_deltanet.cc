@@ -293,6 +293,14 @@ void RunGatedDeltaNet(const Forward& f, const LayerWeights& w, const MixerCall& 
   Linear(f, linear(Role::kLinOut), buf + c.raw, ld, rows, out, h);
 }
 
+// The projections write, and the output reads, columns of kMixer's rows.
+void GdnProductStrides(const fb::Architecture& a, Role role, uint32_t* in_stride,
+                       uint32_t* out_stride) {
+  const uint32_t row = static_cast<uint32_t>(ShapeOf(a).row);
+  *in_stride = role == Role::kLinOut ? row : 0;
+  *out_stride = role == Role::kLinOut ? 0 : row;
+}
+
 uint32_t GdnCaptureHeads(const fb::Architecture& a) { return a.linear_attention()->value_heads(); }
 
 void CopyGdnState(const Forward& f, uint32_t l, uint32_t b, uint32_t, bool save,
@@ -309,6 +317,7 @@ const TokenMixer kGatedDeltaNetMixer = {fb::TokenMixer::GatedDeltaNet, "gated_de
                                         RoleGroup::kGatedDeltaNet, CaptureKind::kMixing,
                                         GdnCaptureHeads, GdnStateSize,
                                         RunGatedDeltaNet, GdnRowFloats, GdnWidest,
-                                        GdnThreadFloats, CopyGdnState};
+                                        GdnThreadFloats, CopyGdnState,
+                                        GdnProductStrides};
 
 }  // namespace octet

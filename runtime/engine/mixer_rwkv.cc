@@ -272,7 +272,8 @@ void CopyChannelMixState(const Forward& f, uint32_t l, uint32_t b, bool save, ui
 const TokenMixer kRwkvTimeMixer = {fb::TokenMixer::RwkvTimeMix, "rwkv_time_mix",
                                    RoleGroup::kRwkvTimeMix, CaptureKind::kNone, nullptr,
                                    TimeMixStateSize, RunTimeMix, TimeMixRowFloats, NoMixerScratch,
-                                   NoMixerScratch, CopyTimeMixState};
+                                   NoMixerScratch, CopyTimeMixState,
+                                   nullptr};
 
 const ChannelMixer kRwkvChannelMixer = {fb::ChannelMixer::RwkvChannelMix, "rwkv_channel_mix",
                                         RoleGroup::kRwkvChannelMix, ChannelMixStateBytes,

@@ -108,10 +108,18 @@ void CopyShortConvState(const Forward& f, uint32_t l, uint32_t b, uint32_t, bool
 
 }  // namespace
 
+// The output product reads y, the last third of kMixer's rows.
+void ShortConvProductStrides(const fb::Architecture& a, Role role, uint32_t* in_stride,
+                             uint32_t* out_stride) {
+  *in_stride = role == Role::kConvOut ? 3 * a.hidden_size() : 0;
+  *out_stride = 0;
+}
+
 const TokenMixer kShortConvMixer = {fb::TokenMixer::ShortConv, "short_conv",
                                     RoleGroup::kShortConv, CaptureKind::kNone, nullptr,
                                     ShortConvStateSize,
                                     RunShortConv, ShortConvRowFloats, ShortConvRowFloats,
-                                    NoMixerScratch, CopyShortConvState};
+                                    NoMixerScratch, CopyShortConvState,
+                                    ShortConvProductStrides};
 
 }  // namespace octet

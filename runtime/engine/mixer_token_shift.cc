@@ -77,6 +77,7 @@ const TokenMixer kTokenShiftMixer = {fb::TokenMixer::TokenShift, "token_shift",
                                      RoleGroup::kTokenShift, CaptureKind::kNone, nullptr,
                                      TokenShiftStateSize,
                                      RunTokenShift, NoMixerScratch, NoMixerScratch,
-                                     NoMixerScratch, CopyTokenShiftState};
+                                     NoMixerScratch, CopyTokenShiftState,
+                                     nullptr};
 
 }  // namespace octet

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <new>
 
+#include "engine/mixer.h"
 #include "kernels/qs8_gemm.h"
 
 namespace octet {
@@ -232,6 +233,14 @@ Status ResolveStack(Resolver& r, const fb::Architecture& arch, const RoleArch& a
       OCTET_RETURN_IF_ERROR(
           BindGroup(r, a, group, stack, i, [w](Role role) { return LayerSlot(*w, role); }));
     }
+    const TokenMixer& mixer = LayerTokenMixer(arch, stack, i);
+    if (mixer.product_strides != nullptr) {
+      for (const RoleInfo& role : RolesOf(mixer.roles)) {
+        if (role.storage != RoleStorage::kProduct) continue;
+        LinearWeights& lw = w->mixer.linear[RoleIndexInGroup(role.role)];
+        mixer.product_strides(arch, role.role, &lw.in_stride, &lw.out_stride);
+      }
+    }
     const float eps = LayerNormEps(arch, stack, i);
     for (NormWeights* n : {&w->attn_norm, &w->post_attn_norm, &w->cross_attn_norm, &w->ffn_norm,
                            &w->post_ffn_norm}) {
@@ -297,23 +306,30 @@ Status ResolveWeights(const Model& model, LayerWeights* layers, ModelWeights* ou
 
 namespace {
 
-// Calls fn(weight, bias, n, k, &fc) for every F32 product of one layer (absent
-// linear layers have no weight).
+// Calls fn(lw) for every F32 product of one layer (absent linear layers have
+// no weight).
 template <typename Fn>
 Status ForEachLayerProduct(LayerWeights& w, Fn&& fn) {
   for (LinearWeights* lw : {&w.attn.q, &w.attn.k, &w.attn.v, &w.attn.o, &w.attn.gate,
                             &w.cross_attn.q, &w.cross_attn.k, &w.cross_attn.v, &w.cross_attn.o,
                             &w.gate, &w.up, &w.down}) {
     if (lw->weight.f32 == nullptr || lw->out == 0 || lw->in == 0) continue;
-    OCTET_RETURN_IF_ERROR(fn(lw->weight.f32, lw->bias, lw->out, lw->in, &lw->fc));
+    OCTET_RETURN_IF_ERROR(fn(*lw));
   }
   // Other token and channel mixers' products (engine/weights.h MixerTensors).
   for (MixerTensors* t : {&w.mixer, &w.channel}) {
     for (LinearWeights& lw : t->linear) {
       if (lw.weight.f32 == nullptr || lw.out == 0 || lw.in == 0) continue;
-      OCTET_RETURN_IF_ERROR(fn(lw.weight.f32, lw.bias, lw.out, lw.in, &lw.fc));
+      OCTET_RETURN_IF_ERROR(fn(lw));
     }
   }
+  return Status::Ok();
+}
+
+// Packs lw's F32 product into `set` for its call strides and points lw.fc at it.
+Status AddProduct(F32FullyConnectedSet* set, LinearWeights& lw, size_t threads) {
+  OCTET_ASSIGN_OR_RETURN(lw.fc, set->Add(lw.out, lw.in, lw.weight.f32, lw.bias, threads,
+                                         lw.in_stride, lw.out_stride));
   return Status::Ok();
 }
 
@@ -322,32 +338,31 @@ Status ForEachLayerProduct(LayerWeights& w, Fn&& fn) {
 Status PrepareF32Products(const Model& model, size_t threads, LayerWeights* layers,
                           ModelWeights* weights, F32FullyConnectedSet* set) {
   const fb::Architecture& a = model.architecture();
-  // Calls fn(weight, bias, n, k, &fc) for every F32 product: each linear layer,
-  // then the head.
-  auto for_each_product = [&](auto&& fn) -> Status {
-    for (size_t l = 0; l < LayerWeightsCount(a); ++l) {
-      OCTET_RETURN_IF_ERROR(ForEachLayerProduct(layers[l], fn));
-    }
-    if (weights->head.f32 != nullptr && a.vocab_size() > 0 && a.hidden_size() > 0) {
-      return fn(weights->head.f32, nullptr, a.vocab_size(), a.hidden_size(), &weights->head_fc);
-    }
-    return Status::Ok();
-  };
-  size_t count = 0;
-  OCTET_RETURN_IF_ERROR(for_each_product(
-      [&](const float*, const float*, size_t, size_t, const F32FullyConnected**) {
-        ++count;
-        return Status::Ok();
-      }));
+  const bool head = weights->head.f32 != nullptr && a.vocab_size() > 0 && a.hidden_size() > 0;
+  size_t count = head ? 1 : 0;
+  for (size_t l = 0; l < LayerWeightsCount(a); ++l) {
+    OCTET_RETURN_IF_ERROR(ForEachLayerProduct(layers[l], [&](LinearWeights&) {
+      ++count;
+      return Status::Ok();
+    }));
+  }
   // (int8 files do not initialize XNNPACK.)
   if (count == 0 || F32FullyConnectedUnavailable() != nullptr) return Status::Ok();
   OCTET_RETURN_IF_ERROR(set->Reserve(count));
-  return for_each_product([&](const float* weight, const float* bias, size_t n, size_t k,
-                              const F32FullyConnected** out) {
-    OCTET_ASSIGN_OR_RETURN(*out, set->Add(n, k, weight, bias, threads));
-    model.ReleasePages(weight, n * k * sizeof(float));
-    return Status::Ok();
-  });
+  for (size_t l = 0; l < LayerWeightsCount(a); ++l) {
+    const Status packed = ForEachLayerProduct(layers[l], [&](LinearWeights& lw) {
+      OCTET_RETURN_IF_ERROR(AddProduct(set, lw, threads));
+      model.ReleasePages(lw.weight.f32, size_t{lw.out} * lw.in * sizeof(float));
+      return Status::Ok();
+    });
+    if (!packed.ok()) return packed;
+  }
+  if (!head) return Status::Ok();
+  OCTET_ASSIGN_OR_RETURN(weights->head_fc, set->Add(a.vocab_size(), a.hidden_size(),
+                                                    weights->head.f32, nullptr, threads));
+  model.ReleasePages(weights->head.f32,
+                     static_cast<size_t>(a.vocab_size()) * a.hidden_size() * sizeof(float));
+  return Status::Ok();
 }
 
 void WeightStream::Range::Cover(const TensorView& t) {
@@ -425,20 +440,18 @@ void WeightStream::Release(const Range& r) const {
 // there is nothing to pack.
 F32FullyConnectedSet* WeightStream::PackLayer(LayerWeights& w) const {
   size_t count = 0;
-  const Status counted = ForEachLayerProduct(
-      w, [&](const float*, const float*, size_t, size_t, const F32FullyConnected**) {
-        ++count;
-        return Status::Ok();
-      });
+  const Status counted = ForEachLayerProduct(w, [&](LinearWeights&) {
+    ++count;
+    return Status::Ok();
+  });
   (void)counted;  // the callback cannot fail
   if (count == 0 || F32FullyConnectedUnavailable() != nullptr) return nullptr;
   F32FullyConnectedSet* set = new (std::nothrow) F32FullyConnectedSet();
   Status s = set == nullptr ? Status(StatusCode::kOutOfMemory, "") : set->Reserve(count);
   if (s.ok()) {
-    s = ForEachLayerProduct(w, [&](const float* weight, const float* bias, size_t n, size_t k,
-                                   const F32FullyConnected** out) {
-      OCTET_ASSIGN_OR_RETURN(*out, set->Add(n, k, weight, bias, threads_));
-      model_->ReleasePages(weight, n * k * sizeof(float));
+    s = ForEachLayerProduct(w, [&](LinearWeights& lw) {
+      OCTET_RETURN_IF_ERROR(AddProduct(set, lw, threads_));
+      model_->ReleasePages(lw.weight.f32, size_t{lw.out} * lw.in * sizeof(float));
       return Status::Ok();
     });
   }
@@ -451,11 +464,10 @@ F32FullyConnectedSet* WeightStream::PackLayer(LayerWeights& w) const {
 }
 
 void WeightStream::ClearLayer(LayerWeights& w) {
-  const Status cleared = ForEachLayerProduct(
-      w, [](const float*, const float*, size_t, size_t, const F32FullyConnected** fc) {
-        *fc = nullptr;
-        return Status::Ok();
-      });
+  const Status cleared = ForEachLayerProduct(w, [](LinearWeights& lw) {
+    lw.fc = nullptr;
+    return Status::Ok();
+  });
   (void)cleared;  // the callback cannot fail
 }
 

@@ -50,6 +50,12 @@ struct LinearWeights {
   const float* bias = nullptr;    // [out] or null
   uint32_t out = 0;
   uint32_t in = 0;
+  // The row strides of its calls' inputs and outputs, 0 for in and out
+  // (contiguous); a token mixer whose products read or write columns of wider
+  // rows sets them when the layer is bound (TokenMixer::product_strides), and
+  // its F32 operators are made for them.
+  uint32_t in_stride = 0;
+  uint32_t out_stride = 0;
   // F32 weight: the session's XNNPACK operators for weight and bias
   // (PrepareF32Products), or null (f32_gemm__ref runs the product).
   const F32FullyConnected* fc = nullptr;

@@ -79,7 +79,8 @@ Status F32FullyConnectedSet::Reserve(size_t matrices) {
 
 Result<const F32FullyConnected*> F32FullyConnectedSet::Add(size_t n, size_t k,
                                                            const float* weight,
-                                                           const float* bias, size_t threads) {
+                                                           const float* bias, size_t threads,
+                                                           size_t in_stride, size_t out_stride) {
   if (const char* why = F32FullyConnectedUnavailable()) {
     return Status::Error(StatusCode::kUnsupported, "fp32 products: %s", why);
   }
@@ -89,11 +90,18 @@ Result<const F32FullyConnected*> F32FullyConnectedSet::Add(size_t n, size_t k,
   if (n == 0 || k == 0 || weight == nullptr) {
     return Status(StatusCode::kInternal, "F32FullyConnectedSet: an empty matrix");
   }
+  if (in_stride == 0) in_stride = k;
+  if (out_stride == 0) out_stride = n;
+  if (in_stride < k || out_stride < n) {
+    return Status(StatusCode::kInternal, "F32FullyConnectedSet: a row stride below its width");
+  }
   const size_t cols = F32FullyConnectedPieceColumns(n, k, threads);
   F32FullyConnected& fc = matrices_[count_];
   fc.n_ = n;
   fc.k_ = k;
   fc.piece_columns_ = cols;
+  fc.in_stride_ = in_stride;
+  fc.out_stride_ = out_stride;
   fc.pieces_ = (n + cols - 1) / cols;
   fc.ops_ = NewArray<void*>(fc.pieces_);
   if (fc.ops_ == nullptr) {
@@ -110,8 +118,8 @@ Result<const F32FullyConnected*> F32FullyConnectedSet::Add(size_t n, size_t k,
     const size_t width = n - n0 < cols ? n - n0 : cols;
     xnn_operator_t op = nullptr;
     const xnn_status status = xnn_create_fully_connected_nc_f32(
-        /*input_channels=*/k, /*output_channels=*/width, /*input_stride=*/k,
-        /*output_stride=*/n, weight + n0 * k, bias != nullptr ? bias + n0 : nullptr,
+        /*input_channels=*/k, /*output_channels=*/width, /*input_stride=*/in_stride,
+        /*output_stride=*/out_stride, weight + n0 * k, bias != nullptr ? bias + n0 : nullptr,
         /*output_min=*/-INFINITY, /*output_max=*/INFINITY, /*flags=*/0, &op);
     if (status != xnn_status_success) {
       return Status::Error(status == xnn_status_out_of_memory ? StatusCode::kOutOfMemory

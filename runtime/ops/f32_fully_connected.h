@@ -4,7 +4,10 @@
 //
 //   out[rows, n] = in[rows, k] · Wᵀ + bias     W [n, k] row-major (our layout and
 //                                              XNNPACK's), bias [n] or null
-//   in: row stride k; out: row stride n (the forward pass's buffers).
+//   in: row stride in_stride (k by default); out: row stride out_stride (n
+//   by default), both fixed when the operators are made (a token mixer whose
+//   product reads or writes columns of a wider row says so:
+//   engine/mixer.h TokenMixer::product_strides).
 //
 // Prepare (F32FullyConnectedSet::Add, at session creation): the n output
 // columns (rows of W) are cut into pieces of F32FullyConnectedPieceColumns(n,
@@ -100,9 +103,11 @@ class F32FullyConnected {
   size_t k() const { return k_; }
   size_t pieces() const { return pieces_; }
   size_t piece_columns() const { return piece_columns_; }
+  size_t in_stride() const { return in_stride_; }
+  size_t out_stride() const { return out_stride_; }
 
-  // Columns [piece * piece_columns(), ...) of out[rows, n] (row stride n) for
-  // in[rows, k] (row stride k); rows >= 1. A piece runs on one thread at a
+  // Columns [piece * piece_columns(), ...) of out[rows, n] (row stride
+  // out_stride()) for in[rows, k] (row stride in_stride()); rows >= 1. A piece runs on one thread at a
   // time (its operator holds the call's pointers); different pieces may run at
   // once. No allocation.
   void RunPiece(size_t piece, size_t rows, const float* in, float* out) const;
@@ -114,6 +119,8 @@ class F32FullyConnected {
   size_t k_ = 0;
   size_t pieces_ = 0;
   size_t piece_columns_ = 0;
+  size_t in_stride_ = 0;
+  size_t out_stride_ = 0;
 };
 
 // Owns the operators of a session's matrices; deleting the set deletes them.
@@ -132,11 +139,14 @@ class F32FullyConnectedSet {
   Status Reserve(size_t matrices);
 
   // Creates the operators of weight [n, k] (+ bias [n], or null) for `threads`
-  // threads; weight and bias are copied (packed), not kept. n, k >= 1.
+  // threads, for inputs at row stride in_stride and outputs at out_stride (0:
+  // k and n; else at least k and n); weight and bias are copied (packed), not
+  // kept. n, k >= 1.
   // kUnsupported when the op is unavailable, kOutOfMemory when XNNPACK cannot
   // allocate. The pointer is valid while the set lives.
   Result<const F32FullyConnected*> Add(size_t n, size_t k, const float* weight, const float* bias,
-                                       size_t threads);
+                                       size_t threads, size_t in_stride = 0,
+                                       size_t out_stride = 0);
 
   size_t matrices() const { return count_; }
   size_t operators() const { return operators_; }

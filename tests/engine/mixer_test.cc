@@ -20,6 +20,7 @@
 #include "engine/mixer.h"
 #include "engine/session.h"
 #include "engine/weights.h"
+#include "ops/f32_fully_connected.h"
 #include "format/tensor_roles.h"
 #include "support/test_models.h"
 
@@ -253,6 +254,38 @@ TEST_CASE("a hybrid stack gives the same logits whole, in prompt chunks and by d
                             fb::TokenMixer::Attention});
     REQUIRE(plain.status.ok());
     CHECK(LastLogits(plain.model, prompt, 0, 0) != whole);
+  }
+}
+
+// An fp32 file's products run on XNNPACK's operators in every mixer, those
+// that read or write columns of the mixer's wider rows too (their operators are
+// made for the strides: TokenMixer::product_strides), never on the reference
+// GEMM (a slow fallback, correct only).
+TEST_CASE("every mixer's fp32 products run on the operators, not the reference GEMM") {
+  const std::vector<int32_t> prompt = {5, 9, 1, 30, 12, 7, 22, 3};
+  const uint32_t lengths[1] = {static_cast<uint32_t>(prompt.size())};
+  const bool operators = F32FullyConnectedUnavailable() == nullptr;
+  if (!operators) MESSAGE("no fp32 operators here (" << F32FullyConnectedUnavailable() << ")");
+  for (const auto* mixers : kStacks) {
+    const std::string first = GetTokenMixer((*mixers)[0]).name;
+    CAPTURE(first);
+    MixedModel m(false, *mixers);
+    REQUIRE_MESSAGE(m.status.ok(), std::string(m.status.message()));
+    SessionLimits limits{1, 8, 2};
+    limits.threads = 2;
+    Result<Session> s = Session::Create(m.model, limits);
+    REQUIRE(s.ok());
+    ForwardProfile profile;
+    s->SetProfile(&profile);
+    REQUIRE(s->Run(prompt.data(), lengths, 1, lengths[0]).ok());
+    const int32_t next = 4;
+    REQUIRE(s->Step(&next, 1).ok());
+    CHECK(profile.linear_ops > 0);
+    if (operators) {
+      CHECK(profile.reference_products == 0);
+    } else {
+      CHECK(profile.reference_products > 0);
+    }
   }
 }
 

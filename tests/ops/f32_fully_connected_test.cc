@@ -196,6 +196,50 @@ TEST_CASE("f32_fully_connected: the same bits for every thread count's pieces an
   }
 }
 
+TEST_CASE("f32_fully_connected: inputs and outputs at wider row strides, the same bits") {
+  if (!Available()) return;
+  uint32_t seed = 300;
+  for (const Shape& s : {Shape{37, 13}, Shape{257, 129}, Shape{1001, 33}}) {
+    CAPTURE(s.n);
+    CAPTURE(s.k);
+    const size_t ldi = s.k + 5, ldo = s.n + 7, rows = 19;
+    const std::vector<float> w = Random(s.n * s.k, seed++, 0.05f);
+    const std::vector<float> bias = Random(s.n, seed++, 1.0f);
+    const std::vector<float> in = Random(rows * s.k, seed++, 1.0f);
+    std::vector<float> wide_in(rows * ldi, std::nanf(""));  // NaN between rows: must not be read
+    for (size_t r = 0; r < rows; ++r) {
+      std::memcpy(&wide_in[r * ldi], &in[r * s.k], s.k * sizeof(float));
+    }
+    F32FullyConnectedSet set;
+    REQUIRE(set.Reserve(2).ok());
+    Result<const F32FullyConnected*> plain = set.Add(s.n, s.k, w.data(), bias.data(), 2);
+    Result<const F32FullyConnected*> wide =
+        set.Add(s.n, s.k, w.data(), bias.data(), 2, ldi, ldo);
+    REQUIRE(plain.ok());
+    REQUIRE(wide.ok());
+    CHECK(plain.value()->in_stride() == s.k);
+    CHECK(plain.value()->out_stride() == s.n);
+    CHECK(wide.value()->in_stride() == ldi);
+    CHECK(wide.value()->out_stride() == ldo);
+    const std::vector<float> expected = RunAll(*plain.value(), rows, in.data());
+    std::vector<float> out(rows * ldo, -7.0f);
+    for (size_t p = 0; p < wide.value()->pieces(); ++p) {
+      wide.value()->RunPiece(p, rows, wide_in.data(), out.data());
+    }
+    size_t differ = 0, touched = 0;
+    for (size_t r = 0; r < rows; ++r) {
+      if (std::memcmp(&out[r * ldo], &expected[r * s.n], s.n * sizeof(float)) != 0) ++differ;
+      for (size_t c = s.n; c < ldo; ++c) touched += out[r * ldo + c] != -7.0f ? 1 : 0;
+    }
+    CHECK(differ == 0);
+    CHECK(touched == 0);  // the columns past n are the caller's
+  }
+  F32FullyConnectedSet set;
+  REQUIRE(set.Reserve(1).ok());
+  const std::vector<float> w(6, 1.0f);
+  CHECK_FALSE(set.Add(3, 2, w.data(), nullptr, 1, /*in_stride=*/1, 0).ok());  // below k
+}
+
 TEST_CASE("f32_fully_connected: pieces run at once on a thread pool") {
   if (!Available()) return;
   const size_t n = 1001, k = 129, rows = 37;
