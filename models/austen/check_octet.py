@@ -1,12 +1,13 @@
 #!/usr/bin/python3
-"""Runs models/austen through octet and compares with PyTorch: the logits of held-out windows and
-the held-out perplexity they give.
+"""Runs models/austen (or another trained decoder of models/: --model) through octet and compares
+with PyTorch: the logits of held-out windows and the held-out perplexity they give.
 
     /usr/bin/python3 models/austen/check_octet.py --bin build/host/bin [--dtype fp32] [--windows 2]
 
 Converts the checkpoint with `octet-convert --dtype DTYPE`, runs `octet run --dump` on the first
 N windows of heldout_ids.txt (one --ids per window), and runs the same windows through the
-reference Llama (tests/golden/ref_models) with the F16 checkpoint's weights in fp32. Prints the
+reference model of the config's model_type (tests/golden/ref_models: Llama, LFM2, Qwen3.5,
+RWKV-4) with the F16 checkpoint's weights in fp32. Prints the
 max abs error relative to the max abs logit and both perplexities (scored as train.py does:
 tokens 1..n-1 of each window). --windows all scores every window.
 """
@@ -27,14 +28,20 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests",
 sys.dont_write_bytecode = True
 
 from ref_models import safetensors_io  # noqa: E402
+from ref_models.lfm2 import Lfm2ForCausalLM  # noqa: E402
 from ref_models.llama import LlamaForCausalLM  # noqa: E402
+from ref_models.qwen3_5 import Qwen3_5ForCausalLM  # noqa: E402
+from ref_models.rwkv import RwkvForCausalLM  # noqa: E402
+
+CLASSES = {"llama": LlamaForCausalLM, "lfm2": Lfm2ForCausalLM,
+           "qwen3_5_text": Qwen3_5ForCausalLM, "rwkv": RwkvForCausalLM}
 
 
 def load_reference(model_dir):
     with open(os.path.join(model_dir, "config.json")) as f:
         config = json.load(f)
     tensors, _ = safetensors_io.read(os.path.join(model_dir, "model.safetensors"))
-    model = LlamaForCausalLM(config).eval()
+    model = CLASSES[config["model_type"]](config).eval()
     model.load_state_dict({k: t for k, (t, _) in tensors.items()}, strict=True)
     return model
 

@@ -14,6 +14,9 @@ the held-out token ids and metrics.json.
                      16 sharing one KV head, an untied LM head, a 768-token BPE; 0.39 M parameters)
                      or lfm2-tiny (models/lfm2-tiny: an LFM2 hybrid on the novels, hidden 64,
                      4 gated short-convolution and 2 attention layers, a 512-token BPE)
+                     or qwen3_5-tiny (models/qwen3_5-tiny: Qwen3.5's Gated DeltaNet hybrid)
+                     or rwkv-tiny (models/rwkv-tiny: an RWKV-4 on the novels, hidden 64,
+                     6 blocks, a 512-token BPE)
     --out DIR        where the model goes (default models/<preset dir>)
     --work DIR       scratch: novel texts, fp32 weights, losses (default build/<preset dir>-work)
     --skip-train     export and evaluate the fp32 weights a previous run left in --work
@@ -22,8 +25,9 @@ One thread (torch.set_num_threads(1)), fixed seeds. Training took 1,650 s (27.5 
 OpenBLAS (libopenblas0-openmp) on a Xeon with AVX-512; Debian's reference BLAS, which torch uses
 without it, is about 30x slower. Tokenizer and export take seconds.
 The model is the golden tests' reference Llama (tests/golden/ref_models/llama.py), or for
-lfm2-tiny their reference LFM2 (ref_models/lfm2.py), imported, so its parameter names are the
-Hugging Face checkpoint names octet-convert reads.
+lfm2-tiny their reference LFM2 (ref_models/lfm2.py), for qwen3_5-tiny their Qwen3.5
+(ref_models/qwen3_5.py), for rwkv-tiny their RWKV-4 (ref_models/rwkv.py), imported, so its
+parameter names are the Hugging Face checkpoint names octet-convert reads.
 """
 import argparse
 import collections
@@ -69,6 +73,7 @@ from ref_models import safetensors_io  # noqa: E402
 from ref_models.lfm2 import Lfm2ForCausalLM  # noqa: E402
 from ref_models.llama import LlamaForCausalLM  # noqa: E402
 from ref_models import qwen3_5  # noqa: E402
+from ref_models import rwkv  # noqa: E402
 
 qwen3_5.SOLVE = "triangular"  # autograd follows the chunk's triangular solve
 
@@ -112,8 +117,19 @@ QWEN3_5_CONFIG = {
     "tie_word_embeddings": True, "bos_token_id": 0, "eos_token_id": 1,
     "initializer_range": 0.02, "use_cache": True, "torch_dtype": "float16",
 }
+# RWKV-4 as transformers' RwkvConfig saves it (attention_hidden_size and intermediate_size
+# written out; rescale_every 6, its default: the stream halved after the last block at
+# inference, which the converter carries as ln_out's epsilon x4); an untied head, as every
+# published RWKV-4.
+RWKV_CONFIG = {
+    "architectures": ["RwkvForCausalLM"], "model_type": "rwkv",
+    "vocab_size": 512, "context_length": 512, "hidden_size": 64, "num_hidden_layers": 6,
+    "attention_hidden_size": 64, "intermediate_size": 128, "layer_norm_epsilon": 1e-5,
+    "rescale_every": 6, "tie_word_embeddings": False, "bos_token_id": 0, "eos_token_id": 1,
+    "use_cache": True, "torch_dtype": "float16",
+}
 MODEL_CLASSES = {"llama": LlamaForCausalLM, "lfm2": Lfm2ForCausalLM,
-                 "qwen3_5_text": qwen3_5.Qwen3_5ForCausalLM}
+                 "qwen3_5_text": qwen3_5.Qwen3_5ForCausalLM, "rwkv": rwkv.RwkvForCausalLM}
 
 TRAIN = dict(steps=1100, batch=16, lr=2e-3, min_lr=2e-4, warmup=100, weight_decay=0.1,
              betas=(0.9, 0.95), grad_clip=1.0, eval_every=200)
@@ -156,6 +172,11 @@ PRESETS = {
                      {"steps": 3000, "lr": 4e-3, "min_lr": 4e-4, "eval_every": 500,
                       "passage": 500},
                      "austen"),
+    # RWKV-4 on the same text: no attention, a WKV recurrence and token shifts in 6 blocks,
+    # hidden 64, channel mix 128, an untied head.
+    "rwkv-tiny": ("rwkv-tiny", RWKV_CONFIG,
+                  {"steps": 3000, "lr": 4e-3, "min_lr": 4e-4, "eval_every": 500, "passage": 500},
+                  "austen"),
 }
 CORPUS = "austen"
 VOCAB = CONFIG["vocab_size"]
@@ -203,7 +224,7 @@ def prepare(work, out):
     write_json(os.path.join(out, "tokenizer_config.json"), {
         "tokenizer_class": "PreTrainedTokenizerFast", "bos_token": BOS, "eos_token": EOS,
         "clean_up_tokenization_spaces": False,
-        "model_max_length": CONFIG["max_position_embeddings"]})
+        "model_max_length": CONFIG.get("max_position_embeddings", CONFIG.get("context_length"))})
     if bpe.Tokenizer.load(os.path.join(out, "tokenizer.json")).vocab != tok.vocab:
         raise AssertionError("tokenizer.json does not read back")
 
@@ -272,7 +293,10 @@ def new_model():
     sqrt(2 * layers)."""
     torch.manual_seed(SEED)
     model = model_class()(CONFIG)
-    std = CONFIG["initializer_range"]
+    std = CONFIG.get("initializer_range", 0.02)
+    if CONFIG["model_type"] == "rwkv":
+        init_rwkv(model, std)
+        return model
     gemma_norms = {n + ".weight" for n, m in model.named_modules()
                    if isinstance(m, qwen3_5.GemmaRMSNorm)}
     with torch.no_grad():
@@ -295,8 +319,46 @@ def new_model():
     return model
 
 
+def init_rwkv(model, std):
+    """RWKV-4: N(0, std) for every matrix, attention.output and feed_forward.value (which write
+    into the stream) scaled down by sqrt(2 * layers); LayerNorms 1 and 0; time_decay, time_first
+    and the token-shift mixes as transformers' RwkvPreTrainedModel._init_weights sets them
+    (time_first there is ones_like(...): 1)."""
+    layers = CONFIG["num_hidden_layers"]
+    h = CONFIG["hidden_size"]
+    ramp = torch.tensor([i / h for i in range(h)])[None, None, :]
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() == 2:
+                scale = math.sqrt(2 * layers) if name.endswith(
+                    ("attention.output.weight", "feed_forward.value.weight")) else 1.0
+                p.normal_(0.0, std / scale)
+        for name, m in model.named_modules():
+            if isinstance(m, torch.nn.LayerNorm):
+                m.weight.fill_(1.0)
+                m.bias.zero_()
+        for i, block in enumerate(model.rwkv.blocks):
+            att, ffn = block.attention, block.feed_forward
+            ratio_0_to_1 = i / (layers - 1)
+            ratio_1_to_almost0 = 1.0 - i / layers
+            n = att.time_decay.shape[0]
+            att.time_decay.copy_(torch.tensor(
+                [-5 + 8 * (j / (n - 1)) ** (0.7 + 1.3 * ratio_0_to_1) for j in range(n)]))
+            att.time_first.fill_(1.0)
+            att.time_mix_key.copy_(ramp ** ratio_1_to_almost0)
+            att.time_mix_value.copy_(ramp ** ratio_1_to_almost0 + 0.3 * ratio_0_to_1)
+            att.time_mix_receptance.copy_(ramp ** (0.5 * ratio_1_to_almost0))
+            ffn.time_mix_key.copy_(ramp ** ratio_1_to_almost0)
+            ffn.time_mix_receptance.copy_(ramp ** ratio_1_to_almost0)
+
+
 def logits(model, ids):
-    """ids [B, S] -> logits [B, S, V] (no padding)."""
+    """ids [B, S] -> logits [B, S, V] (no padding). RWKV as transformers' RwkvModel runs it:
+    training, the unscaled model (its WKV in chunks, the same sums); evaluation, the inference
+    rescaling (rescale_every) and transformers' CPU loop."""
+    if CONFIG["model_type"] == "rwkv":
+        model.form = "plain" if model.training else "rescaled"
+        rwkv.WKV = "chunked" if model.training else "loop"
     return model(ids, torch.ones(ids.shape, dtype=torch.bool))
 
 
@@ -336,8 +398,12 @@ def lr_at(step):
 
 def train(model, train_ids, windows):
     t = TRAIN
-    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
-    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    # Matrices decay; RWKV's token-shift mixes ([1, 1, H]) do not, as vectors do not.
+    def decays(name, p):
+        return p.dim() >= 2 and ".time_mix_" not in name
+
+    decay = [p for n, p in model.named_parameters() if decays(n, p)]
+    no_decay = [p for n, p in model.named_parameters() if not decays(n, p)]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": t["weight_decay"]},
                              {"params": no_decay, "weight_decay": 0.0}],
                             lr=t["lr"], betas=t["betas"], eps=1e-8)
@@ -375,11 +441,14 @@ def train(model, train_ids, windows):
 # --- export --------------------------------------------------------------------------------------
 
 def export(model, out):
-    """model.safetensors in F16 with the Hugging Face names (tied: no lm_head.weight); returns
-    the model as the file holds it (F16-rounded weights, computed in fp32)."""
+    """model.safetensors in F16 with the Hugging Face names (tied: no lm_head.weight; RWKV's
+    time_decay and time_first in F32, as transformers keeps them); returns the model as the file
+    holds it (F16-rounded weights, computed in fp32)."""
     sd = model.state_dict()
     path = os.path.join(out, "model.safetensors")
-    safetensors_io.write(path, {k: (v, "F16") for k, v in sd.items()})
+    keep32 = ("time_decay", "time_first") if CONFIG["model_type"] == "rwkv" else ()
+    safetensors_io.write(path, {k: (v, "F32" if k.endswith(keep32) else "F16")
+                                for k, v in sd.items()})
     back, _ = safetensors_io.read(path)
     shipped = model_class()(CONFIG).eval()
     shipped.load_state_dict({k: t for k, (t, _) in back.items()}, strict=True)
@@ -440,7 +509,8 @@ def main():
         "python": platform.python_version(), "threads": torch.get_num_threads(),
         "parameters": params, "config": {k: CONFIG[k] for k in (
             "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
-            "head_dim", "intermediate_size", "vocab_size", "layer_types") if k in CONFIG},
+            "head_dim", "intermediate_size", "vocab_size", "layer_types", "rescale_every",
+            "context_length") if k in CONFIG},
         "data": info,
         "training": {**{k: v for k, v in TRAIN.items()}, "seq_len": SEQ,
                      "tokens_seen": TRAIN["steps"] * TRAIN["batch"] * SEQ,

@@ -4,7 +4,8 @@
 # all: the converter's defaults), then the held-out perplexity of both over
 # the first MAX_TOKENS held-out ids. int8 must be within LIMIT_PPM (parts per
 # million, relative) of fp32, and the int8 KV cache of a 2048-token session
-# at most 55% of an fp16 cache (75% for head_dim 8: KV_LIMIT_PPM).
+# at most 55% of an fp16 cache (75% for head_dim 8: KV_LIMIT_PPM; NONE: the model
+# has no attention layer, so no KV cache, which octet_perplexity must then report).
 # HELDOUT: the held-out ids (default MODEL_DIR/heldout_ids.txt). ROUND_TO_NEAREST_MIN_PPM:
 # also convert with --no-tune, which must be at least that far above fp32 (a hard case).
 # EMULATOR runs octet_perplexity; CONVERT_EMULATOR the converter (EMULATOR when not given;
@@ -12,7 +13,7 @@
 #   cmake -DCONVERT=... [-DCONVERT_EMULATOR=...] -DPERPLEXITY=... -DEMULATOR="qemu|..."
 #         -DMODEL_DIR=models/austen
 #         -DWORK=dir -DMAX_TOKENS=4096 -DLIMIT_PPM=1000 [-DCALIBRATE=ON]
-#         [-DKV_LIMIT_PPM=550000] [-DHELDOUT=file] [-DROUND_TO_NEAREST_MIN_PPM=50000]
+#         [-DKV_LIMIT_PPM=550000|NONE] [-DHELDOUT=file] [-DROUND_TO_NEAREST_MIN_PPM=50000]
 #         -P austen_perplexity.cmake
 cmake_minimum_required(VERSION 3.25)
 
@@ -91,6 +92,12 @@ foreach(dtype ${dtypes})
     message(FATAL_ERROR "no perplexity in: ${out}")
   endif()
   set(ppl_${dtype} "${CMAKE_MATCH_1}")
+  if(KV_LIMIT_PPM STREQUAL "NONE")
+    if(NOT out MATCHES "no KV cache \\(no attention layer\\): 0 bytes for 2048 tokens")
+      message(FATAL_ERROR "KV_LIMIT_PPM=NONE, but the model has a KV cache: ${out}")
+    endif()
+    continue()
+  endif()
   if(NOT out MATCHES "ratio ([0-9.]+)")
     message(FATAL_ERROR "no KV cache ratio in: ${out}")
   endif()
@@ -110,10 +117,15 @@ function(ppm value var)
 endfunction()
 ppm("${ppl_fp32}" fp32_ppm)
 ppm("${ppl_int8}" int8_ppm)
-ppm("${kv_int8}" kv_ppm)
 math(EXPR rel_ppm "(${int8_ppm} - ${fp32_ppm}) * 1000000 / ${fp32_ppm}")
+if(KV_LIMIT_PPM STREQUAL "NONE")
+  set(kv_note "no KV cache")
+else()
+  ppm("${kv_int8}" kv_ppm)
+  set(kv_note "int8 KV cache / fp16 = ${kv_int8} (limit ${KV_LIMIT_PPM} ppm)")
+endif()
 message(STATUS "int8 perplexity ${ppl_int8} vs fp32 ${ppl_fp32}: ${rel_ppm} ppm relative "
-               "(limit +${LIMIT_PPM}); int8 KV cache / fp16 = ${kv_int8} (limit ${KV_LIMIT_PPM} ppm)")
+               "(limit +${LIMIT_PPM}); ${kv_note}")
 if(rel_ppm GREATER LIMIT_PPM)
   message(FATAL_ERROR "int8 perplexity ${ppl_int8} is more than ${LIMIT_PPM} ppm above fp32's "
                       "${ppl_fp32}")
@@ -128,6 +140,6 @@ if(ROUND_TO_NEAREST_MIN_PPM)
                         "case this test is for")
   endif()
 endif()
-if(kv_ppm GREATER KV_LIMIT_PPM)
+if(NOT KV_LIMIT_PPM STREQUAL "NONE" AND kv_ppm GREATER KV_LIMIT_PPM)
   message(FATAL_ERROR "the int8 KV cache is ${kv_int8} of an fp16 cache (limit ${KV_LIMIT_PPM} ppm)")
 endif()

@@ -6,7 +6,8 @@
 // a window is scored by the log-softmax (in double) of the logits before it.
 // Prints the perplexity, the tokens scored, and the KV cache a session for 2048
 // tokens plans against what an fp16 cache (K and V, 2 bytes per value) would
-// take. Exit 0 on success, 1 on any failure (one line on stderr).
+// take; a model with no attention layer (RWKV) has none: "no KV cache" and its
+// fixed state. Exit 0 on success, 1 on any failure (one line on stderr).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -97,6 +98,11 @@ int main(int argc, char** argv) {
   const double kv = static_cast<double>(plan->kv_bytes_per_position) * 2048.0;
   const double fp16 = 2.0 * plan->kv_layers * 2048.0 * att.num_kv_heads() * att.head_dim() * 2.0;
   std::printf("perplexity %.4f over %zu tokens (window %u)\n", ppl, scored, window);
+  if (plan->kv_layers == 0) {
+    std::printf("no KV cache (no attention layer): %.0f bytes for 2048 tokens, %zu of fixed "
+                "state\n", kv, plan->fixed_state_bytes);
+    return 0;
+  }
   std::printf("kv cache for 2048 tokens: %.0f bytes (+ %zu of fixed state); fp16 would take %.0f "
               "bytes; ratio %.4f\n", kv, plan->fixed_state_bytes, fp16, kv / fp16);
   return 0;

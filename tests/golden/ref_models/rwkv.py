@@ -65,6 +65,67 @@ def rwkv_linear_attention_cpu(time_decay, time_first, key, value, state=None):
     return out, (num, den, mx)
 
 
+# What RwkvSelfAttention calls without a cache: "loop", transformers' CPU loop (above), or
+# "chunked", the same sums CHUNK positions at a time (below; models/austen/train.py trains with
+# it: autograd through a 256-step loop of small ops is slow).
+WKV = "loop"
+CHUNK = 8
+
+
+def rwkv_linear_attention_chunked(time_decay, time_first, key, value):
+    """rwkv_linear_attention_cpu from the zero state, in chunks of CHUNK positions. With
+    w = exp(time_decay), u = time_first, output t is
+        (sum_{i<t} e^(k_i - (t-1-i) w) v_i + e^(u + k_t) v_t) / (the same with v = 1).
+    Every chunk at once: its own terms ([B, chunks, C, C, H] exponents) and its sums after its
+    last position; then the sums carried from chunk to chunk (the only loop, over chunks), which
+    enter position a of the next chunk times e^(-a w). Each sum is kept as a multiple of
+    e^(its largest exponent), as the loop keeps them, and the shifts are constants to autograd
+    (they cancel). The same numbers as the loop up to float rounding. Returns wkv [B, S, H]."""
+    b, seq, h = key.shape
+    n = min(CHUNK, seq)
+    pad = -seq % n
+    if pad:  # trailing positions that nothing before them reads
+        key = F.pad(key, (0, 0, 0, pad))
+        value = F.pad(value, (0, 0, 0, pad))
+    chunks = (seq + pad) // n
+    k = key.reshape(b, chunks, n, h)
+    v = value.reshape(b, chunks, n, h)
+    w = torch.exp(time_decay)
+    pos = torch.arange(n, dtype=key.dtype)
+    back = pos[:, None] - 1 - pos[None, :]  # t - 1 - i
+    # [t, i, H]: -(t-1-i) w below the diagonal, u on it, -inf above.
+    bias = torch.where((back == -1)[:, :, None], time_first, -back[:, :, None] * w)
+    bias = bias.masked_fill((back < -1)[:, :, None], float("-inf"))
+    ex = k[:, :, None, :, :] + bias  # [B, chunks, t, i, H]
+    top = ex.amax(dim=3).detach()
+    e = torch.exp(ex - top[:, :, :, None, :])
+    inner_num, inner_den = (e * v[:, :, None, :, :]).sum(dim=3), e.sum(dim=3)
+    # Each chunk's sums after its last position.
+    last = k - (n - 1 - pos)[:, None] * w
+    last_max = last.amax(dim=2).detach()
+    e = torch.exp(last - last_max[:, :, None, :])
+    sum_num, sum_den = (e * v).sum(dim=2), e.sum(dim=2)
+    # The sums before each chunk: zero (as multiples of e^-1e38) before the first.
+    num = torch.zeros_like(k[:, 0, 0])
+    den = torch.zeros_like(num)
+    mx = torch.full_like(num, -1e38)
+    before = []
+    for c in range(chunks):
+        before.append((num, den, mx))
+        decayed = mx - n * w
+        new_mx = torch.maximum(decayed, last_max[:, c]).detach()
+        old, fresh = torch.exp(decayed - new_mx), torch.exp(last_max[:, c] - new_mx)
+        num = old * num + fresh * sum_num[:, c]
+        den = old * den + fresh * sum_den[:, c]
+        mx = new_mx
+    num, den, mx = (torch.stack(t, dim=1) for t in zip(*before))  # [B, chunks, H]
+    carried = mx[:, :, None, :] - pos[:, None] * w  # [B, chunks, t, H]
+    shift = torch.maximum(top, carried).detach()
+    a, c = torch.exp(top - shift), torch.exp(carried - shift)
+    out = (a * inner_num + c * num[:, :, None, :]) / (a * inner_den + c * den[:, :, None, :])
+    return out.reshape(b, chunks * n, h)[:, :seq]
+
+
 def shift(x, before):
     """s[t] = x[t - 1]; s[0] = before (the cached row) or 0."""
     s = F.pad(x, (0, 0, 1, -1))
@@ -107,7 +168,10 @@ class RwkvSelfAttention(nn.Module):
         r = torch.sigmoid(self.receptance(x * self.time_mix_receptance +
                                           s * (1 - self.time_mix_receptance)))
         state = cache.att[layer] if cache is not None else None
-        wkv, state = rwkv_linear_attention_cpu(self.time_decay, self.time_first, k, v, state)
+        if WKV == "chunked" and cache is None:
+            wkv = rwkv_linear_attention_chunked(self.time_decay, self.time_first, k, v)
+        else:
+            wkv, state = rwkv_linear_attention_cpu(self.time_decay, self.time_first, k, v, state)
         if cache is not None:
             cache.att_x[layer], cache.att[layer] = x[:, -1].clone(), state
         return F.linear(r * wkv, self.output.weight / out_scale)
