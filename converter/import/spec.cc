@@ -182,9 +182,19 @@ void ModelSpec::Validate(const Checkpoint& checkpoint) const {
 
 std::vector<float> ModelSpec::ReadValues(const TensorMapping& m, const Checkpoint& checkpoint) {
   if (m.source.empty()) return m.values;
-  const Tensor& t = *checkpoint.Find(m.source);
+  std::vector<float> out(Numel(m.shape));
+  ReadValuesInto(m, checkpoint, out.data());
+  return out;
+}
+
+void ModelSpec::ReadValuesInto(const TensorMapping& m, const Checkpoint& checkpoint, float* out) {
   const uint64_t numel = Numel(m.shape);
-  std::vector<float> out(numel);
+  if (m.source.empty()) {
+    if (m.values.size() != numel) Fail("internal: ", m.name, " has the wrong number of values");
+    std::copy(m.values.begin(), m.values.end(), out);
+    return;
+  }
+  const Tensor& t = *checkpoint.Find(m.source);
   if (!m.rows.empty()) {  // a gather of whole rows
     const uint64_t cols = numel / m.rows.size();
     uint64_t source_cols = 1;
@@ -197,19 +207,19 @@ std::vector<float> ModelSpec::ReadValues(const TensorMapping& m, const Checkpoin
       if (m.rows[i] >= m.source_shape[0]) {
         Fail("internal: ", m.name, ": row ", m.rows[i], " of ", ShapeString(m.source_shape));
       }
-      Checkpoint::ReadF32(t, uint64_t{m.rows[i]} * cols, cols, out.data() + i * cols);
+      Checkpoint::ReadF32(t, uint64_t{m.rows[i]} * cols, cols, out + i * cols);
     }
     if (m.add != 0.0f) {
-      for (float& v : out) v += m.add;
+      for (uint64_t i = 0; i < numel; ++i) out[i] += m.add;
     }
-    return out;
+    return;
   }
   if (!m.transpose) {
-    Checkpoint::ReadF32(t, FirstValue(m), numel, out.data());  // a contiguous row block
+    Checkpoint::ReadF32(t, FirstValue(m), numel, out);  // a contiguous row block
     if (m.add != 0.0f) {
-      for (float& v : out) v += m.add;
+      for (uint64_t i = 0; i < numel; ++i) out[i] += m.add;
     }
-    return out;
+    return;
   }
   // Source [in, parts * out]: out[r][c] = source[c][part * out + r].
   const uint64_t rows = m.shape[0], cols = m.shape[1];
@@ -220,7 +230,6 @@ std::vector<float> ModelSpec::ReadValues(const TensorMapping& m, const Checkpoin
       out[r * cols + c] = source[c * stride + offset + r] + m.add;
     }
   }
-  return out;
 }
 
 std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint,
@@ -340,8 +349,7 @@ std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint
     // Read as the writer reaches it (Checkpoint::ReadF32 releases the pages it
     // read), so neither the checkpoint nor the converted tensors pile up.
     writer.AddTensorProducer(m.name, fb::DType::F32, m.shape, [&m, &checkpoint](void* out) {
-      const std::vector<float> values = ReadValues(m, checkpoint);
-      std::copy(values.begin(), values.end(), static_cast<float*>(out));
+      ReadValuesInto(m, checkpoint, static_cast<float*>(out));
     });
   }
   return errors;

@@ -121,6 +121,9 @@ struct ModelSpec {
                                 bool hold_int8 = true) const;
   // The canonical tensor's values in F32 (read, widened, transposed as mapped).
   static std::vector<float> ReadValues(const TensorMapping& m, const Checkpoint& checkpoint);
+  // The same into out[Numel(m.shape)] (no copy of its own but a transposed
+  // source's).
+  static void ReadValuesInto(const TensorMapping& m, const Checkpoint& checkpoint, float* out);
 };
 
 // The canonical tensors an architecture needs, with their shapes

@@ -24,7 +24,7 @@ bool QuantizedAsInt8(const std::string& name) {
 
 bool WideInputByDefault(const std::string& name) {
   const RoleInfo& role = RoleOf(name);
-  return role.role == Role::kConvIn || role.role == Role::kConvOut;
+  return role.role == Role::kConvIn || role.role == Role::kConvOut || role.role == Role::kLinOut;
 }
 
 bool PackedForGemm(const std::string& name) {

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <algorithm>
 #include <stdexcept>
@@ -341,10 +343,17 @@ void ModelWriter::WriteToMemory(const std::function<uint8_t*(uint64_t size)>& al
   std::vector<uint64_t> scratch;
   for (size_t i = 0; i < layout.items.size(); ++i) {
     const Item* item = layout.items[i];
-    const void* bytes = Bytes(*item, scratch);
-    if (bytes != nullptr && item->size > 0) {
-      std::memcpy(out + layout.data_offset + layout.offsets[i], bytes, item->size);
+    uint8_t* to = out + layout.data_offset + layout.offsets[i];
+    // A producer writes in place (the data segment's offsets are 64-byte
+    // aligned): a tensor as large as the model's largest is made once, not
+    // also in a scratch copy.
+    if (item->produce && item->size > 0 &&
+        reinterpret_cast<uintptr_t>(to) % alignof(std::max_align_t) == 0) {
+      item->produce(to);
+      continue;
     }
+    const void* bytes = Bytes(*item, scratch);
+    if (bytes != nullptr && item->size > 0) std::memcpy(to, bytes, item->size);
   }
 }
 
