@@ -463,6 +463,12 @@ class TwinOnDemand {
     return twin_->model;
   }
   void Reset() { twin_.reset(); }
+  // A temporary file's path next to the output (the tuner's; it removes it).
+  std::filesystem::path ScratchPath() const {
+    std::filesystem::path p = output_;
+    p += ".block-" + std::to_string(static_cast<long>(getpid()));
+    return p;
+  }
 
  private:
   const ModelSpec& spec_;
@@ -603,6 +609,7 @@ Calibration TuneInt8(const std::filesystem::path& source_dir, const ModelSpec& s
   size_t evaluation_tokens = 0;
   for (const std::vector<int32_t>& s : evaluation) evaluation_tokens += s.size();
   tune.twin_keep_bytes = TwinKeepBytes(spec, evaluation_tokens);
+  tune.scratch_file = twin.ScratchPath().string();
   const Model* twin_model = options.tune.enabled ? &twin.Get() : nullptr;
   result.tuning = TuneQuantization(spec, checkpoint, calibration, evaluation, tune, twin_model);
   result.tuning.evaluation = evaluated_on;

@@ -6,6 +6,8 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <stdexcept>
+#include <string>
 
 #include "format/model.h"
 #include "format/tensor_roles.h"
@@ -357,6 +359,26 @@ std::vector<std::string> ProductMatrices(const ModelSpec& spec) {
     if (PackedForGemm(m.name) || tied_head) matrices.push_back(m.name);
   }
   return matrices;
+}
+
+// The model `writer` makes, written to `path`, mapped, and the file removed
+// (the mapping keeps it until the Model goes): file pages, which the runtime
+// lets go once it has packed them (Model::ReleasePages).
+Model LoadMapped(const ModelWriter& writer, const std::string& path) {
+  struct Remove {
+    const std::string& path;
+    ~Remove() { std::remove(path.c_str()); }
+  } remove{path};
+  try {
+    writer.Write(path);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    Fail(e.what());
+  }
+  Result<Model> loaded = Model::Load(path.c_str());
+  if (!loaded.ok()) Fail("internal: a block does not load: ", loaded.status().message());
+  return std::move(loaded).value();
 }
 
 // The fp32 twin, loaded by the runtime: the reference outputs and the
@@ -1055,7 +1077,12 @@ class LayerwiseTuner {
       ModelWriter writer;
       writer.SetArchitecture(cut.spec.architecture);
       cut.spec.Emit(checkpoint_, writer, false);
-      fp32_run = RunBlock(LoadInMemory(writer)->model, feed, options_.max_rows);
+      if (cut.last && !options_.scratch_file.empty()) {
+        // Mapped: the head's pages go as the session packs it (tuner.h scratch_file).
+        fp32_run = RunBlock(LoadMapped(writer, options_.scratch_file), feed, options_.max_rows);
+      } else {
+        fp32_run = RunBlock(LoadInMemory(writer)->model, feed, options_.max_rows);
+      }
     }
     const std::vector<std::vector<float>> want = std::move(fp32_run.out);
     auto score = [&](const Model& block) {

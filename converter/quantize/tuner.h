@@ -62,6 +62,11 @@ struct TuneOptions {
   // With the converter's mapped fp32 twin: the bytes of it its streamed
   // sessions keep packed (SessionLimits::stream_keep_bytes).
   uint64_t twin_keep_bytes = 0;
+  // A path the tuner may write a temporary model to (and removes): the fp32
+  // block of the last layer, which carries the head (and a tied head's
+  // table), is mapped from it, so its session's packed copy of the head
+  // replaces the file's pages instead of joining them. Empty: in memory.
+  std::string scratch_file;
   // Told as the tuner reaches each layer (what, done, of total) and each
   // measurement of its escalation (total 0); optional.
   std::function<void(const std::string& what, size_t done, size_t total)> progress;

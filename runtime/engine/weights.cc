@@ -326,10 +326,24 @@ Status ForEachLayerProduct(LayerWeights& w, Fn&& fn) {
   return Status::Ok();
 }
 
-// Packs lw's F32 product into `set` for its call strides and points lw.fc at it.
-Status AddProduct(F32FullyConnectedSet* set, LinearWeights& lw, size_t threads) {
+// Lets a mapped model's pages of packed rows go (Model::ReleasePages) as
+// each piece is packed.
+F32PackedRows ReleaseAsPacked(const Model& model) {
+  F32PackedRows done;
+  done.fn = [](const void* ctx, const float* rows, size_t bytes) {
+    static_cast<const Model*>(ctx)->ReleasePages(rows, bytes);
+  };
+  done.ctx = &model;
+  return done;
+}
+
+// Packs lw's F32 product into `set` for its call strides and points lw.fc at
+// it; the model's pages of it go as they are packed, and all of them after.
+Status AddProduct(F32FullyConnectedSet* set, const Model& model, LinearWeights& lw,
+                  size_t threads) {
   OCTET_ASSIGN_OR_RETURN(lw.fc, set->Add(lw.out, lw.in, lw.weight.f32, lw.bias, threads,
-                                         lw.in_stride, lw.out_stride));
+                                         lw.in_stride, lw.out_stride, ReleaseAsPacked(model)));
+  model.ReleasePages(lw.weight.f32, size_t{lw.out} * lw.in * sizeof(float));
   return Status::Ok();
 }
 
@@ -350,16 +364,13 @@ Status PrepareF32Products(const Model& model, size_t threads, LayerWeights* laye
   if (count == 0 || F32FullyConnectedUnavailable() != nullptr) return Status::Ok();
   OCTET_RETURN_IF_ERROR(set->Reserve(count));
   for (size_t l = 0; l < LayerWeightsCount(a); ++l) {
-    const Status packed = ForEachLayerProduct(layers[l], [&](LinearWeights& lw) {
-      OCTET_RETURN_IF_ERROR(AddProduct(set, lw, threads));
-      model.ReleasePages(lw.weight.f32, size_t{lw.out} * lw.in * sizeof(float));
-      return Status::Ok();
-    });
-    if (!packed.ok()) return packed;
+    OCTET_RETURN_IF_ERROR(ForEachLayerProduct(
+        layers[l], [&](LinearWeights& lw) { return AddProduct(set, model, lw, threads); }));
   }
   if (!head) return Status::Ok();
-  OCTET_ASSIGN_OR_RETURN(weights->head_fc, set->Add(a.vocab_size(), a.hidden_size(),
-                                                    weights->head.f32, nullptr, threads));
+  OCTET_ASSIGN_OR_RETURN(weights->head_fc,
+                         set->Add(a.vocab_size(), a.hidden_size(), weights->head.f32, nullptr,
+                                  threads, 0, 0, ReleaseAsPacked(model)));
   model.ReleasePages(weights->head.f32,
                      static_cast<size_t>(a.vocab_size()) * a.hidden_size() * sizeof(float));
   return Status::Ok();
@@ -450,9 +461,7 @@ F32FullyConnectedSet* WeightStream::PackLayer(LayerWeights& w) const {
   Status s = set == nullptr ? Status(StatusCode::kOutOfMemory, "") : set->Reserve(count);
   if (s.ok()) {
     s = ForEachLayerProduct(w, [&](LinearWeights& lw) {
-      OCTET_RETURN_IF_ERROR(AddProduct(set, lw, threads_));
-      model_->ReleasePages(lw.weight.f32, size_t{lw.out} * lw.in * sizeof(float));
-      return Status::Ok();
+      return AddProduct(set, *model_, lw, threads_);
     });
   }
   if (!s.ok()) {
@@ -480,7 +489,8 @@ F32FullyConnectedSet* WeightStream::PackHead() const {
     return nullptr;
   }
   Result<const F32FullyConnected*> fc =
-      set->Add(a.vocab_size(), a.hidden_size(), weights_->head.f32, nullptr, threads_);
+      set->Add(a.vocab_size(), a.hidden_size(), weights_->head.f32, nullptr, threads_, 0, 0,
+               ReleaseAsPacked(*model_));
   if (!fc.ok()) {
     delete set;
     return nullptr;

@@ -80,7 +80,8 @@ Status F32FullyConnectedSet::Reserve(size_t matrices) {
 Result<const F32FullyConnected*> F32FullyConnectedSet::Add(size_t n, size_t k,
                                                            const float* weight,
                                                            const float* bias, size_t threads,
-                                                           size_t in_stride, size_t out_stride) {
+                                                           size_t in_stride, size_t out_stride,
+                                                           F32PackedRows done) {
   if (const char* why = F32FullyConnectedUnavailable()) {
     return Status::Error(StatusCode::kUnsupported, "fp32 products: %s", why);
   }
@@ -129,6 +130,7 @@ Result<const F32FullyConnected*> F32FullyConnectedSet::Add(size_t n, size_t k,
     }
     fc.ops_[p] = op;
     ++operators_;
+    if (done.fn != nullptr) done.fn(done.ctx, weight + n0 * k, width * k * sizeof(float));
     packed_bytes_ += (width + 15) / 16 * 16 * (k + 1) * sizeof(float);
   }
   return static_cast<const F32FullyConnected*>(&fc);

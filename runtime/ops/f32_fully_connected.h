@@ -123,6 +123,14 @@ class F32FullyConnected {
   size_t out_stride_ = 0;
 };
 
+// Told the rows [rows, rows + bytes) of a matrix once its pieces that hold them
+// are packed: a file-mapped caller lets their pages go, so the matrix and its
+// packed copy are never both resident (but a piece of it).
+struct F32PackedRows {
+  void (*fn)(const void* ctx, const float* rows, size_t bytes) = nullptr;
+  const void* ctx = nullptr;
+};
+
 // Owns the operators of a session's matrices; deleting the set deletes them.
 // Reserve and Add allocate (prepare time only); nothing else does. The set and
 // its tables come from Allocate; the packed weights from XNNPACK's own
@@ -144,9 +152,11 @@ class F32FullyConnectedSet {
   // kept. n, k >= 1.
   // kUnsupported when the op is unavailable, kOutOfMemory when XNNPACK cannot
   // allocate. The pointer is valid while the set lives.
+  // done (optional): told each piece's rows of weight once they are packed
+  // (F32PackedRows).
   Result<const F32FullyConnected*> Add(size_t n, size_t k, const float* weight, const float* bias,
                                        size_t threads, size_t in_stride = 0,
-                                       size_t out_stride = 0);
+                                       size_t out_stride = 0, F32PackedRows done = F32PackedRows());
 
   size_t matrices() const { return count_; }
   size_t operators() const { return operators_; }

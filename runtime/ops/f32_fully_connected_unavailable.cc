@@ -22,7 +22,7 @@ Status F32FullyConnectedSet::Reserve(size_t matrices) {
 
 Result<const F32FullyConnected*> F32FullyConnectedSet::Add(size_t, size_t, const float*,
                                                            const float*, size_t, size_t,
-                                                           size_t) {
+                                                           size_t, F32PackedRows) {
   return Status::Error(StatusCode::kUnsupported, "fp32 products: %s",
                        F32FullyConnectedUnavailable());
 }

@@ -240,6 +240,33 @@ TEST_CASE("f32_fully_connected: inputs and outputs at wider row strides, the sam
   CHECK_FALSE(set.Add(3, 2, w.data(), nullptr, 1, /*in_stride=*/1, 0).ok());  // below k
 }
 
+TEST_CASE("f32_fully_connected: told each piece's rows once they are packed, all of them once") {
+  if (!Available()) return;
+  const size_t n = 1001, k = 129;
+  const std::vector<float> w = Random(n * k, 17, 0.05f);
+  struct Seen {
+    const float* base;
+    std::vector<std::pair<size_t, size_t>> spans;  // [first float, count)
+  } seen{w.data(), {}};
+  F32PackedRows done;
+  done.fn = [](const void* ctx, const float* rows, size_t bytes) {
+    Seen* s = static_cast<Seen*>(const_cast<void*>(ctx));
+    s->spans.push_back({static_cast<size_t>(rows - s->base), bytes / sizeof(float)});
+  };
+  done.ctx = &seen;
+  F32FullyConnectedSet set;
+  REQUIRE(set.Reserve(1).ok());
+  Result<const F32FullyConnected*> fc = set.Add(n, k, w.data(), nullptr, 3, 0, 0, done);
+  REQUIRE(fc.ok());
+  REQUIRE(seen.spans.size() == fc.value()->pieces());
+  size_t next = 0;
+  for (const auto& [first, count] : seen.spans) {
+    CHECK(first == next);
+    next = first + count;
+  }
+  CHECK(next == n * k);
+}
+
 TEST_CASE("f32_fully_connected: pieces run at once on a thread pool") {
   if (!Available()) return;
   const size_t n = 1001, k = 129, rows = 37;
