@@ -232,6 +232,30 @@ void ModelSpec::ReadValuesInto(const TensorMapping& m, const Checkpoint& checkpo
   }
 }
 
+void ModelSpec::ReadRowsInto(const TensorMapping& m, const Checkpoint& checkpoint, uint64_t row0,
+                             uint64_t rows, float* out) {
+  if (m.shape.size() != 2 || row0 + rows > m.shape[0]) {
+    Fail("internal: rows ", row0, "..", row0 + rows, " of ", m.name, " ", ShapeString(m.shape));
+  }
+  const uint64_t cols = m.shape[1];
+  if (m.source.empty() || m.transpose) {  // from the whole tensor
+    const std::vector<float> all = ReadValues(m, checkpoint);
+    std::copy(all.begin() + row0 * cols, all.begin() + (row0 + rows) * cols, out);
+    return;
+  }
+  const Tensor& t = *checkpoint.Find(m.source);
+  if (!m.rows.empty()) {
+    for (uint64_t i = 0; i < rows; ++i) {
+      Checkpoint::ReadF32(t, uint64_t{m.rows[row0 + i]} * cols, cols, out + i * cols);
+    }
+  } else {
+    Checkpoint::ReadF32(t, FirstValue(m) + row0 * cols, rows * cols, out);
+  }
+  if (m.add != 0.0f) {
+    for (uint64_t i = 0; i < rows * cols; ++i) out[i] += m.add;
+  }
+}
+
 std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint,
                                                     ModelWriter& writer, bool int8,
                                                     const QuantOverrides* overrides,
@@ -269,16 +293,44 @@ std::vector<ModelSpec::TensorError> ModelSpec::Emit(const Checkpoint& checkpoint
         QuantParams quant;
         quant.scheme = fb::QuantScheme::PerChannel;
         quant.axis = 0;
-        {
-          const std::vector<float> values = replaced ? *replaced : ReadValues(m, checkpoint);
-          quant.scales = QuantizeRows(values.data(), m.shape[0], m.shape[1], false).scales;
+        if (replaced != nullptr) {
+          quant.scales = QuantizeRows(replaced->data(), m.shape[0], m.shape[1], false).scales;
+        } else {  // a block of rows at a time, as the producers below read them
+          constexpr uint64_t kBlockRows = 1024;
+          const uint64_t n = m.shape[0], k = m.shape[1];
+          std::vector<float> rows(std::min<uint64_t>(n, kBlockRows) * k);
+          for (uint64_t r0 = 0; r0 < n; r0 += kBlockRows) {
+            const uint64_t count = std::min<uint64_t>(kBlockRows, n - r0);
+            ReadRowsInto(m, checkpoint, r0, count, rows.data());
+            const std::vector<float> s = QuantizeRows(rows.data(), count, k, false).scales;
+            quant.scales.insert(quant.scales.end(), s.begin(), s.end());
+          }
         }
         const uint32_t n = m.shape[0], k = m.shape[1];
         auto round = [&m, &checkpoint, replaced]() {
           const std::vector<float> values = replaced ? *replaced : ReadValues(m, checkpoint);
           return QuantizeRows(values.data(), m.shape[0], m.shape[1], false);
         };
-        if (packed) {
+        if (packed && replaced == nullptr) {
+          // Rounded and packed a block of rows at a time (per-row scales:
+          // the same bytes), so a table of the largest size is never whole in
+          // fp32 here.
+          writer.AddPackedQs8Producer(
+              m.name, m.shape, qs8_pack_weights_size(n, k),
+              [&m, &checkpoint, n, k](void* out) {
+                constexpr uint64_t kBlockRows = 64 * kQs8PackedNr;
+                std::vector<float> rows(std::min<uint64_t>(n, kBlockRows) * k);
+                const size_t tile_bytes = qs8_packed_tile_bytes(k);
+                for (uint64_t r0 = 0; r0 < n; r0 += kBlockRows) {
+                  const uint64_t count = std::min<uint64_t>(kBlockRows, n - r0);
+                  ReadRowsInto(m, checkpoint, r0, count, rows.data());
+                  const QuantizedMatrix q = QuantizeRows(rows.data(), count, k, false);
+                  qs8_pack_weights__ref(count, k, q.values.data(), k,
+                                        static_cast<int8_t*>(out) + r0 / kQs8PackedNr * tile_bytes);
+                }
+              },
+              std::move(quant));
+        } else if (packed) {
           writer.AddPackedQs8Producer(m.name, m.shape, qs8_pack_weights_size(n, k),
                                       [round, n, k](void* out) {
                                         const QuantizedMatrix q = round();

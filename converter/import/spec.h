@@ -124,6 +124,11 @@ struct ModelSpec {
   // The same into out[Numel(m.shape)] (no copy of its own but a transposed
   // source's).
   static void ReadValuesInto(const TensorMapping& m, const Checkpoint& checkpoint, float* out);
+  // Rows [row0, row0 + rows) of a 2-D canonical tensor into out[rows, cols]:
+  // read alone when the mapping is a block or a gather of rows, else from the
+  // whole tensor.
+  static void ReadRowsInto(const TensorMapping& m, const Checkpoint& checkpoint, uint64_t row0,
+                           uint64_t rows, float* out);
 };
 
 // The canonical tensors an architecture needs, with their shapes
