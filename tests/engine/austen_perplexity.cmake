@@ -41,10 +41,12 @@ if(NOT KV_LIMIT_PPM)
   set(KV_LIMIT_PPM 550000)
 endif()
 # A converter under the emulator (host code: its tuner is checked on the host presets) runs
-# with --no-tune on the training text: what qemu checks is the ARM kernels' int8 perplexity.
-# The build machine's converter converts as on the host (the board runs what a desktop made).
+# with --no-tune, on the training text where the model folder has it (else on the text its
+# fp32 model generates, as with no flags): what qemu checks is the ARM kernels' int8
+# perplexity. The build machine's converter converts as on the host (the board runs what a
+# desktop made).
 set(calibration_args)
-if(CALIBRATE OR CONVERT_EMULATOR)
+if(CALIBRATE OR (CONVERT_EMULATOR AND EXISTS "${MODEL_DIR}/calibration_ids.txt"))
   set(calibration_args --calibration "${MODEL_DIR}/calibration_ids.txt")
 endif()
 if(CONVERT_EMULATOR)
